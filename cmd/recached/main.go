@@ -1,0 +1,133 @@
+// Command recached is a Redis-compatible sync server: RESP on TCP for
+// backends, a WebSocket bridge for browsers, one sharded keyspace behind both.
+//
+// Usage:
+//
+//	recached [flags]
+//
+// Run "recached --help" for the flags.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/recached/recached/server"
+	"github.com/recached/recached/server/tcp"
+)
+
+func main() {
+	log.SetFlags(log.LstdFlags)
+	os.Exit(run(os.Args[1:], os.Stderr))
+}
+
+// run parses args and serves; it returns the process exit code.
+func run(args []string, stderr io.Writer) int {
+	cfg, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	if err := serve(cfg); err != nil {
+		log.Printf("recached: %v", err)
+		return 1
+	}
+	return 0
+}
+
+// parseFlags reads the flags, with environment variables overriding the
+// built-in defaults of the password and token secret.
+func parseFlags(args []string, stderr io.Writer) (server.Config, error) {
+	cfg := server.DefaultConfig()
+	fs := flag.NewFlagSet("recached", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.Bind, "bind", cfg.Bind, "address to listen on")
+	fs.IntVar(&cfg.Port, "port", cfg.Port, "RESP (TCP) port")
+	fs.IntVar(&cfg.WSPort, "ws-port", cfg.WSPort, "WebSocket bridge port (0 disables)")
+	fs.StringVar(&cfg.Dir, "dir", cfg.Dir, "directory for the snapshot and the append-only log")
+	fs.StringVar(&cfg.RequirePass, "requirepass", os.Getenv("RECACHED_PASSWORD"), "password clients must AUTH with (env RECACHED_PASSWORD)")
+	fs.StringVar(&cfg.TokenSecret, "token-secret", os.Getenv("RECACHED_TOKEN_SECRET"), "HMAC secret for scope tokens (env RECACHED_TOKEN_SECRET)")
+	fs.IntVar(&cfg.MaxClients, "maxclients", cfg.MaxClients, "maximum number of connected clients")
+	fs.IntVar(&cfg.Databases, "databases", cfg.Databases, "number of databases (1 to 64)")
+	fs.StringVar(&cfg.Save, "save", cfg.Save, `snapshot rules "seconds changes ..." as Redis's save ("" disables)`)
+	appendOnly := fs.String("appendonly", "yes", "append-only log: yes or no")
+	fs.StringVar(&cfg.AppendFsync, "appendfsync", cfg.AppendFsync, "log fsync policy: always, everysec or no")
+	fs.IntVar(&cfg.Loops, "loops", cfg.Loops, "event loops serving RESP (1 measured best on 2 cores)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: recached [flags]\n       recached token --secret S --patterns 'p1,p2' [--ttl 1h]\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "recached: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return cfg, fmt.Errorf("unexpected argument")
+	}
+	switch *appendOnly {
+	case "yes":
+		cfg.AppendOnly = true
+	case "no":
+		cfg.AppendOnly = false
+	default:
+		fmt.Fprintf(stderr, "recached: --appendonly must be yes or no\n")
+		return cfg, fmt.Errorf("bad appendonly")
+	}
+	switch cfg.AppendFsync {
+	case "always", "everysec", "no":
+	default:
+		fmt.Fprintf(stderr, "recached: --appendfsync must be always, everysec or no\n")
+		return cfg, fmt.Errorf("bad appendfsync")
+	}
+	if cfg.Databases < 1 || cfg.Databases > 64 {
+		fmt.Fprintf(stderr, "recached: --databases must be between 1 and 64\n")
+		return cfg, fmt.Errorf("bad databases")
+	}
+	if _, err := server.ParseSaveRules(cfg.Save); err != nil {
+		fmt.Fprintf(stderr, "recached: --save: %v\n", err)
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+// serve runs the server until SIGINT, SIGTERM or SHUTDOWN.
+func serve(cfg server.Config) error {
+	if os.Getenv("GOGC") == "" {
+		// The keyspace is long-lived; a lower target keeps the heap close
+		// to the data.
+		debugSetGC()
+	}
+	srv := server.New(cfg)
+	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer cancel()
+	go func() {
+		select {
+		case <-srv.Shutdown:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	go srv.Run(ctx)
+	addr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.Port))
+	log.Printf("recached %s starting (go %s, GOMAXPROCS %d)", server.Version, runtime.Version(), runtime.GOMAXPROCS(0))
+	err := tcp.ListenAndServe(ctx, srv, addr, cfg.Loops)
+	if err != nil && !strings.Contains(err.Error(), "closed") {
+		return err
+	}
+	log.Printf("recached: stopped")
+	return nil
+}

@@ -1,0 +1,4 @@
+package server
+
+// bitCommands are the bit-level string commands.
+func bitCommands() []*Command { return nil }

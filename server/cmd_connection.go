@@ -1,0 +1,488 @@
+package server
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/recached/recached/server/keyspace"
+)
+
+// connectionCommands are the commands about the connection itself.
+func connectionCommands() []*Command {
+	conn := FlagConnection
+	return []*Command{
+		{Name: "ping", Arity: -1, Flags: FlagFast | FlagStale | FlagSubContext, Group: "connection", Since: "1.0.0", Syntax: "[message]", Summary: "Returns the server's liveliness response.", Categories: "fast connection", Handler: cmdPing},
+		{Name: "echo", Arity: 2, Flags: FlagFast | FlagStale, Group: "connection", Since: "1.0.0", Syntax: "message", Summary: "Returns the given string.", Categories: "fast connection", Handler: cmdEcho},
+		{Name: "quit", Arity: -1, Flags: FlagNoAuth | FlagStale | FlagNoMulti | FlagSubContext | FlagFast | conn, Group: "connection", Since: "1.0.0", Summary: "Closes the connection.", Categories: "fast connection", Handler: cmdQuit},
+		{Name: "reset", Arity: 1, Flags: FlagNoAuth | FlagStale | FlagNoMulti | FlagSubContext | FlagFast | conn, Group: "connection", Since: "6.2.0", Summary: "Resets the connection.", Categories: "fast connection", Handler: cmdReset},
+		{Name: "hello", Arity: -1, Flags: FlagNoAuth | FlagStale | FlagFast | FlagNoScript | conn, Group: "connection", Since: "6.0.0", Syntax: "[protover [AUTH username password] [SETNAME clientname]]", Summary: "Handshakes with the server.", Categories: "fast connection", Handler: cmdHello},
+		{Name: "auth", Arity: -2, Flags: FlagNoAuth | FlagStale | FlagFast | FlagNoScript | conn, Group: "connection", Since: "1.0.0", Syntax: "[username] password", Summary: "Authenticates the connection.", Categories: "fast connection", Handler: cmdAuth},
+		{Name: "select", Arity: 2, Flags: FlagFast | FlagLoading | FlagStale | FlagNoWS | conn, Group: "connection", Since: "1.0.0", Syntax: "index", Summary: "Changes the selected database.", Categories: "fast connection", Handler: cmdSelect},
+		{Name: "swapdb", Arity: 3, Flags: FlagWrite | FlagFast | FlagAllDBs | FlagDangerous, Group: "server", Since: "4.0.0", Syntax: "index1 index2", Summary: "Swaps two Redis databases.", Categories: "keyspace write fast dangerous", Handler: cmdSwapDB},
+		{Name: "multi", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagNoMulti | conn, Group: "transactions", Since: "1.2.0", Summary: "Starts a transaction.", Categories: "fast transaction", Handler: cmdMulti},
+		{Name: "exec", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagNoMulti | conn, Group: "transactions", Since: "1.2.0", Summary: "Executes all commands in a transaction.", Categories: "slow transaction", Handler: cmdExec},
+		{Name: "discard", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagNoMulti | conn, Group: "transactions", Since: "2.0.0", Summary: "Discards a transaction.", Categories: "fast transaction", Handler: cmdDiscard},
+		{Name: "watch", Arity: -2, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagNoMulti | conn, FirstKey: 1, LastKey: -1, Step: 1, Group: "transactions", Since: "2.2.0", Syntax: "key [key ...]", Summary: "Monitors changes to keys to determine the execution of a transaction.", Categories: "fast transaction", Handler: cmdWatch},
+		{Name: "unwatch", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | conn, Group: "transactions", Since: "2.2.0", Summary: "Forgets about watched keys of a transaction.", Categories: "fast transaction", Handler: cmdUnwatch},
+		{Name: "client", Arity: -2, Group: "connection", Since: "2.4.0", Summary: "A container for client connection commands.", Categories: "slow", Subs: []*Command{
+			{Name: "id", Arity: 2, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "5.0.0", Summary: "Returns the unique client ID of the connection.", Categories: "slow connection", Handler: cmdClientID},
+			{Name: "setname", Arity: 3, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "2.6.9", Syntax: "connection-name", Summary: "Sets the connection name.", Categories: "slow connection", Handler: cmdClientSetName},
+			{Name: "getname", Arity: 2, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "2.6.9", Summary: "Returns the name of the connection.", Categories: "slow connection", Handler: cmdClientGetName},
+			{Name: "list", Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "2.4.0", Syntax: "[TYPE NORMAL | MASTER | REPLICA | PUBSUB] [ID client-id ...]", Summary: "Lists open connections.", Categories: "admin slow dangerous connection", Handler: cmdClientList},
+			{Name: "info", Arity: 2, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "6.2.0", Summary: "Returns information about the connection.", Categories: "slow connection", Handler: cmdClientInfo},
+			{Name: "kill", Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "2.4.0", Syntax: "ip:port | ([ID client-id] [TYPE NORMAL | MASTER | SLAVE | REPLICA | PUBSUB] [USER username] [ADDR ip:port] [LADDR ip:port] [SKIPME YES | NO])", Summary: "Terminates open connections.", Categories: "admin slow dangerous connection", Handler: cmdClientKill},
+			{Name: "setinfo", Arity: 4, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "7.2.0", Syntax: "LIB-NAME libname | LIB-VER libver", Summary: "Sets information specific to the client or connection.", Categories: "slow connection", Handler: cmdClientSetInfo},
+			{Name: "no-evict", Arity: 3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "7.0.0", Syntax: "ON | OFF", Summary: "Sets the client eviction mode of the connection.", Categories: "admin slow dangerous connection", Handler: cmdClientNoEvict},
+			{Name: "no-touch", Arity: 3, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "7.2.0", Syntax: "ON | OFF", Summary: "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", Categories: "slow connection", Handler: cmdClientNoTouch},
+			{Name: "help", Arity: 2, Flags: FlagLoading | FlagStale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Categories: "slow connection", Handler: cmdClientHelp},
+		}},
+	}
+}
+
+func cmdPing(s *Session) {
+	if len(s.Args) > 2 {
+		s.W.Error("ERR wrong number of arguments for 'ping' command")
+		return
+	}
+	if s.subscribed > 0 && s.W.Proto == 2 && !s.WS {
+		s.W.Array(2)
+		s.W.BulkString("pong")
+		if len(s.Args) == 2 {
+			s.W.Bulk(s.Args[1])
+		} else {
+			s.W.BulkString("")
+		}
+		return
+	}
+	if len(s.Args) == 2 {
+		s.W.Bulk(s.Args[1])
+		return
+	}
+	s.W.Simple("PONG")
+}
+
+func cmdEcho(s *Session) { s.W.Bulk(s.Args[1]) }
+
+func cmdQuit(s *Session) {
+	s.W.OK()
+	s.Quit = true
+}
+
+func cmdReset(s *Session) {
+	s.multi = nil
+	s.unwatchAll()
+	s.selectDB(0)
+	s.setProto(2)
+	s.name.Store(nil)
+	s.noEvict, s.noTouch = false, false
+	s.srv.resetSession(s)
+	s.authed = s.srv.Config().RequirePass == ""
+	s.W.Simple("RESET")
+}
+
+// resetHooks let other parts of the engine (pub/sub, sync) drop a session's
+// state on RESET.
+func (srv *Server) resetSession(s *Session) {
+	for _, fn := range srv.resetHooks {
+		fn(s)
+	}
+}
+
+func (srv *Server) checkPassword(user, pass []byte) bool {
+	want := srv.Config().RequirePass
+	if user != nil && string(user) != "default" {
+		return false
+	}
+	return subtle.ConstantTimeCompare(pass, []byte(want)) == 1
+}
+
+func cmdAuth(s *Session) {
+	if len(s.Args) > 3 {
+		s.W.Error(errSyntax)
+		return
+	}
+	var user []byte
+	pass := s.Args[1]
+	if len(s.Args) == 3 {
+		user, pass = s.Args[1], s.Args[2]
+	}
+	if s.srv.Config().RequirePass == "" && user == nil {
+		s.W.Error(errNoPassSet)
+		return
+	}
+	if s.srv.Config().RequirePass == "" && string(user) == "default" {
+		s.authed = true
+		s.W.OK()
+		return
+	}
+	if !s.srv.checkPassword(user, pass) {
+		s.W.Error(errBadPass)
+		return
+	}
+	s.authed = true
+	s.W.OK()
+}
+
+func cmdHello(s *Session) {
+	proto := s.W.Proto
+	i := 1
+	if len(s.Args) >= 2 {
+		v, ok := parseInt(s.Args[1])
+		if !ok {
+			s.W.Error("ERR Protocol version is not an integer or out of range")
+			return
+		}
+		if v < 2 || v > 3 {
+			s.W.Error("NOPROTO unsupported protocol version")
+			return
+		}
+		proto = int(v)
+		i = 2
+	}
+	var name []byte
+	haveName := false
+	for ; i < len(s.Args); i++ {
+		more := len(s.Args) - i - 1
+		switch {
+		case eqFold(s.Args[i], "auth") && more >= 2:
+			if s.srv.Config().RequirePass == "" && string(s.Args[i+1]) == "default" {
+				s.authed = true
+			} else if !s.srv.checkPassword(s.Args[i+1], s.Args[i+2]) {
+				s.W.Error(errBadPass)
+				return
+			} else {
+				s.authed = true
+			}
+			i += 2
+		case eqFold(s.Args[i], "setname") && more >= 1:
+			name, haveName = s.Args[i+1], true
+			i++
+		default:
+			s.W.Error(sanitize(fmt.Sprintf("ERR Syntax error in HELLO option '%s'", s.Args[i])))
+			return
+		}
+	}
+	if !s.authed {
+		s.W.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		return
+	}
+	if haveName {
+		if !validClientName(name) {
+			s.W.Error("ERR Client names cannot contain spaces, newlines or special characters.")
+			return
+		}
+		s.setName(name)
+	}
+	s.setProto(proto)
+	s.W.Map(7)
+	s.W.BulkString("server")
+	s.W.BulkString("redis")
+	s.W.BulkString("version")
+	s.W.BulkString(Version)
+	s.W.BulkString("proto")
+	s.W.Int(int64(proto))
+	s.W.BulkString("id")
+	s.W.Int(s.ID)
+	s.W.BulkString("mode")
+	s.W.BulkString("standalone")
+	s.W.BulkString("role")
+	s.W.BulkString("master")
+	s.W.BulkString("modules")
+	s.W.Array(0)
+}
+
+func cmdSelect(s *Session) {
+	n, ok := parseInt(s.Args[1])
+	if !ok {
+		s.W.Error(errInvalidDB)
+		return
+	}
+	if n < 0 || n >= int64(len(s.srv.ks.DBs)) {
+		s.W.Error(errDBIndex)
+		return
+	}
+	s.selectDB(int(n))
+	s.W.OK()
+}
+
+func cmdSwapDB(s *Session) {
+	a, ok1 := parseInt(s.Args[1])
+	if !ok1 {
+		s.W.Error("ERR invalid first DB index")
+		return
+	}
+	b, ok2 := parseInt(s.Args[2])
+	if !ok2 {
+		s.W.Error("ERR invalid second DB index")
+		return
+	}
+	n := int64(len(s.srv.ks.DBs))
+	if a < 0 || a >= n || b < 0 || b >= n {
+		s.W.Error(errDBIndex)
+		return
+	}
+	if a != b {
+		s.srv.touchDB(int(a))
+		s.srv.touchDB(int(b))
+		keyspace.Swap(s.srv.ks.DBs[a], s.srv.ks.DBs[b])
+		s.emitDB(int(a), "SWAPDB", strconv.FormatInt(a, 10), strconv.FormatInt(b, 10))
+		s.srv.touchDB(int(a))
+		s.srv.touchDB(int(b))
+	}
+	s.W.OK()
+}
+
+func validClientName(b []byte) bool {
+	for _, c := range b {
+		if c < '!' || c > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Session) setName(b []byte) {
+	if len(b) == 0 {
+		s.name.Store(nil)
+		return
+	}
+	n := string(b)
+	s.name.Store(&n)
+}
+
+func cmdClientID(s *Session) { s.W.Int(s.ID) }
+
+func cmdClientSetName(s *Session) {
+	if !validClientName(s.Args[2]) {
+		s.W.Error("ERR Client names cannot contain spaces, newlines or special characters.")
+		return
+	}
+	s.setName(s.Args[2])
+	s.W.OK()
+}
+
+func cmdClientGetName(s *Session) {
+	if n := s.name.Load(); n != nil {
+		s.W.BulkString(*n)
+		return
+	}
+	s.W.Null()
+}
+
+func cmdClientSetInfo(s *Session) {
+	v := s.Args[3]
+	for _, c := range v {
+		if c < '!' || c > '~' {
+			s.W.Error(sanitize(fmt.Sprintf("ERR %s cannot contain spaces, newlines or special characters.", strings.ToUpper(string(s.Args[2])))))
+			return
+		}
+	}
+	val := string(v)
+	switch {
+	case eqFold(s.Args[2], "lib-name"):
+		s.libName.Store(&val)
+	case eqFold(s.Args[2], "lib-ver"):
+		s.libVer.Store(&val)
+	default:
+		s.W.Error(sanitize(fmt.Sprintf("ERR Unrecognized option '%s'", s.Args[2])))
+		return
+	}
+	s.W.OK()
+}
+
+func onOff(s *Session, dst *bool) {
+	switch {
+	case eqFold(s.Args[2], "on"):
+		*dst = true
+	case eqFold(s.Args[2], "off"):
+		*dst = false
+	default:
+		s.W.Error(errSyntax)
+		return
+	}
+	s.W.OK()
+}
+
+func cmdClientNoEvict(s *Session) { onOff(s, &s.noEvict) }
+func cmdClientNoTouch(s *Session) { onOff(s, &s.noTouch) }
+
+// clientLine formats one CLIENT LIST / CLIENT INFO line.
+func (s *Session) clientLine(now time.Time) string {
+	cmd := "NULL"
+	if c := s.lastCmd.Load(); c != nil {
+		cmd = c.Name
+	}
+	flags := "N"
+	if s.subscribed > 0 {
+		flags = "P"
+	}
+	multi := -1
+	if s.multi != nil {
+		multi = len(s.multi.cmds)
+		flags = "x"
+	}
+	addr, laddr := "", ""
+	if s.conn != nil {
+		addr, laddr = s.conn.RemoteAddr(), s.conn.LocalAddr()
+	}
+	idle := (now.UnixMilli() - s.lastActive.Load()) / 1000
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=0 multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
+		s.ID, addr, laddr, s.ID+7, str(&s.name), int64(now.Sub(s.created)/time.Second), idle, flags,
+		s.dbShown.Load(), 0, 0, multi, cmd, s.proto.Load(), str(&s.libName), str(&s.libVer))
+}
+
+func cmdClientInfo(s *Session) {
+	s.W.Verbatim(s.clientLine(time.Now()))
+}
+
+func cmdClientList(s *Session) {
+	var ids map[int64]bool
+	typ := ""
+	for i := 2; i < len(s.Args); i++ {
+		switch {
+		case eqFold(s.Args[i], "type") && i+1 < len(s.Args):
+			typ = strings.ToLower(string(s.Args[i+1]))
+			if typ != "normal" && typ != "pubsub" && typ != "master" && typ != "replica" && typ != "slave" {
+				s.W.Error(sanitize(fmt.Sprintf("ERR Unknown client type '%s'", s.Args[i+1])))
+				return
+			}
+			i++
+		case eqFold(s.Args[i], "id") && i+1 < len(s.Args):
+			ids = map[int64]bool{}
+			for i++; i < len(s.Args); i++ {
+				id, ok := parseInt(s.Args[i])
+				if !ok || id <= 0 {
+					s.W.Error("ERR Invalid client ID")
+					return
+				}
+				ids[id] = true
+			}
+		default:
+			s.W.Error(errSyntax)
+			return
+		}
+	}
+	var b strings.Builder
+	now := time.Now()
+	for _, c := range s.srv.sessions() {
+		if ids != nil && !ids[c.ID] {
+			continue
+		}
+		if typ == "pubsub" && c.subscribed == 0 || typ == "normal" && c.subscribed > 0 || typ == "master" || typ == "replica" || typ == "slave" {
+			continue
+		}
+		b.WriteString(c.clientLine(now))
+	}
+	s.W.Verbatim(b.String())
+}
+
+func cmdClientKill(s *Session) {
+	if len(s.Args) == 3 {
+		addr := string(s.Args[2])
+		for _, c := range s.srv.sessions() {
+			if c.conn != nil && c.conn.RemoteAddr() == addr {
+				c.kill(s)
+				s.W.OK()
+				return
+			}
+		}
+		s.W.Error("ERR No such client")
+		return
+	}
+	var id int64
+	var addr, laddr, typ, user string
+	skipMe := true
+	if (len(s.Args)-2)%2 != 0 {
+		s.W.Error(errSyntax)
+		return
+	}
+	for i := 2; i+1 < len(s.Args); i += 2 {
+		v := s.Args[i+1]
+		switch {
+		case eqFold(s.Args[i], "id"):
+			n, ok := parseInt(v)
+			if !ok || n <= 0 {
+				s.W.Error("ERR client-id should be greater than 0")
+				return
+			}
+			id = n
+		case eqFold(s.Args[i], "addr"):
+			addr = string(v)
+		case eqFold(s.Args[i], "laddr"):
+			laddr = string(v)
+		case eqFold(s.Args[i], "type"):
+			typ = strings.ToLower(string(v))
+			if typ != "normal" && typ != "pubsub" && typ != "master" && typ != "replica" && typ != "slave" {
+				s.W.Error(sanitize(fmt.Sprintf("ERR Unknown client type '%s'", v)))
+				return
+			}
+		case eqFold(s.Args[i], "user"):
+			user = string(v)
+		case eqFold(s.Args[i], "skipme"):
+			switch {
+			case eqFold(v, "yes"):
+				skipMe = true
+			case eqFold(v, "no"):
+				skipMe = false
+			default:
+				s.W.Error(errSyntax)
+				return
+			}
+		default:
+			s.W.Error(errSyntax)
+			return
+		}
+	}
+	if user != "" && user != "default" {
+		s.W.Error(sanitize(fmt.Sprintf("ERR No such user '%s'", user)))
+		return
+	}
+	killed := 0
+	for _, c := range s.srv.sessions() {
+		if id != 0 && c.ID != id || skipMe && c == s {
+			continue
+		}
+		if c.conn == nil || addr != "" && c.conn.RemoteAddr() != addr || laddr != "" && c.conn.LocalAddr() != laddr {
+			continue
+		}
+		if typ == "pubsub" && c.subscribed == 0 || typ == "normal" && c.subscribed > 0 || typ == "master" || typ == "replica" || typ == "slave" {
+			continue
+		}
+		c.kill(s)
+		killed++
+	}
+	s.W.Int(int64(killed))
+}
+
+// kill closes c's connection; when c is the caller it closes after the reply.
+func (c *Session) kill(by *Session) {
+	if c == by {
+		by.Quit = true
+		return
+	}
+	c.conn.Close()
+}
+
+func cmdClientHelp(s *Session) {
+	lines := []string{
+		"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"GETNAME", "    Return the name of the current connection.",
+		"ID", "    Return the ID of the current connection.",
+		"INFO", "    Return information about the current client connection.",
+		"KILL <ip:port>", "    Kill connection made from <ip:port>.",
+		"KILL <option> <value> [<option> <value> [...]]", "    Kill connections. Options are: ID, TYPE, USER, ADDR, LADDR, SKIPME.",
+		"LIST [options ...]", "    Return information about client connections.",
+		"SETNAME <name>", "    Assign the name <name> to the current connection.",
+		"SETINFO <LIB-NAME|LIB-VER> <value>", "    Set client library name or version.",
+		"NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
+		"NO-TOUCH (ON|OFF)", "    Will not touch LRU/LFU stats when this mode is on.",
+		"HELP", "    Print this help.",
+	}
+	s.W.Array(len(lines))
+	for _, l := range lines {
+		s.W.Simple(l)
+	}
+}

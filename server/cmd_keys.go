@@ -1,0 +1,463 @@
+package server
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/recached/recached/server/keyspace"
+)
+
+// Effect command names, allocated once.
+var (
+	bDEL       = []byte("DEL")
+	bSET       = []byte("SET")
+	bPEXPIREAT = []byte("PEXPIREAT")
+	bPERSIST   = []byte("PERSIST")
+	bKEEPTTL   = []byte("KEEPTTL")
+	bPXAT      = []byte("PXAT")
+	bRENAME    = []byte("RENAME")
+	bCOPY      = []byte("COPY")
+	bREPLACE   = []byte("REPLACE")
+	bMOVE      = []byte("MOVE")
+	bDB        = []byte("DB")
+)
+
+func keyCommands() []*Command {
+	k1 := func(c *Command) *Command { c.FirstKey, c.LastKey, c.Step = 1, 1, 1; return c }
+	kall := func(c *Command) *Command { c.FirstKey, c.LastKey, c.Step = 1, -1, 1; return c }
+	return []*Command{
+		kall(&Command{Name: "del", Arity: -2, Flags: FlagWrite, Group: "generic", Since: "1.0.0", Syntax: "key [key ...]", Summary: "Deletes one or more keys.", Categories: "keyspace write slow", Handler: cmdDel}),
+		kall(&Command{Name: "unlink", Arity: -2, Flags: FlagWrite | FlagFast, Group: "generic", Since: "4.0.0", Syntax: "key [key ...]", Summary: "Asynchronously deletes one or more keys.", Categories: "keyspace write fast", Handler: cmdDel}),
+		kall(&Command{Name: "exists", Arity: -2, Flags: FlagReadonly | FlagFast, Group: "generic", Since: "1.0.0", Syntax: "key [key ...]", Summary: "Determines whether one or more keys exist.", Categories: "keyspace read fast", Handler: cmdExists}),
+		kall(&Command{Name: "touch", Arity: -2, Flags: FlagReadonly | FlagFast, Group: "generic", Since: "3.2.1", Syntax: "key [key ...]", Summary: "Returns the number of existing keys out of those specified after updating the time they were last accessed.", Categories: "keyspace read fast", Handler: cmdExists}),
+		k1(&Command{Name: "type", Arity: 2, Flags: FlagReadonly | FlagFast, Group: "generic", Since: "1.0.0", Syntax: "key", Summary: "Determines the type of value stored at a key.", Categories: "keyspace read fast", Handler: cmdType}),
+		k1(&Command{Name: "expire", Arity: -3, Flags: FlagWrite | FlagFast, Group: "generic", Since: "1.0.0", Syntax: "key seconds [NX | XX | GT | LT]", Summary: "Sets the expiration time of a key in seconds.", Categories: "keyspace write fast", Handler: expireCmd(1000, false)}),
+		k1(&Command{Name: "pexpire", Arity: -3, Flags: FlagWrite | FlagFast, Group: "generic", Since: "2.6.0", Syntax: "key milliseconds [NX | XX | GT | LT]", Summary: "Sets the expiration time of a key in milliseconds.", Categories: "keyspace write fast", Handler: expireCmd(1, false)}),
+		k1(&Command{Name: "expireat", Arity: -3, Flags: FlagWrite | FlagFast, Group: "generic", Since: "1.2.0", Syntax: "key unix-time-seconds [NX | XX | GT | LT]", Summary: "Sets the expiration time of a key to a Unix timestamp.", Categories: "keyspace write fast", Handler: expireCmd(1000, true)}),
+		k1(&Command{Name: "pexpireat", Arity: -3, Flags: FlagWrite | FlagFast, Group: "generic", Since: "2.6.0", Syntax: "key unix-time-milliseconds [NX | XX | GT | LT]", Summary: "Sets the expiration time of a key to a Unix milliseconds timestamp.", Categories: "keyspace write fast", Handler: expireCmd(1, true)}),
+		k1(&Command{Name: "ttl", Arity: 2, Flags: FlagReadonly | FlagFast, Group: "generic", Since: "1.0.0", Syntax: "key", Summary: "Returns the expiration time in seconds of a key.", Categories: "keyspace read fast", Handler: ttlCmd(false, false)}),
+		k1(&Command{Name: "pttl", Arity: 2, Flags: FlagReadonly | FlagFast, Group: "generic", Since: "2.6.0", Syntax: "key", Summary: "Returns the expiration time in milliseconds of a key.", Categories: "keyspace read fast", Handler: ttlCmd(true, false)}),
+		k1(&Command{Name: "expiretime", Arity: 2, Flags: FlagReadonly | FlagFast, Group: "generic", Since: "7.0.0", Syntax: "key", Summary: "Returns the expiration time of a key as a Unix timestamp.", Categories: "keyspace read fast", Handler: ttlCmd(false, true)}),
+		k1(&Command{Name: "pexpiretime", Arity: 2, Flags: FlagReadonly | FlagFast, Group: "generic", Since: "7.0.0", Syntax: "key", Summary: "Returns the expiration time of a key as a Unix milliseconds timestamp.", Categories: "keyspace read fast", Handler: ttlCmd(true, true)}),
+		k1(&Command{Name: "persist", Arity: 2, Flags: FlagWrite | FlagFast, Group: "generic", Since: "2.2.0", Syntax: "key", Summary: "Removes the expiration time of a key.", Categories: "keyspace write fast", Handler: cmdPersist}),
+		{Name: "keys", Arity: 2, Flags: FlagReadonly | FlagAllKeys | FlagDangerous, Group: "generic", Since: "1.0.0", Syntax: "pattern", Summary: "Returns all key names that match a pattern.", Categories: "keyspace read slow dangerous", Handler: cmdKeys},
+		{Name: "scan", Arity: -2, Flags: FlagReadonly | FlagAllKeys, Group: "generic", Since: "2.8.0", Syntax: "cursor [MATCH pattern] [COUNT count] [TYPE type]", Summary: "Iterates over the key names in the database.", Categories: "keyspace read slow", Handler: cmdScan},
+		{Name: "randomkey", Arity: 1, Flags: FlagReadonly | FlagAllKeys, Group: "generic", Since: "1.0.0", Summary: "Returns a random key name from the database.", Categories: "keyspace read slow", Handler: cmdRandomKey},
+		{Name: "rename", Arity: 3, Flags: FlagWrite, FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "1.0.0", Syntax: "key newkey", Summary: "Renames a key and overwrites the destination.", Categories: "keyspace write slow", Handler: renameCmd(false)},
+		{Name: "renamenx", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "1.0.0", Syntax: "key newkey", Summary: "Renames a key only when the target key name doesn't exist.", Categories: "keyspace write fast", Handler: renameCmd(true)},
+		{Name: "copy", Arity: -3, Flags: FlagWrite | FlagDenyOOM | FlagAllDBs, FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "6.2.0", Syntax: "source destination [DB destination-db] [REPLACE]", Summary: "Copies the value of a key to a new key.", Categories: "keyspace write slow", Handler: cmdCopy},
+		k1(&Command{Name: "move", Arity: 3, Flags: FlagWrite | FlagFast | FlagAllDBs, Group: "generic", Since: "1.0.0", Syntax: "key db", Summary: "Moves a key to another database.", Categories: "keyspace write fast", Handler: cmdMove}),
+	}
+}
+
+func cmdDel(s *Session) {
+	n := 0
+	for _, k := range s.Args[1:] {
+		if s.db.Delete(k) {
+			n++
+			s.emit(bDEL, k)
+		}
+	}
+	s.W.Int(int64(n))
+}
+
+func cmdExists(s *Session) {
+	n := 0
+	for _, k := range s.Args[1:] {
+		if s.db.Lookup(k) != nil {
+			n++
+		}
+	}
+	s.W.Int(int64(n))
+}
+
+func cmdType(s *Session) {
+	e := s.db.Lookup(s.Args[1])
+	if e == nil {
+		s.W.Simple("none")
+		return
+	}
+	s.W.Simple(e.Type().String())
+}
+
+// expireCmd builds EXPIRE, PEXPIRE, EXPIREAT and PEXPIREAT: unit is the
+// milliseconds per argument unit, abs whether the argument is a timestamp.
+func expireCmd(unit int64, abs bool) Handler {
+	return func(s *Session) {
+		var nx, xx, gt, lt bool
+		for _, o := range s.Args[3:] {
+			switch {
+			case eqFold(o, "nx"):
+				nx = true
+			case eqFold(o, "xx"):
+				xx = true
+			case eqFold(o, "gt"):
+				gt = true
+			case eqFold(o, "lt"):
+				lt = true
+			default:
+				s.W.Error(sanitize(fmt.Sprintf("ERR Unsupported option %s", o)))
+				return
+			}
+		}
+		if nx && (xx || gt || lt) {
+			s.W.Error("ERR NX and XX, GT or LT options at the same time are not compatible")
+			return
+		}
+		if gt && lt {
+			s.W.Error("ERR GT and LT options at the same time are not compatible")
+			return
+		}
+		when, ok := s.intArg(2)
+		if !ok {
+			return
+		}
+		name := s.lastCmd.Load().Name
+		if when > math.MaxInt64/unit || when < math.MinInt64/unit {
+			s.W.Error(fmt.Sprintf(errInvalidExpire, name))
+			return
+		}
+		when *= unit
+		now := s.srv.ks.Now()
+		if !abs {
+			if (when > 0 && now > math.MaxInt64-when) || (when < 0 && now < math.MinInt64-when) {
+				s.W.Error(fmt.Sprintf(errInvalidExpire, name))
+				return
+			}
+			when += now
+		}
+		key := s.Args[1]
+		if s.db.Lookup(key) == nil {
+			s.W.Int(0)
+			return
+		}
+		cur, has := s.db.Expiry(key)
+		switch {
+		case nx && has, xx && !has:
+			s.W.Int(0)
+			return
+		case gt && (!has || when <= cur):
+			s.W.Int(0)
+			return
+		case lt && has && when >= cur:
+			s.W.Int(0)
+			return
+		}
+		if when <= now {
+			s.db.Delete(key)
+			s.emit(bDEL, key)
+			s.W.Int(1)
+			return
+		}
+		s.db.SetExpiry(key, when)
+		var buf [20]byte
+		s.emit(bPEXPIREAT, key, strconv.AppendInt(buf[:0], when, 10))
+		s.W.Int(1)
+	}
+}
+
+// ttlCmd builds TTL, PTTL, EXPIRETIME and PEXPIRETIME.
+func ttlCmd(ms, abs bool) Handler {
+	return func(s *Session) {
+		if s.db.Lookup(s.Args[1]) == nil {
+			s.W.Int(-2)
+			return
+		}
+		at, has := s.db.Expiry(s.Args[1])
+		if !has {
+			s.W.Int(-1)
+			return
+		}
+		v := at
+		if !abs {
+			v = at - s.srv.ks.Now()
+			if v < 0 {
+				v = 0
+			}
+			if !ms {
+				v = (v + 500) / 1000
+			}
+		} else if !ms {
+			v = at / 1000
+		}
+		s.W.Int(v)
+	}
+}
+
+func cmdPersist(s *Session) {
+	if s.db.Lookup(s.Args[1]) == nil || !s.db.Persist(s.Args[1]) {
+		s.W.Int(0)
+		return
+	}
+	s.emit(bPERSIST, s.Args[1])
+	s.W.Int(1)
+}
+
+func cmdKeys(s *Session) {
+	pat := string(s.Args[1])
+	var keys []string
+	for i := 0; i < keyspace.NumShards; i++ {
+		s.db.Range(i, func(k string, _ *keyspace.Entry) bool {
+			if pat == "*" || keyspace.Match(pat, k) {
+				keys = append(keys, k)
+			}
+			return true
+		})
+	}
+	s.W.Array(len(keys))
+	for _, k := range keys {
+		s.W.BulkString(k)
+	}
+}
+
+// scanOpts are SCAN's MATCH, COUNT and TYPE options, shared by HSCAN, SSCAN
+// and ZSCAN.
+type scanOpts struct {
+	match string
+	count int
+	typ   string
+}
+
+// parseScan reads the options starting at args[i], replying on error.
+func (s *Session) parseScan(i int, allowType bool) (scanOpts, bool) {
+	o := scanOpts{count: 10}
+	for ; i < len(s.Args); i += 2 {
+		if i+1 >= len(s.Args) {
+			s.W.Error(errSyntax)
+			return o, false
+		}
+		switch {
+		case eqFold(s.Args[i], "match"):
+			o.match = string(s.Args[i+1])
+		case eqFold(s.Args[i], "count"):
+			n, ok := s.intArg(i + 1)
+			if !ok {
+				return o, false
+			}
+			if n < 1 {
+				s.W.Error(errSyntax)
+				return o, false
+			}
+			o.count = int(min(n, 1<<30))
+		case allowType && eqFold(s.Args[i], "type"):
+			o.typ = string(s.Args[i+1])
+		default:
+			s.W.Error(errSyntax)
+			return o, false
+		}
+	}
+	return o, true
+}
+
+// parseCursor reads a SCAN cursor, replying on error.
+func (s *Session) parseCursor(b []byte) (uint64, bool) {
+	c, err := strconv.ParseUint(string(b), 10, 64)
+	if err != nil {
+		s.W.Error("ERR invalid cursor")
+		return 0, false
+	}
+	return c, true
+}
+
+// cmdScan walks the database shard by shard: the cursor is the next shard
+// to visit, so every key present for the whole iteration is returned once.
+func cmdScan(s *Session) {
+	cur, ok := s.parseCursor(s.Args[1])
+	if !ok {
+		return
+	}
+	o, ok := s.parseScan(2, true)
+	if !ok {
+		return
+	}
+	var keys []string
+	i := int(cur)
+	for ; i < keyspace.NumShards && len(keys) < o.count; i++ {
+		s.db.Range(i, func(k string, e *keyspace.Entry) bool {
+			if o.match != "" && !keyspace.Match(o.match, k) {
+				return true
+			}
+			if o.typ != "" && !eqFold([]byte(o.typ), e.Type().String()) {
+				return true
+			}
+			keys = append(keys, k)
+			return true
+		})
+	}
+	if i >= keyspace.NumShards {
+		i = 0
+	}
+	s.W.Array(2)
+	s.W.BulkString(strconv.Itoa(i))
+	s.W.Array(len(keys))
+	for _, k := range keys {
+		s.W.BulkString(k)
+	}
+}
+
+func cmdRandomKey(s *Session) {
+	start := rand.IntN(keyspace.NumShards)
+	for j := 0; j < keyspace.NumShards; j++ {
+		i := (start + j) % keyspace.NumShards
+		n := s.db.Len(i)
+		if n == 0 {
+			continue
+		}
+		skip := rand.IntN(n)
+		var pick string
+		found := false
+		s.db.Range(i, func(k string, _ *keyspace.Entry) bool {
+			pick, found = k, true
+			skip--
+			return skip >= 0
+		})
+		if found {
+			s.W.BulkString(pick)
+			return
+		}
+	}
+	s.W.Null()
+}
+
+func renameCmd(nx bool) Handler {
+	return func(s *Session) {
+		src, dst := s.Args[1], s.Args[2]
+		e := s.db.Lookup(src)
+		if e == nil {
+			s.W.Error(errNoSuchKey)
+			return
+		}
+		if string(src) == string(dst) {
+			if nx {
+				s.W.Int(0)
+			} else {
+				s.W.OK()
+			}
+			return
+		}
+		if nx && s.db.Lookup(dst) != nil {
+			s.W.Int(0)
+			return
+		}
+		at, has := s.db.Expiry(src)
+		s.db.Delete(src)
+		s.db.Delete(dst)
+		s.db.Set(dst, e)
+		if has {
+			s.db.SetExpiry(dst, at)
+		}
+		s.emit(bRENAME, src, dst)
+		if nx {
+			s.W.Int(1)
+		} else {
+			s.W.OK()
+		}
+	}
+}
+
+// copier is implemented by object types that can be deep-copied (COPY).
+type copier interface {
+	Copy() keyspace.Object
+}
+
+func copyEntry(e *keyspace.Entry) *keyspace.Entry {
+	if e.Obj == nil {
+		return &keyspace.Entry{Str: append([]byte(nil), e.Str...)}
+	}
+	if c, ok := e.Obj.(copier); ok {
+		return &keyspace.Entry{Obj: c.Copy()}
+	}
+	return nil
+}
+
+func cmdCopy(s *Session) {
+	src, dst := s.Args[1], s.Args[2]
+	dstDB := s.db
+	replace := false
+	for i := 3; i < len(s.Args); i++ {
+		switch {
+		case eqFold(s.Args[i], "replace"):
+			replace = true
+		case eqFold(s.Args[i], "db") && i+1 < len(s.Args):
+			n, ok := parseInt(s.Args[i+1])
+			if !ok {
+				s.W.Error(errNotInt)
+				return
+			}
+			if n < 0 || n >= int64(len(s.srv.ks.DBs)) {
+				s.W.Error(errDBIndex)
+				return
+			}
+			dstDB = s.srv.ks.DBs[n]
+			i++
+		default:
+			s.W.Error(errSyntax)
+			return
+		}
+	}
+	if dstDB == s.db && string(src) == string(dst) {
+		s.W.Error(errSameObject)
+		return
+	}
+	e := s.db.Lookup(src)
+	if e == nil {
+		s.W.Int(0)
+		return
+	}
+	if dstDB.Lookup(dst) != nil {
+		if !replace {
+			s.W.Int(0)
+			return
+		}
+		dstDB.Delete(dst)
+	}
+	c := copyEntry(e)
+	if c == nil {
+		s.W.Error("ERR this type cannot be copied")
+		return
+	}
+	c.Atime = e.Atime
+	dstDB.Set(dst, c)
+	if at, has := s.db.Expiry(src); has {
+		dstDB.SetExpiry(dst, at)
+	}
+	var buf [20]byte
+	s.emit(bCOPY, src, dst, bDB, strconv.AppendInt(buf[:0], int64(dstDB.Index), 10), bREPLACE)
+	s.W.Int(1)
+}
+
+func cmdMove(s *Session) {
+	n, ok := s.intArg(2)
+	if !ok {
+		return
+	}
+	if n < 0 || n >= int64(len(s.srv.ks.DBs)) {
+		s.W.Error(errDBIndex)
+		return
+	}
+	if int(n) == s.DBIndex {
+		s.W.Error(errSameObject)
+		return
+	}
+	key := s.Args[1]
+	e := s.db.Lookup(key)
+	if e == nil {
+		s.W.Int(0)
+		return
+	}
+	dst := s.srv.ks.DBs[n]
+	if dst.Lookup(key) != nil {
+		s.W.Int(0)
+		return
+	}
+	at, has := s.db.Expiry(key)
+	s.db.Delete(key)
+	dst.Set(key, e)
+	if has {
+		dst.SetExpiry(key, at)
+	}
+	s.emit(bMOVE, key, s.Args[2])
+	s.W.Int(1)
+}

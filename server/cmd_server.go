@@ -1,0 +1,786 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/recached/recached/server/keyspace"
+)
+
+// serverCommands are the administrative and introspection commands.
+func serverCommands() []*Command {
+	return []*Command{
+		{Name: "command", Arity: -1, Flags: FlagLoading | FlagStale, Group: "server", Since: "2.8.13", Summary: "Returns detailed information about all commands.", Categories: "slow connection", Handler: cmdCommand, Subs: []*Command{
+			{Name: "count", Arity: 2, Flags: FlagLoading | FlagStale, Since: "2.8.13", Summary: "Returns a count of commands.", Categories: "slow connection", Handler: cmdCommandCount},
+			{Name: "info", Arity: -2, Flags: FlagLoading | FlagStale, Since: "2.8.13", Syntax: "[command-name ...]", Summary: "Returns information about one, multiple or all commands.", Categories: "slow connection", Handler: cmdCommandInfo},
+			{Name: "docs", Arity: -2, Flags: FlagLoading | FlagStale, Since: "7.0.0", Syntax: "[command-name ...]", Summary: "Returns documentary information about one, multiple or all commands.", Categories: "slow connection", Handler: cmdCommandDocs},
+			{Name: "list", Arity: -2, Flags: FlagLoading | FlagStale, Since: "7.0.0", Syntax: "[FILTERBY MODULE module-name | ACLCAT category | PATTERN pattern]", Summary: "Returns a list of command names.", Categories: "slow connection", Handler: cmdCommandList},
+			{Name: "getkeys", Arity: -3, Flags: FlagLoading | FlagStale, Since: "2.8.13", Syntax: "command [arg ...]", Summary: "Extracts the key names from an arbitrary command.", Categories: "slow connection", Handler: cmdCommandGetKeys},
+			{Name: "help", Arity: 2, Flags: FlagLoading | FlagStale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Categories: "slow connection", Handler: cmdCommandHelp},
+		}},
+		{Name: "info", Arity: -1, Flags: FlagLoading | FlagStale, Group: "server", Since: "1.0.0", Syntax: "[section ...]", Summary: "Returns information and statistics about the server.", Categories: "slow dangerous", Handler: cmdInfo},
+		{Name: "config", Arity: -2, Group: "server", Since: "2.0.0", Summary: "A container for server configuration commands.", Categories: "slow", Subs: []*Command{
+			{Name: "get", Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "2.0.0", Syntax: "parameter [parameter ...]", Summary: "Returns the effective values of configuration parameters.", Categories: "admin slow dangerous", Handler: cmdConfigGet},
+			{Name: "set", Arity: -4, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "2.0.0", Syntax: "parameter value [parameter value ...]", Summary: "Sets configuration parameters in-flight.", Categories: "admin slow dangerous", Handler: cmdConfigSet},
+			{Name: "resetstat", Arity: 2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "2.0.0", Summary: "Resets the server's statistics.", Categories: "admin slow dangerous", Handler: cmdConfigResetStat},
+			{Name: "help", Arity: 2, Flags: FlagLoading | FlagStale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Categories: "slow", Handler: cmdConfigHelp},
+		}},
+		{Name: "dbsize", Arity: 1, Flags: FlagReadonly | FlagFast | FlagAllKeys, Group: "server", Since: "1.0.0", Summary: "Returns the number of keys in the database.", Categories: "keyspace read fast", Handler: cmdDBSize},
+		{Name: "flushdb", Arity: -1, Flags: FlagWrite | FlagAllKeys | FlagDangerous, Group: "server", Since: "1.0.0", Syntax: "[ASYNC | SYNC]", Summary: "Removes all keys from the current database.", Categories: "keyspace write slow dangerous", Handler: cmdFlushDB},
+		{Name: "flushall", Arity: -1, Flags: FlagWrite | FlagAllDBs | FlagDangerous, Group: "server", Since: "1.0.0", Syntax: "[ASYNC | SYNC]", Summary: "Removes all keys from all databases.", Categories: "keyspace write slow dangerous", Handler: cmdFlushAll},
+		{Name: "time", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, Group: "server", Since: "2.6.0", Summary: "Returns the server time.", Categories: "fast", Handler: cmdTime},
+		{Name: "lastsave", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, Group: "server", Since: "1.0.0", Summary: "Returns the Unix timestamp of the last successful save to disk.", Categories: "fast admin dangerous", Handler: cmdLastSave},
+		{Name: "shutdown", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale | FlagNoMulti, Group: "server", Since: "1.0.0", Syntax: "[NOSAVE | SAVE] [NOW] [FORCE] [ABORT]", Summary: "Synchronously saves the database(s) to disk and shuts down the Redis server.", Categories: "admin slow dangerous", Handler: cmdShutdown},
+		{Name: "object", Arity: -2, Group: "generic", Since: "2.2.3", Summary: "A container for object introspection commands.", Categories: "slow", Subs: []*Command{
+			{Name: "encoding", Arity: 3, Flags: FlagReadonly, FirstKey: 2, LastKey: 2, Step: 1, Since: "2.2.3", Syntax: "key", Summary: "Returns the internal encoding of a Redis object.", Categories: "keyspace read slow", Handler: cmdObjectEncoding},
+			{Name: "refcount", Arity: 3, Flags: FlagReadonly, FirstKey: 2, LastKey: 2, Step: 1, Since: "2.2.3", Syntax: "key", Summary: "Returns the reference count of a value of a key.", Categories: "keyspace read slow", Handler: cmdObjectRefcount},
+			{Name: "idletime", Arity: 3, Flags: FlagReadonly, FirstKey: 2, LastKey: 2, Step: 1, Since: "2.2.3", Syntax: "key", Summary: "Returns the time since the last access to a Redis object.", Categories: "keyspace read slow", Handler: cmdObjectIdletime},
+			{Name: "freq", Arity: 3, Flags: FlagReadonly, FirstKey: 2, LastKey: 2, Step: 1, Since: "4.0.0", Syntax: "key", Summary: "Returns the logarithmic access frequency counter of a Redis object.", Categories: "keyspace read slow", Handler: cmdObjectFreq},
+			{Name: "help", Arity: 2, Flags: FlagLoading | FlagStale, Since: "6.2.0", Summary: "Returns helpful text about the different subcommands.", Categories: "keyspace slow", Handler: cmdObjectHelp},
+		}},
+		{Name: "memory", Arity: -2, Group: "server", Since: "4.0.0", Summary: "A container for memory diagnostics commands.", Categories: "slow", Subs: []*Command{
+			{Name: "usage", Arity: -3, Flags: FlagReadonly, FirstKey: 2, LastKey: 2, Step: 1, Since: "4.0.0", Syntax: "key [SAMPLES count]", Summary: "Estimates the memory usage of a key.", Categories: "read slow", Handler: cmdMemoryUsage},
+		}},
+	}
+}
+
+func cmdCommand(s *Session) {
+	cmds := s.srv.table.Sorted()
+	s.W.Array(len(cmds))
+	for _, c := range cmds {
+		writeCommandInfo(s, c)
+	}
+}
+
+func cmdCommandCount(s *Session) { s.W.Int(int64(s.srv.table.Len())) }
+
+func cmdCommandInfo(s *Session) {
+	if len(s.Args) == 2 {
+		cmdCommand(s)
+		return
+	}
+	s.W.Array(len(s.Args) - 2)
+	for _, a := range s.Args[2:] {
+		if c := s.srv.lookupFull(a); c != nil {
+			writeCommandInfo(s, c)
+		} else {
+			s.W.NullArray()
+		}
+	}
+}
+
+// lookupFull finds a command by "name" or "parent|sub".
+func (srv *Server) lookupFull(name []byte) *Command {
+	n := strings.ToLower(string(name))
+	if i := strings.IndexByte(n, '|'); i >= 0 {
+		c := srv.table.cmds[n[:i]]
+		if c == nil {
+			return nil
+		}
+		return c.subs[n[i+1:]]
+	}
+	return srv.table.cmds[n]
+}
+
+func writeCommandInfo(s *Session, c *Command) {
+	s.W.Array(10)
+	s.W.BulkString(c.Name)
+	s.W.Int(int64(c.Arity))
+	var flags []string
+	for _, f := range flagNames {
+		if c.Flags&f.f != 0 {
+			flags = append(flags, f.name)
+		}
+	}
+	s.W.Set(len(flags))
+	for _, f := range flags {
+		s.W.Simple(f)
+	}
+	s.W.Int(int64(c.FirstKey))
+	s.W.Int(int64(c.LastKey))
+	s.W.Int(int64(c.Step))
+	cats := strings.Fields(c.Categories)
+	s.W.Set(len(cats))
+	for _, cat := range cats {
+		s.W.Simple("@" + cat)
+	}
+	s.W.Array(0) // tips
+	if c.FirstKey > 0 {
+		s.W.Array(1)
+		s.W.Map(3)
+		s.W.BulkString("flags")
+		s.W.Array(1)
+		if c.Flags&FlagWrite != 0 {
+			s.W.Simple("RW")
+		} else {
+			s.W.Simple("RO")
+		}
+		s.W.BulkString("begin_search")
+		s.W.Map(2)
+		s.W.BulkString("type")
+		s.W.BulkString("index")
+		s.W.BulkString("spec")
+		s.W.Map(1)
+		s.W.BulkString("index")
+		s.W.Int(int64(c.FirstKey))
+		s.W.BulkString("find_keys")
+		s.W.Map(2)
+		s.W.BulkString("type")
+		s.W.BulkString("range")
+		s.W.BulkString("spec")
+		s.W.Map(3)
+		s.W.BulkString("lastkey")
+		last := c.LastKey
+		if last > 0 {
+			last -= c.FirstKey
+		}
+		s.W.Int(int64(last))
+		s.W.BulkString("keystep")
+		s.W.Int(int64(c.Step))
+		s.W.BulkString("limit")
+		s.W.Int(0)
+	} else {
+		s.W.Array(0)
+	}
+	s.W.Array(len(c.Subs))
+	for _, sc := range c.Subs {
+		writeCommandInfo(s, sc)
+	}
+}
+
+func cmdCommandDocs(s *Session) {
+	var cmds []*Command
+	if len(s.Args) == 2 {
+		cmds = s.srv.table.Sorted()
+	} else {
+		for _, a := range s.Args[2:] {
+			if c := s.srv.lookupFull(a); c != nil {
+				cmds = append(cmds, c)
+			}
+		}
+	}
+	s.W.Map(len(cmds))
+	for _, c := range cmds {
+		s.W.BulkString(c.Name)
+		writeCommandDoc(s, c)
+	}
+}
+
+func writeCommandDoc(s *Session, c *Command) {
+	n := 4
+	if c.Complexity != "" {
+		n++
+	}
+	if len(c.args) > 0 {
+		n++
+	}
+	if len(c.Subs) > 0 {
+		n++
+	}
+	s.W.Map(n)
+	s.W.BulkString("summary")
+	s.W.BulkString(c.Summary)
+	s.W.BulkString("since")
+	s.W.BulkString(c.Since)
+	s.W.BulkString("group")
+	g := c.Group
+	if g == "" {
+		g = "server"
+	}
+	s.W.BulkString(g)
+	if c.Complexity != "" {
+		s.W.BulkString("complexity")
+		s.W.BulkString(c.Complexity)
+	}
+	s.W.BulkString("doc_flags")
+	s.W.Set(0)
+	if len(c.args) > 0 {
+		s.W.BulkString("arguments")
+		writeDocArgs(s, c.args)
+	}
+	if len(c.Subs) > 0 {
+		s.W.BulkString("subcommands")
+		s.W.Map(len(c.Subs))
+		for _, sc := range c.Subs {
+			s.W.BulkString(sc.Name)
+			writeCommandDoc(s, sc)
+		}
+	}
+}
+
+func cmdCommandList(s *Session) {
+	var pattern, cat string
+	if len(s.Args) > 2 {
+		if len(s.Args) != 5 || !eqFold(s.Args[2], "filterby") {
+			s.W.Error(errSyntax)
+			return
+		}
+		switch {
+		case eqFold(s.Args[3], "pattern"):
+			pattern = string(s.Args[4])
+		case eqFold(s.Args[3], "aclcat"):
+			cat = strings.ToLower(string(s.Args[4]))
+		case eqFold(s.Args[3], "module"):
+			s.W.Array(0)
+			return
+		default:
+			s.W.Error(errSyntax)
+			return
+		}
+	}
+	var names []string
+	for _, c := range s.srv.table.Sorted() {
+		for _, x := range append([]*Command{c}, c.Subs...) {
+			if pattern != "" && !keyspace.Match(pattern, x.Name) {
+				continue
+			}
+			if cat != "" && !strings.Contains(" "+x.Categories+" ", " "+cat+" ") {
+				continue
+			}
+			names = append(names, x.Name)
+		}
+	}
+	s.W.Array(len(names))
+	for _, n := range names {
+		s.W.BulkString(n)
+	}
+}
+
+func cmdCommandGetKeys(s *Session) {
+	args := s.Args[2:]
+	c := s.srv.table.Lookup(args[0])
+	if c != nil && c.subs != nil && len(args) > 1 {
+		c = c.Sub(args[1])
+	}
+	if c == nil {
+		s.W.Error("ERR Invalid command specified")
+		return
+	}
+	if !c.checkArity(len(args)) {
+		s.W.Error("ERR Invalid number of arguments specified for command")
+		return
+	}
+	keys := c.KeyArgs(nil, args)
+	if len(keys) == 0 {
+		s.W.Error("ERR The command has no key arguments")
+		return
+	}
+	s.W.Array(len(keys))
+	for _, k := range keys {
+		s.W.Bulk(k)
+	}
+}
+
+func cmdCommandHelp(s *Session) {
+	help(s, "COMMAND",
+		"(no subcommand)", "    Return details about all Redis commands.",
+		"COUNT", "    Return the total number of commands in this Redis server.",
+		"LIST", "    Return a list of all commands in this Redis server.",
+		"INFO [<command-name> ...]", "    Return details about multiple Redis commands.",
+		"DOCS [<command-name> ...]", "    Return documentation details about multiple Redis commands.",
+		"GETKEYS <full-command>", "    Return the keys from a full Redis command.")
+}
+
+func help(s *Session, name string, lines ...string) {
+	s.W.Array(len(lines) + 3)
+	s.W.Simple(name + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
+	for _, l := range lines {
+		s.W.Simple(l)
+	}
+	s.W.Simple("HELP")
+	s.W.Simple("    Print this help.")
+}
+
+func cmdDBSize(s *Session) {
+	n := 0
+	for i := 0; i < keyspace.NumShards; i++ {
+		s.db.Range(i, func(string, *keyspace.Entry) bool { n++; return true })
+	}
+	s.W.Int(int64(n))
+}
+
+func flushArg(s *Session) bool {
+	if len(s.Args) > 2 || len(s.Args) == 2 && !eqFold(s.Args[1], "async") && !eqFold(s.Args[1], "sync") {
+		s.W.Error(errSyntax)
+		return false
+	}
+	return true
+}
+
+func cmdFlushDB(s *Session) {
+	if !flushArg(s) {
+		return
+	}
+	s.srv.touchDB(s.DBIndex)
+	for i := 0; i < keyspace.NumShards; i++ {
+		s.db.Clear(i)
+	}
+	s.emitDB(s.DBIndex, "FLUSHDB")
+	s.W.OK()
+}
+
+func cmdFlushAll(s *Session) {
+	if !flushArg(s) {
+		return
+	}
+	for _, db := range s.srv.ks.DBs {
+		s.srv.touchDB(db.Index)
+		for i := 0; i < keyspace.NumShards; i++ {
+			db.Clear(i)
+		}
+	}
+	s.emitDB(0, "FLUSHALL")
+	s.W.OK()
+}
+
+func cmdTime(s *Session) {
+	now := time.Now()
+	s.W.Array(2)
+	s.W.BulkInt(now.Unix())
+	s.W.BulkInt(int64(now.Nanosecond() / 1000))
+}
+
+func cmdLastSave(s *Session) { s.W.Int(s.srv.lastSave.Load()) }
+
+func cmdShutdown(s *Session) {
+	for _, a := range s.Args[1:] {
+		if !eqFold(a, "nosave") && !eqFold(a, "save") && !eqFold(a, "now") && !eqFold(a, "force") && !eqFold(a, "abort") {
+			s.W.Error(errSyntax)
+			return
+		}
+		if eqFold(a, "abort") {
+			s.W.Error("ERR No shutdown in progress.")
+			return
+		}
+	}
+	s.srv.RequestShutdown()
+	s.Quit = true
+}
+
+func cmdObjectEncoding(s *Session) {
+	e := s.db.Lookup(s.Args[2])
+	if e == nil {
+		s.W.Null()
+		return
+	}
+	s.W.BulkString(encodingOf(e))
+}
+
+// encodingOf names an entry's encoding as Redis would for the same value.
+func encodingOf(e *keyspace.Entry) string {
+	if e.Obj == nil {
+		if len(e.Str) <= 20 {
+			if _, ok := parseInt(e.Str); ok {
+				return "int"
+			}
+		}
+		if len(e.Str) <= 44 {
+			return "embstr"
+		}
+		return "raw"
+	}
+	if enc, ok := e.Obj.(interface{ Encoding() string }); ok {
+		return enc.Encoding()
+	}
+	return e.Type().String()
+}
+
+func cmdObjectRefcount(s *Session) {
+	if s.db.Lookup(s.Args[2]) == nil {
+		s.W.Null()
+		return
+	}
+	s.W.Int(1)
+}
+
+func cmdObjectIdletime(s *Session) {
+	s.noTouch = true
+	e := s.db.Peek(s.Args[2])
+	if e == nil {
+		s.W.Null()
+		return
+	}
+	s.W.Int(int64(s.srv.ks.Clock() - e.Atime))
+}
+
+func cmdObjectFreq(s *Session) {
+	if s.db.Peek(s.Args[2]) == nil {
+		s.W.Null()
+		return
+	}
+	s.W.Error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+}
+
+func cmdObjectHelp(s *Session) {
+	help(s, "OBJECT",
+		"ENCODING <key>", "    Return the kind of internal representation used in order to store the value",
+		"    associated with a <key>.",
+		"FREQ <key>", "    Return the access frequency index of the <key>. The returned integer is",
+		"    proportional to the logarithm of the recent access frequency of the key.",
+		"IDLETIME <key>", "    Return the idle time of the <key>, that is the approximated number of",
+		"    seconds elapsed since the last access to the key.",
+		"REFCOUNT <key>", "    Return the number of references of the value associated with the specified",
+		"    <key>.")
+}
+
+// memoryUsage estimates the bytes a key takes: the key, the entry, the map
+// slot and the value.
+func memoryUsage(key []byte, e *keyspace.Entry) int64 {
+	n := int64(len(key)) + 48 + 32
+	if e.Obj == nil {
+		return n + int64(cap(e.Str))
+	}
+	if m, ok := e.Obj.(interface{ MemoryUsage() int64 }); ok {
+		return n + m.MemoryUsage()
+	}
+	return n + 64
+}
+
+func cmdMemoryUsage(s *Session) {
+	if len(s.Args) != 3 {
+		if len(s.Args) != 5 || !eqFold(s.Args[3], "samples") {
+			s.W.Error(errSyntax)
+			return
+		}
+		if _, ok := s.intArg(4); !ok {
+			return
+		}
+	}
+	e := s.db.Lookup(s.Args[2])
+	if e == nil {
+		s.W.Null()
+		return
+	}
+	s.W.Int(memoryUsage(s.Args[2], e))
+}
+
+// configParam is one CONFIG GET/SET parameter.
+type configParam struct {
+	name string
+	get  func(c *Config) string
+	set  func(c *Config, v string) error // nil: immutable
+}
+
+func configParams() []configParam {
+	return []configParam{
+		{"bind", func(c *Config) string { return c.Bind }, nil},
+		{"port", func(c *Config) string { return strconv.Itoa(c.Port) }, nil},
+		{"ws-port", func(c *Config) string { return strconv.Itoa(c.WSPort) }, nil},
+		{"dir", func(c *Config) string { d, _ := filepath.Abs(c.Dir); return d }, nil},
+		{"databases", func(c *Config) string { return strconv.Itoa(c.Databases) }, nil},
+		{"requirepass", func(c *Config) string { return c.RequirePass }, func(c *Config, v string) error { c.RequirePass = v; return nil }},
+		{"maxclients", func(c *Config) string { return strconv.Itoa(c.MaxClients) }, func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return fmt.Errorf("argument must be a number between 1 and 2147483647")
+			}
+			c.MaxClients = n
+			return nil
+		}},
+		{"save", func(c *Config) string { return c.Save }, func(c *Config, v string) error {
+			if _, err := ParseSaveRules(v); err != nil {
+				return err
+			}
+			c.Save = v
+			return nil
+		}},
+		{"appendonly", func(c *Config) string { return yesNo(c.AppendOnly) }, nil},
+		{"appendfsync", func(c *Config) string { return c.AppendFsync }, nil},
+		{"io-threads", func(c *Config) string { return strconv.Itoa(c.Loops) }, nil},
+		{"timeout", func(c *Config) string { return "0" }, nil},
+		{"maxmemory", func(c *Config) string { return "0" }, nil},
+		{"maxmemory-policy", func(c *Config) string { return "noeviction" }, nil},
+		{"proto-max-bulk-len", func(c *Config) string { return "67108864" }, nil},
+	}
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// ParseSaveRules parses Redis's save setting: pairs of seconds and changes,
+// or "" for none.
+func ParseSaveRules(v string) ([][2]int64, error) {
+	f := strings.Fields(v)
+	if len(f)%2 != 0 {
+		return nil, fmt.Errorf("Invalid save parameters")
+	}
+	var rules [][2]int64
+	for i := 0; i < len(f); i += 2 {
+		sec, err1 := strconv.ParseInt(f[i], 10, 64)
+		ch, err2 := strconv.ParseInt(f[i+1], 10, 64)
+		if err1 != nil || err2 != nil || sec < 1 || ch < 0 {
+			return nil, fmt.Errorf("Invalid save parameters")
+		}
+		rules = append(rules, [2]int64{sec, ch})
+	}
+	return rules, nil
+}
+
+func cmdConfigGet(s *Session) {
+	cfg := s.srv.Config()
+	var pairs []string
+	seen := map[string]bool{}
+	for _, a := range s.Args[2:] {
+		pat := strings.ToLower(string(a))
+		for _, p := range configParams() {
+			if !seen[p.name] && keyspace.Match(pat, p.name) {
+				seen[p.name] = true
+				pairs = append(pairs, p.name, p.get(&cfg))
+			}
+		}
+	}
+	s.W.Map(len(pairs) / 2)
+	for _, p := range pairs {
+		s.W.BulkString(p)
+	}
+}
+
+func cmdConfigSet(s *Session) {
+	if (len(s.Args)-2)%2 != 0 {
+		s.W.Error("ERR wrong number of arguments for 'config|set' command")
+		return
+	}
+	s.srv.cfgMu.Lock()
+	defer s.srv.cfgMu.Unlock()
+	next := s.srv.cfg
+	params := configParams()
+	for i := 2; i < len(s.Args); i += 2 {
+		name := strings.ToLower(string(s.Args[i]))
+		var p *configParam
+		for j := range params {
+			if params[j].name == name {
+				p = &params[j]
+			}
+		}
+		if p == nil {
+			s.W.Error(sanitize(fmt.Sprintf("ERR Unknown option or number of arguments for CONFIG SET - '%s'", s.Args[i])))
+			return
+		}
+		if p.set == nil {
+			s.W.Error(sanitize(fmt.Sprintf("ERR CONFIG SET failed (possibly related to argument '%s') - can't set immutable config", s.Args[i])))
+			return
+		}
+		if err := p.set(&next, string(s.Args[i+1])); err != nil {
+			s.W.Error(sanitize(fmt.Sprintf("ERR CONFIG SET failed (possibly related to argument '%s') - %v", s.Args[i], err)))
+			return
+		}
+	}
+	s.srv.cfg = next
+	s.W.OK()
+}
+
+func cmdConfigResetStat(s *Session) {
+	for _, c := range s.srv.table.cmds {
+		for _, x := range append([]*Command{c}, c.Subs...) {
+			x.stats.calls.Store(0)
+			x.stats.usec.Store(0)
+			x.stats.rejected.Store(0)
+			x.stats.failed.Store(0)
+		}
+	}
+	for _, v := range []interface{ Store(int64) }{&s.srv.totalConns, &s.srv.rejected, &s.srv.totalCmds, &s.srv.expiredKeys, &s.srv.keyHits, &s.srv.keyMisses, &s.srv.errorReplies, &s.srv.netIn, &s.srv.netOut} {
+		v.Store(0)
+	}
+	s.W.OK()
+}
+
+func cmdConfigHelp(s *Session) {
+	help(s, "CONFIG",
+		"GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
+		"SET <directive> <value>", "    Set the configuration <directive> to <value>.",
+		"RESETSTAT", "    Reset statistics reported by the INFO command.",
+		"REWRITE", "    Rewrite the configuration file.")
+}
+
+// infoSection appends one INFO section.
+type infoSection struct {
+	name  string
+	lines func(srv *Server) [][2]string
+}
+
+// InfoSections lets other parts (persistence, sync) add INFO fields; the
+// engine's own sections come first.
+func (srv *Server) infoSections() []infoSection {
+	secs := []infoSection{
+		{"server", func(srv *Server) [][2]string {
+			cfg := srv.Config()
+			up := int64(time.Since(srv.start) / time.Second)
+			exe, _ := os.Executable()
+			return [][2]string{
+				{"redis_version", Version}, {"redis_git_sha1", "00000000"}, {"redis_git_dirty", "0"},
+				{"redis_build_id", "recached"}, {"redis_mode", "standalone"}, {"os", runtime.GOOS + " " + runtime.GOARCH},
+				{"arch_bits", "64"}, {"multiplexing_api", "epoll"}, {"gcc_version", "0.0.0"},
+				{"process_id", strconv.Itoa(os.Getpid())}, {"run_id", srv.runID()},
+				{"tcp_port", strconv.Itoa(cfg.Port)}, {"server_time_usec", strconv.FormatInt(time.Now().UnixMicro(), 10)},
+				{"uptime_in_seconds", strconv.FormatInt(up, 10)}, {"uptime_in_days", strconv.FormatInt(up/86400, 10)},
+				{"hz", "10"}, {"configured_hz", "10"}, {"lru_clock", strconv.FormatUint(uint64(srv.ks.Clock()), 10)},
+				{"executable", exe}, {"config_file", ""}, {"io_threads_active", "0"},
+				{"recached_go_version", runtime.Version()}, {"recached_event_loops", strconv.Itoa(cfg.Loops)},
+			}
+		}},
+		{"clients", func(srv *Server) [][2]string {
+			srv.clientsMu.Lock()
+			n := len(srv.clients)
+			srv.clientsMu.Unlock()
+			return [][2]string{
+				{"connected_clients", strconv.Itoa(n)}, {"cluster_connections", "0"},
+				{"maxclients", strconv.Itoa(srv.Config().MaxClients)}, {"client_recent_max_input_buffer", "0"},
+				{"client_recent_max_output_buffer", "0"}, {"blocked_clients", "0"}, {"tracking_clients", "0"},
+				{"clients_in_timeout_table", "0"},
+			}
+		}},
+		{"memory", func(srv *Server) [][2]string {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			rss := residentBytes()
+			return [][2]string{
+				{"used_memory", strconv.FormatUint(m.HeapAlloc, 10)}, {"used_memory_human", human(m.HeapAlloc)},
+				{"used_memory_rss", strconv.FormatUint(rss, 10)}, {"used_memory_rss_human", human(rss)},
+				{"used_memory_peak", strconv.FormatUint(m.HeapSys, 10)}, {"used_memory_peak_human", human(m.HeapSys)},
+				{"total_system_memory", "0"}, {"maxmemory", "0"}, {"maxmemory_human", "0B"},
+				{"maxmemory_policy", "noeviction"}, {"mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(m.HeapAlloc, 1)))},
+				{"mem_allocator", "go"}, {"gc_cycles", strconv.FormatUint(uint64(m.NumGC), 10)},
+			}
+		}},
+		{"persistence", func(srv *Server) [][2]string {
+			return [][2]string{
+				{"loading", "0"}, {"rdb_changes_since_last_save", strconv.FormatInt(srv.dirty.Load(), 10)},
+				{"rdb_last_save_time", strconv.FormatInt(srv.lastSave.Load(), 10)},
+				{"aof_enabled", yesNoBit(srv.Config().AppendOnly)},
+			}
+		}},
+		{"stats", func(srv *Server) [][2]string {
+			return [][2]string{
+				{"total_connections_received", strconv.FormatInt(srv.totalConns.Load(), 10)},
+				{"total_commands_processed", strconv.FormatInt(srv.totalCmds.Load(), 10)},
+				{"total_net_input_bytes", strconv.FormatInt(srv.netIn.Load(), 10)},
+				{"total_net_output_bytes", strconv.FormatInt(srv.netOut.Load(), 10)},
+				{"rejected_connections", strconv.FormatInt(srv.rejected.Load(), 10)},
+				{"expired_keys", strconv.FormatInt(srv.expiredKeys.Load(), 10)},
+				{"evicted_keys", "0"},
+				{"keyspace_hits", strconv.FormatInt(srv.keyHits.Load(), 10)},
+				{"keyspace_misses", strconv.FormatInt(srv.keyMisses.Load(), 10)},
+				{"pubsub_channels", "0"}, {"pubsub_patterns", "0"},
+				{"total_error_replies", strconv.FormatInt(srv.errorReplies.Load(), 10)},
+			}
+		}},
+		{"replication", func(srv *Server) [][2]string {
+			return [][2]string{{"role", "master"}, {"connected_slaves", "0"}, {"master_repl_offset", "0"}}
+		}},
+		{"cpu", func(srv *Server) [][2]string {
+			u, sy := cpuTimes()
+			return [][2]string{{"used_cpu_sys", fmt.Sprintf("%.6f", sy)}, {"used_cpu_user", fmt.Sprintf("%.6f", u)}}
+		}},
+		{"modules", func(srv *Server) [][2]string { return nil }},
+		{"commandstats", func(srv *Server) [][2]string {
+			var out [][2]string
+			for _, c := range srv.table.Sorted() {
+				for _, x := range append([]*Command{c}, c.Subs...) {
+					calls := x.stats.calls.Load()
+					rej, fail := x.stats.rejected.Load(), x.stats.failed.Load()
+					if calls == 0 && rej == 0 && fail == 0 {
+						continue
+					}
+					usec := x.stats.usec.Load()
+					per := 0.0
+					if calls > 0 {
+						per = float64(usec) / float64(calls)
+					}
+					out = append(out, [2]string{"cmdstat_" + x.Name, fmt.Sprintf("calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d", calls, usec, per, rej, fail)})
+				}
+			}
+			return out
+		}},
+		{"errorstats", func(srv *Server) [][2]string { return nil }},
+		{"cluster", func(srv *Server) [][2]string { return [][2]string{{"cluster_enabled", "0"}} }},
+		{"keyspace", func(srv *Server) [][2]string {
+			var out [][2]string
+			for _, db := range srv.ks.DBs {
+				keys, exp := 0, 0
+				for i := 0; i < keyspace.NumShards; i++ {
+					sh := db.Shard(i)
+					sh.Lock()
+					keys += db.Len(i)
+					exp += db.Expires(i)
+					sh.Unlock()
+				}
+				if keys > 0 {
+					out = append(out, [2]string{fmt.Sprintf("db%d", db.Index), fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", keys, exp)})
+				}
+			}
+			return out
+		}},
+	}
+	return append(secs, srv.extraInfo...)
+}
+
+func yesNoBit(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+func human(n uint64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2fG", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.2fM", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.2fK", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+func (srv *Server) runID() string {
+	return fmt.Sprintf("%040x", srv.start.UnixNano())
+}
+
+// defaultInfo are the sections INFO with no argument prints.
+var defaultInfo = map[string]bool{"server": true, "clients": true, "memory": true, "persistence": true, "stats": true, "replication": true, "cpu": true, "modules": true, "errorstats": true, "cluster": true, "keyspace": true}
+
+func cmdInfo(s *Session) {
+	want := map[string]bool{}
+	all := false
+	if len(s.Args) == 1 {
+		want = defaultInfo
+	}
+	for _, a := range s.Args[1:] {
+		n := strings.ToLower(string(a))
+		switch n {
+		case "all", "everything":
+			all = true
+		case "default":
+			for k := range defaultInfo {
+				want[k] = true
+			}
+		default:
+			want[n] = true
+		}
+	}
+	var b strings.Builder
+	for _, sec := range s.srv.infoSections() {
+		if !all && !want[sec.name] {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\r\n")
+		}
+		b.WriteString("# " + strings.ToUpper(sec.name[:1]) + sec.name[1:] + "\r\n")
+		for _, kv := range sec.lines(s.srv) {
+			b.WriteString(kv[0] + ":" + kv[1] + "\r\n")
+		}
+	}
+	s.W.Verbatim(b.String())
+}
+

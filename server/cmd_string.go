@@ -1,0 +1,581 @@
+package server
+
+import (
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+
+	"github.com/recached/recached/server/keyspace"
+)
+
+// maxStringLen is Redis's proto-max-bulk-len default, the largest string a
+// command may build.
+const maxStringLen = 512 << 20
+
+func stringCommands() []*Command {
+	k1 := func(c *Command) *Command { c.FirstKey, c.LastKey, c.Step = 1, 1, 1; return c }
+	return []*Command{
+		k1(&Command{Name: "get", Arity: 2, Flags: FlagReadonly | FlagFast, Group: "string", Since: "1.0.0", Syntax: "key", Summary: "Returns the string value of a key.", Categories: "read string fast", Handler: cmdGet}),
+		k1(&Command{Name: "set", Arity: -3, Flags: FlagWrite | FlagDenyOOM, Group: "string", Since: "1.0.0", Syntax: "key value [NX | XX] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]", Summary: "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", Categories: "write string slow", Handler: cmdSet}),
+		k1(&Command{Name: "setnx", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, Group: "string", Since: "1.0.0", Syntax: "key value", Summary: "Set the string value of a key only when the key doesn't exist.", Categories: "write string fast", Handler: cmdSetNX}),
+		k1(&Command{Name: "setex", Arity: 4, Flags: FlagWrite | FlagDenyOOM, Group: "string", Since: "2.0.0", Syntax: "key seconds value", Summary: "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", Categories: "write string slow", Handler: setexCmd(1000)}),
+		k1(&Command{Name: "psetex", Arity: 4, Flags: FlagWrite | FlagDenyOOM, Group: "string", Since: "2.6.0", Syntax: "key milliseconds value", Summary: "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", Categories: "write string slow", Handler: setexCmd(1)}),
+		{Name: "mget", Arity: -2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Group: "string", Since: "1.0.0", Syntax: "key [key ...]", Summary: "Atomically returns the string values of one or more keys.", Categories: "read string fast", Handler: cmdMGet},
+		{Name: "mset", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: -1, Step: 2, Group: "string", Since: "1.0.1", Syntax: "key value [key value ...]", Summary: "Atomically creates or modifies the string values of one or more keys.", Categories: "write string slow", Handler: msetCmd(false)},
+		{Name: "msetnx", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: -1, Step: 2, Group: "string", Since: "1.0.1", Syntax: "key value [key value ...]", Summary: "Atomically modifies the string values of one or more keys only when all keys don't exist.", Categories: "write string slow", Handler: msetCmd(true)},
+		k1(&Command{Name: "getset", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, Group: "string", Since: "1.0.0", Syntax: "key value", Summary: "Returns the previous string value of a key after setting it to a new value.", Categories: "write string fast", Handler: cmdGetSet}),
+		k1(&Command{Name: "getdel", Arity: 2, Flags: FlagWrite | FlagFast, Group: "string", Since: "6.2.0", Syntax: "key", Summary: "Returns the string value of a key after deleting the key.", Categories: "write string fast", Handler: cmdGetDel}),
+		k1(&Command{Name: "getex", Arity: -2, Flags: FlagWrite | FlagFast, Group: "string", Since: "6.2.0", Syntax: "key [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | PERSIST]", Summary: "Returns the string value of a key after setting its expiration time.", Categories: "write string fast", Handler: cmdGetEx}),
+		k1(&Command{Name: "append", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, Group: "string", Since: "2.0.0", Syntax: "key value", Summary: "Appends a string to the value of a key. Creates the key if it doesn't exist.", Categories: "write string fast", Handler: cmdAppend}),
+		k1(&Command{Name: "strlen", Arity: 2, Flags: FlagReadonly | FlagFast, Group: "string", Since: "2.2.0", Syntax: "key", Summary: "Returns the length of a string value.", Categories: "read string fast", Handler: cmdStrlen}),
+		k1(&Command{Name: "incr", Arity: 2, Flags: FlagWrite | FlagDenyOOM | FlagFast, Group: "string", Since: "1.0.0", Syntax: "key", Summary: "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", Categories: "write string fast", Handler: incrCmd(1, false)}),
+		k1(&Command{Name: "decr", Arity: 2, Flags: FlagWrite | FlagDenyOOM | FlagFast, Group: "string", Since: "1.0.0", Syntax: "key", Summary: "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", Categories: "write string fast", Handler: incrCmd(-1, false)}),
+		k1(&Command{Name: "incrby", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, Group: "string", Since: "1.0.0", Syntax: "key increment", Summary: "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", Categories: "write string fast", Handler: incrCmd(1, true)}),
+		k1(&Command{Name: "decrby", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, Group: "string", Since: "1.0.0", Syntax: "key decrement", Summary: "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", Categories: "write string fast", Handler: incrCmd(-1, true)}),
+		k1(&Command{Name: "incrbyfloat", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, Group: "string", Since: "2.6.0", Syntax: "key increment", Summary: "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", Categories: "write string fast", Handler: cmdIncrByFloat}),
+		k1(&Command{Name: "getrange", Arity: 4, Flags: FlagReadonly, Group: "string", Since: "2.4.0", Syntax: "key start end", Summary: "Returns a substring of the string stored at a key.", Categories: "read string slow", Handler: cmdGetRange}),
+		k1(&Command{Name: "substr", Arity: 4, Flags: FlagReadonly, Group: "string", Since: "1.0.0", Syntax: "key start end", Summary: "Returns a substring from a string value.", Categories: "read string slow", Handler: cmdGetRange}),
+		k1(&Command{Name: "setrange", Arity: 4, Flags: FlagWrite | FlagDenyOOM, Group: "string", Since: "2.2.0", Syntax: "key offset value", Summary: "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", Categories: "write string slow", Handler: cmdSetRange}),
+	}
+}
+
+// lookupString returns key's string entry, nil if absent; wrong reports
+// (and replies to) a value of another type.
+func (s *Session) lookupString(key []byte) (e *keyspace.Entry, wrong bool) {
+	e = s.db.Lookup(key)
+	if e != nil && e.Obj != nil {
+		s.W.Error(errWrongType)
+		return nil, true
+	}
+	return e, false
+}
+
+func cmdGet(s *Session) {
+	e, wrong := s.lookupString(s.Args[1])
+	if wrong {
+		return
+	}
+	if e == nil {
+		s.srv.keyMisses.Add(1)
+		s.W.Null()
+		return
+	}
+	s.srv.keyHits.Add(1)
+	s.W.Bulk(e.Str)
+}
+
+// expiryOpt is a parsed EX/PX/EXAT/PXAT/KEEPTTL/PERSIST option.
+type expiryOpt struct {
+	at      int64 // absolute unix ms; 0 none
+	keepTTL bool
+	persist bool
+}
+
+// parseExpiry parses one expiry option at args[i] (and its value); it
+// returns the new index and false after replying on error. name is the
+// command for the invalid-expire text.
+func (s *Session) parseExpiry(i int, o *expiryOpt, name string) (int, bool) {
+	a := s.Args[i]
+	var unit int64
+	abs := false
+	switch {
+	case eqFold(a, "ex"):
+		unit = 1000
+	case eqFold(a, "px"):
+		unit = 1
+	case eqFold(a, "exat"):
+		unit, abs = 1000, true
+	case eqFold(a, "pxat"):
+		unit, abs = 1, true
+	default:
+		s.W.Error(errSyntax)
+		return i, false
+	}
+	if i+1 >= len(s.Args) {
+		s.W.Error(errSyntax)
+		return i, false
+	}
+	n, ok := s.intArg(i + 1)
+	if !ok {
+		return i, false
+	}
+	if n <= 0 || n > math.MaxInt64/unit {
+		s.W.Error("ERR invalid expire time in '" + name + "' command")
+		return i, false
+	}
+	n *= unit
+	if !abs {
+		now := s.srv.ks.Now()
+		if n > math.MaxInt64-now {
+			s.W.Error("ERR invalid expire time in '" + name + "' command")
+			return i, false
+		}
+		n += now
+	}
+	o.at = n
+	return i + 1, true
+}
+
+func cmdSet(s *Session) {
+	key, val := s.Args[1], s.Args[2]
+	var nx, xx, get bool
+	var o expiryOpt
+	haveExp := false
+	for i := 3; i < len(s.Args); i++ {
+		a := s.Args[i]
+		switch {
+		case eqFold(a, "nx") && !xx:
+			nx = true
+		case eqFold(a, "xx") && !nx:
+			xx = true
+		case eqFold(a, "get"):
+			get = true
+		case eqFold(a, "keepttl") && !haveExp:
+			o.keepTTL = true
+		case (eqFold(a, "ex") || eqFold(a, "px") || eqFold(a, "exat") || eqFold(a, "pxat")) && !haveExp && !o.keepTTL && i+1 < len(s.Args):
+			var ok bool
+			if i, ok = s.parseExpiry(i, &o, "set"); !ok {
+				return
+			}
+			haveExp = true
+		default:
+			s.W.Error(errSyntax)
+			return
+		}
+	}
+	old := s.db.Lookup(key)
+	if get {
+		if old != nil && old.Obj != nil {
+			s.W.Error(errWrongType)
+			return
+		}
+	}
+	if nx && old != nil || xx && old == nil {
+		if get {
+			s.replyOld(old)
+		} else {
+			s.W.Null()
+		}
+		return
+	}
+	if get {
+		s.replyOld(old)
+	}
+	s.setString(key, val, o)
+	if !get {
+		s.W.OK()
+	}
+}
+
+func (s *Session) replyOld(old *keyspace.Entry) {
+	if old == nil {
+		s.W.Null()
+		return
+	}
+	s.W.Bulk(old.Str)
+}
+
+// setString stores val and emits the SET effect with the resulting expiry.
+// Replies that must show the old value are written before calling it.
+func (s *Session) setString(key, val []byte, o expiryOpt) {
+	if old := s.db.Lookup(key); old != nil && old.Obj != nil {
+		s.db.Delete(key)
+	}
+	s.db.SetString(key, val, o.keepTTL)
+	switch {
+	case o.at != 0:
+		s.db.SetExpiry(key, o.at)
+		var buf [20]byte
+		s.emit(bSET, key, val, bPXAT, strconv.AppendInt(buf[:0], o.at, 10))
+	case o.keepTTL:
+		s.emit(bSET, key, val, bKEEPTTL)
+	default:
+		s.emit(bSET, key, val)
+	}
+}
+
+func cmdSetNX(s *Session) {
+	if s.db.Lookup(s.Args[1]) != nil {
+		s.W.Int(0)
+		return
+	}
+	s.setString(s.Args[1], s.Args[2], expiryOpt{})
+	s.W.Int(1)
+}
+
+func setexCmd(unit int64) Handler {
+	return func(s *Session) {
+		n, ok := s.intArg(2)
+		if !ok {
+			return
+		}
+		name := s.lastCmd.Load().Name
+		if n <= 0 || n > math.MaxInt64/unit {
+			s.W.Error("ERR invalid expire time in '" + name + "' command")
+			return
+		}
+		now := s.srv.ks.Now()
+		if n*unit > math.MaxInt64-now {
+			s.W.Error("ERR invalid expire time in '" + name + "' command")
+			return
+		}
+		s.setString(s.Args[1], s.Args[3], expiryOpt{at: now + n*unit})
+		s.W.OK()
+	}
+}
+
+func cmdMGet(s *Session) {
+	s.W.Array(len(s.Args) - 1)
+	for _, k := range s.Args[1:] {
+		e := s.db.Lookup(k)
+		if e == nil || e.Obj != nil {
+			s.W.Null()
+			continue
+		}
+		s.W.Bulk(e.Str)
+	}
+}
+
+func msetCmd(nx bool) Handler {
+	return func(s *Session) {
+		if len(s.Args)%2 == 0 {
+			s.W.Error("ERR wrong number of arguments for '" + s.lastCmd.Load().Name + "' command")
+			return
+		}
+		if nx {
+			for i := 1; i < len(s.Args); i += 2 {
+				if s.db.Lookup(s.Args[i]) != nil {
+					s.W.Int(0)
+					return
+				}
+			}
+		}
+		for i := 1; i < len(s.Args); i += 2 {
+			s.setString(s.Args[i], s.Args[i+1], expiryOpt{})
+		}
+		if nx {
+			s.W.Int(1)
+		} else {
+			s.W.OK()
+		}
+	}
+}
+
+func cmdGetSet(s *Session) {
+	old, wrong := s.lookupString(s.Args[1])
+	if wrong {
+		return
+	}
+	s.replyOld(old)
+	s.setString(s.Args[1], s.Args[2], expiryOpt{})
+}
+
+func cmdGetDel(s *Session) {
+	e, wrong := s.lookupString(s.Args[1])
+	if wrong {
+		return
+	}
+	if e == nil {
+		s.W.Null()
+		return
+	}
+	s.W.Bulk(e.Str)
+	s.db.Delete(s.Args[1])
+	s.emit(bDEL, s.Args[1])
+}
+
+func cmdGetEx(s *Session) {
+	key := s.Args[1]
+	var o expiryOpt
+	set := false
+	for i := 2; i < len(s.Args); i++ {
+		a := s.Args[i]
+		switch {
+		case eqFold(a, "persist") && !set:
+			o.persist, set = true, true
+		case (eqFold(a, "ex") || eqFold(a, "px") || eqFold(a, "exat") || eqFold(a, "pxat")) && !set && i+1 < len(s.Args):
+			var ok bool
+			if i, ok = s.parseExpiry(i, &o, "getex"); !ok {
+				return
+			}
+			set = true
+		default:
+			s.W.Error(errSyntax)
+			return
+		}
+	}
+	e, wrong := s.lookupString(key)
+	if wrong {
+		return
+	}
+	if e == nil {
+		s.W.Null()
+		return
+	}
+	s.W.Bulk(e.Str)
+	switch {
+	case o.persist:
+		if s.db.Persist(key) {
+			s.emit(bPERSIST, key)
+		}
+	case o.at != 0 && o.at <= s.srv.ks.Now():
+		s.db.Delete(key)
+		s.emit(bDEL, key)
+	case o.at != 0:
+		s.db.SetExpiry(key, o.at)
+		var buf [20]byte
+		s.emit(bPEXPIREAT, key, strconv.AppendInt(buf[:0], o.at, 10))
+	}
+}
+
+func cmdAppend(s *Session) {
+	key := s.Args[1]
+	e, wrong := s.lookupString(key)
+	if wrong {
+		return
+	}
+	if e == nil {
+		s.setString(key, s.Args[2], expiryOpt{})
+		s.W.Int(int64(len(s.Args[2])))
+		return
+	}
+	if len(e.Str)+len(s.Args[2]) > maxStringLen {
+		s.W.Error(errStringTooLong)
+		return
+	}
+	e.Str = append(e.Str, s.Args[2]...)
+	s.emit(bSET, key, e.Str, bKEEPTTL)
+	s.W.Int(int64(len(e.Str)))
+}
+
+func cmdStrlen(s *Session) {
+	e, wrong := s.lookupString(s.Args[1])
+	if wrong {
+		return
+	}
+	if e == nil {
+		s.W.Int(0)
+		return
+	}
+	s.W.Int(int64(len(e.Str)))
+}
+
+// incrCmd builds INCR, DECR, INCRBY and DECRBY: sign is the direction,
+// byArg whether the amount is the second argument.
+func incrCmd(sign int64, byArg bool) Handler {
+	return func(s *Session) {
+		by := int64(1)
+		if byArg {
+			var ok bool
+			if by, ok = s.intArg(2); !ok {
+				return
+			}
+			if sign < 0 {
+				if by == math.MinInt64 {
+					s.W.Error("ERR decrement would overflow")
+					return
+				}
+				by = -by
+			}
+		} else {
+			by = sign
+		}
+		key := s.Args[1]
+		e, wrong := s.lookupString(key)
+		if wrong {
+			return
+		}
+		var cur int64
+		if e != nil {
+			var ok bool
+			if cur, ok = parseInt(e.Str); !ok {
+				s.W.Error(errNotInt)
+				return
+			}
+		}
+		if (by > 0 && cur > math.MaxInt64-by) || (by < 0 && cur < math.MinInt64-by) {
+			s.W.Error(errOverflow)
+			return
+		}
+		cur += by
+		var buf [20]byte
+		v := strconv.AppendInt(buf[:0], cur, 10)
+		if e == nil {
+			s.db.SetString(key, v, false)
+		} else {
+			e.Str = append(e.Str[:0], v...)
+		}
+		s.emit(bSET, key, v, bKEEPTTL)
+		s.W.Int(cur)
+	}
+}
+
+// longDouble is the precision of C's long double on x86-64, which Redis
+// uses for INCRBYFLOAT; big.Float at this precision rounds the same way.
+const longDouble = 64
+
+// parseLongDouble parses a number as strtold would for Redis's
+// string2ld: no spaces, the whole string, no NaN.
+func parseLongDouble(b []byte) (*big.Float, bool) {
+	if len(b) == 0 || len(b) > 5000 || isSpaceByte(b[0]) || isSpaceByte(b[len(b)-1]) {
+		return nil, false
+	}
+	str := string(b)
+	switch strings.ToLower(str) {
+	case "inf", "+inf", "infinity", "+infinity":
+		return new(big.Float).SetInf(false), true
+	case "-inf", "-infinity":
+		return new(big.Float).SetInf(true), true
+	}
+	if strings.ContainsAny(str, "_pP") || hasHexFloat(str) {
+		return nil, false
+	}
+	f, _, err := big.ParseFloat(str, 10, longDouble, big.ToNearestEven)
+	if err != nil {
+		return nil, false
+	}
+	return f, true
+}
+
+// formatLongDouble formats as Redis's ld2string in human mode: "%.17Lf"
+// with trailing zeros and a trailing point removed.
+func formatLongDouble(f *big.Float) string {
+	str := f.Text('f', 17)
+	if strings.Contains(str, ".") {
+		str = strings.TrimRight(str, "0")
+		str = strings.TrimSuffix(str, ".")
+	}
+	if str == "-0" {
+		str = "0"
+	}
+	return str
+}
+
+func cmdIncrByFloat(s *Session) {
+	key := s.Args[1]
+	e, wrong := s.lookupString(key)
+	if wrong {
+		return
+	}
+	cur := new(big.Float).SetPrec(longDouble)
+	if e != nil {
+		v, ok := parseLongDouble(e.Str)
+		if !ok {
+			s.W.Error(errNotFloat)
+			return
+		}
+		cur = v
+	}
+	by, ok := parseLongDouble(s.Args[2])
+	if !ok {
+		s.W.Error(errNotFloat)
+		return
+	}
+	if cur.IsInf() || by.IsInf() {
+		s.W.Error(errNaN)
+		return
+	}
+	sum := new(big.Float).SetPrec(longDouble).SetMode(big.ToNearestEven).Add(cur, by)
+	if exp := sum.MantExp(nil); exp > 16384 {
+		s.W.Error(errNaN)
+		return
+	}
+	v := []byte(formatLongDouble(sum))
+	if e == nil {
+		s.db.SetString(key, v, false)
+	} else {
+		e.Str = append(e.Str[:0], v...)
+	}
+	s.emit(bSET, key, v, bKEEPTTL)
+	s.W.Bulk(v)
+}
+
+func cmdGetRange(s *Session) {
+	start, ok := s.intArg(2)
+	if !ok {
+		return
+	}
+	end, ok := s.intArg(3)
+	if !ok {
+		return
+	}
+	e, wrong := s.lookupString(s.Args[1])
+	if wrong {
+		return
+	}
+	if e == nil {
+		s.W.BulkString("")
+		return
+	}
+	n := int64(len(e.Str))
+	if start < 0 && end < 0 && start > end {
+		s.W.BulkString("")
+		return
+	}
+	if start < 0 {
+		start += n
+	}
+	if end < 0 {
+		end += n
+	}
+	if start < 0 {
+		start = 0
+	}
+	if end < 0 {
+		end = 0
+	}
+	if end >= n {
+		end = n - 1
+	}
+	if start > end || n == 0 {
+		s.W.BulkString("")
+		return
+	}
+	s.W.Bulk(e.Str[start : end+1])
+}
+
+func cmdSetRange(s *Session) {
+	off, ok := s.intArg(2)
+	if !ok {
+		return
+	}
+	if off < 0 {
+		s.W.Error(errOffsetRange)
+		return
+	}
+	key, val := s.Args[1], s.Args[3]
+	e, wrong := s.lookupString(key)
+	if wrong {
+		return
+	}
+	if e == nil {
+		if len(val) == 0 {
+			s.W.Int(0)
+			return
+		}
+		if off+int64(len(val)) > maxStringLen {
+			s.W.Error(errStringTooLong)
+			return
+		}
+		b := make([]byte, off+int64(len(val)))
+		copy(b[off:], val)
+		s.setString(key, b, expiryOpt{})
+		s.W.Int(int64(len(b)))
+		return
+	}
+	if len(val) == 0 {
+		s.W.Int(int64(len(e.Str)))
+		return
+	}
+	if off+int64(len(val)) > maxStringLen {
+		s.W.Error(errStringTooLong)
+		return
+	}
+	if need := int(off) + len(val); need > len(e.Str) {
+		e.Str = append(e.Str, make([]byte, need-len(e.Str))...)
+	}
+	copy(e.Str[off:], val)
+	s.emit(bSET, key, e.Str, bKEEPTTL)
+	s.W.Int(int64(len(e.Str)))
+}

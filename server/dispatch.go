@@ -1,0 +1,180 @@
+package server
+
+import (
+	"fmt"
+	"math/bits"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/recached/recached/server/keyspace"
+)
+
+// cmdStats are one command's INFO commandstats counters.
+type cmdStats struct {
+	calls, usec, rejected, failed atomic.Int64
+}
+
+// Exec runs one request: it finds the command, checks arity, authentication,
+// the port's restrictions and the transaction state, then runs it under the
+// locks of the shards its keys live in. The reply is appended to s.W.
+func (s *Session) Exec(args [][]byte) {
+	if len(args) == 0 {
+		return
+	}
+	s.Args = args
+	s.lastActive.Store(time.Now().UnixMilli())
+	cmd := s.srv.table.Lookup(args[0])
+	if cmd == nil {
+		s.reject(nil, unknownCommand(args))
+		return
+	}
+	if cmd.subs != nil && len(args) >= 2 {
+		sub := cmd.Sub(args[1])
+		if sub == nil {
+			s.reject(cmd, sanitize(fmt.Sprintf("ERR unknown subcommand '%.128s'. Try %s HELP.", args[1], strings.ToUpper(string(args[0])))))
+			return
+		}
+		cmd = sub
+	}
+	if !cmd.checkArity(len(args)) {
+		s.reject(cmd, "ERR wrong number of arguments for '"+cmd.Name+"' command")
+		return
+	}
+	if !s.authed && cmd.Flags&FlagNoAuth == 0 {
+		s.reject(cmd, errNoAuth)
+		return
+	}
+	if s.WS && cmd.Flags&(FlagNoWS|FlagAdmin|FlagDangerous) != 0 {
+		s.reject(cmd, errNoPermWS)
+		return
+	}
+	if s.subscribed > 0 && s.W.Proto == 2 && !s.WS && cmd.Flags&FlagSubContext == 0 {
+		s.reject(cmd, "ERR Can't execute '"+cmd.Name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
+		return
+	}
+	s.lastCmd.Store(cmd)
+	if s.multi != nil && cmd.Flags&FlagNoMulti == 0 {
+		s.queue(cmd)
+		return
+	}
+	s.call(cmd)
+}
+
+// reject answers a command that will not run, and poisons an open
+// transaction as Redis does.
+func (s *Session) reject(cmd *Command, msg string) {
+	if cmd != nil {
+		cmd.stats.rejected.Add(1)
+	}
+	s.srv.errorReplies.Add(1)
+	if s.multi != nil {
+		s.multi.failed = true
+	}
+	s.W.Error(msg)
+}
+
+// unknownCommand builds Redis's unknown-command error.
+func unknownCommand(args [][]byte) string {
+	var b strings.Builder
+	for _, a := range args[1:] {
+		if b.Len() >= 128 {
+			break
+		}
+		fmt.Fprintf(&b, "'%.*s' ", 128-b.Len(), a)
+	}
+	return sanitize(fmt.Sprintf("ERR unknown command '%.128s', with args beginning with: %s", args[0], b.String()))
+}
+
+// sanitize replaces CR and LF, which would break the protocol, as Redis does.
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\r' || r == '\n' {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// call runs a checked command under its locks and accounts for it.
+func (s *Session) call(cmd *Command) {
+	if !s.inExec {
+		s.lockFor(cmd)
+	}
+	start := time.Now()
+	n := len(s.W.B)
+	cmd.Handler(s)
+	if !s.inExec {
+		s.unlock()
+	}
+	cmd.stats.calls.Add(1)
+	cmd.stats.usec.Add(int64(time.Since(start) / time.Microsecond))
+	s.srv.totalCmds.Add(1)
+	if len(s.W.B) > n && s.W.B[n] == '-' {
+		cmd.stats.failed.Add(1)
+		s.srv.errorReplies.Add(1)
+	}
+}
+
+// lockFor locks the shards cmd will touch, in lock order.
+func (s *Session) lockFor(cmd *Command) {
+	s.addLocks(cmd, s.Args, s.DBIndex)
+	s.lock()
+}
+
+// addLocks adds to the session's lock set the shards cmd touches when run
+// with args in database db.
+func (s *Session) addLocks(cmd *Command, args [][]byte, db int) {
+	switch {
+	case cmd.Flags&FlagAllDBs != 0:
+		for i := range s.masks {
+			s.masks[i] = ^uint64(0)
+		}
+		s.lockDB = 1<<len(s.masks) - 1
+	case cmd.Flags&FlagAllKeys != 0:
+		s.masks[db] = ^uint64(0)
+		s.lockDB |= 1 << db
+	case cmd.FirstKey > 0 || cmd.Keys != nil:
+		s.keys = cmd.KeyArgs(s.keys[:0], args)
+		for _, k := range s.keys {
+			s.masks[db] |= 1 << s.srv.ks.ShardOf(k)
+		}
+		if len(s.keys) > 0 {
+			s.lockDB |= 1 << db
+		}
+	}
+}
+
+// lock acquires the lock set built by addLocks.
+func (s *Session) lock() {
+	for d := s.lockDB; d != 0; d &= d - 1 {
+		i := bits.TrailingZeros64(d)
+		db := s.srv.ks.DBs[i]
+		for m := s.masks[i]; m != 0; m &= m - 1 {
+			db.Shard(bits.TrailingZeros64(m)).Lock()
+		}
+	}
+}
+
+// unlock releases every lock the session holds and empties its lock set.
+func (s *Session) unlock() {
+	for d := s.lockDB; d != 0; d &= d - 1 {
+		i := bits.TrailingZeros64(d)
+		db := s.srv.ks.DBs[i]
+		for m := s.masks[i]; m != 0; m &= m - 1 {
+			db.Shard(bits.TrailingZeros64(m)).Unlock()
+		}
+		s.masks[i] = 0
+	}
+	s.lockDB = 0
+}
+
+// withAllLocked runs fn with every shard of every database locked, for work
+// that happens outside a command (CLIENT KILL is not one; FLUSHALL is).
+func (srv *Server) withAllLocked(fn func()) {
+	srv.lockAll(srv.ks.DBs...)
+	defer srv.unlockAll(srv.ks.DBs...)
+	fn()
+}
+
+var _ = keyspace.NumShards

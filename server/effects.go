@@ -1,0 +1,70 @@
+package server
+
+// Effect is the replayable form of one change to one key: the command that,
+// applied to a copy of the key's previous state, reproduces the server's new
+// state (SPEC section 4). INCR k yields SET k <value> KEEPTTL, EXPIRE yields
+// PEXPIREAT, an expired key yields DEL.
+//
+// Every write reports its effects through Session.emit, and nothing else
+// learns of writes: sync pushes, the append-only log, WATCH and the dirty
+// counter are all EffectHooks.
+type Effect struct {
+	DB     int
+	Key    []byte
+	Args   [][]byte
+	Origin *Session // the writing session; nil for expiry
+}
+
+// EffectHook hears of every effect. It is called with the key's shard locked,
+// in the order the changes were applied, so it must not block or call back
+// into the keyspace. Args are only valid during the call.
+type EffectHook func(e *Effect)
+
+// emit reports one effect of the running command on key. The arguments are
+// copied into the session's scratch space, so the call does not allocate.
+func (s *Session) emit(args ...[]byte) {
+	s.srv.dirty.Add(1)
+	if len(s.srv.hooks) == 0 {
+		return
+	}
+	s.eff.Args = append(s.eff.Args[:0], args...)
+	s.eff.DB = s.DBIndex
+	s.eff.Key = args[1]
+	s.eff.Origin = s
+	for _, h := range s.srv.hooks {
+		h(&s.eff)
+	}
+}
+
+// emitArgs is emit for effects built in a slice the caller owns.
+func (s *Session) emitArgs(args [][]byte) { s.emit(args...) }
+
+// onExpire turns a key found expired into a DEL effect. The keyspace calls it
+// under the key's shard lock.
+func (srv *Server) onExpire(db int, key string) {
+	srv.dirty.Add(1)
+	srv.expiredKeys.Add(1)
+	if len(srv.hooks) == 0 {
+		return
+	}
+	k := []byte(key)
+	e := &Effect{DB: db, Key: k, Args: [][]byte{[]byte("DEL"), k}}
+	for _, h := range srv.hooks {
+		h(e)
+	}
+}
+
+// emitDB reports an effect on a whole database (FLUSHDB, SWAPDB): Key is nil.
+func (s *Session) emitDB(db int, args ...string) {
+	s.srv.dirty.Add(1)
+	if len(s.srv.hooks) == 0 {
+		return
+	}
+	e := &Effect{DB: db, Origin: s}
+	for _, a := range args {
+		e.Args = append(e.Args, []byte(a))
+	}
+	for _, h := range s.srv.hooks {
+		h(e)
+	}
+}

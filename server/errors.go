@@ -1,0 +1,35 @@
+package server
+
+// The catalogue of client-visible errors, in Redis's own words. Handlers use
+// these names so that a text is written, and tested, once.
+const (
+	errWrongType      = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	errSyntax         = "ERR syntax error"
+	errNotInt         = "ERR value is not an integer or out of range"
+	errNotFloat       = "ERR value is not a valid float"
+	errOverflow       = "ERR increment or decrement would overflow"
+	errNaN            = "ERR increment would produce NaN or Infinity"
+	errNoAuth         = "NOAUTH Authentication required."
+	errBadPass        = "WRONGPASS invalid username-password pair or user is disabled."
+	errNoPassSet      = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
+	errNoSuchKey      = "ERR no such key"
+	errDBIndex        = "ERR DB index is out of range"
+	errInvalidDB      = "ERR invalid DB index"
+	errMaxClients     = "ERR max number of clients reached"
+	errExecAbort      = "EXECABORT Transaction discarded because of previous errors."
+	errNestedMulti    = "ERR MULTI calls can not be nested"
+	errExecNoMulti    = "ERR EXEC without MULTI"
+	errDiscardNoMulti = "ERR DISCARD without MULTI"
+	errWatchInMulti   = "ERR WATCH inside MULTI is not allowed"
+	errInvalidExpire  = "ERR invalid expire time in '%s' command"
+	errStringTooLong  = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+	errBitOffset      = "ERR bit offset is not an integer or out of range"
+	errBitValue       = "ERR bit is not an integer or out of range"
+	errSameObject     = "ERR source and destination objects are the same"
+	errNoPermWS       = "NOPERM this command is not allowed on the WebSocket port"
+	errOffsetRange    = "ERR offset is out of range"
+	errTimeout        = "ERR timeout is not a float or out of range"
+	errNegTimeout     = "ERR timeout is negative"
+	errMinMaxFloat    = "ERR min or max is not a float"
+	errNotString      = "ERR value is not a valid string"
+)

@@ -1,0 +1,336 @@
+// Package keyspace holds recached's data: numbered databases, each split into
+// a fixed power-of-two number of shards with one lock per shard.
+//
+// Lock order: shards are always locked in ascending (database, shard) order,
+// and a goroutine holds shard locks only for the duration of one command (or
+// one EXEC). Code that runs a command locks every shard the command's keys
+// hash to before it touches them; the accessors here assume that and do no
+// locking of their own.
+package keyspace
+
+import (
+	"hash/maphash"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// NumShards is the number of shards per database, a power of two.
+const NumShards = 64
+
+// Type is a value's data type, as TYPE names it.
+type Type uint8
+
+// The data types. The numbering is internal; the snapshot format keeps its
+// own append-only tags.
+const (
+	TypeString Type = iota
+	TypeList
+	TypeSet
+	TypeZSet
+	TypeHash
+	TypeJSON
+	TypeRateLimit
+)
+
+var typeNames = [...]string{"string", "list", "set", "zset", "hash", "json", "ratelimit"}
+
+// String returns the name TYPE replies with.
+func (t Type) String() string { return typeNames[t] }
+
+// Object is a non-string value: a hash, list, set, sorted set, ….
+type Object interface {
+	// Type reports the value's data type.
+	Type() Type
+}
+
+// Entry is one key's value. A string value lives in Str with Obj nil; any
+// other type lives in Obj.
+type Entry struct {
+	Str   []byte
+	Obj   Object
+	Atime uint32 // last access, seconds since the keyspace started
+	flags uint8
+}
+
+const flagExpires = 1
+
+// Type returns the entry's data type.
+func (e *Entry) Type() Type {
+	if e.Obj == nil {
+		return TypeString
+	}
+	return e.Obj.Type()
+}
+
+// HasExpiry reports whether the key has a time to live.
+func (e *Entry) HasExpiry() bool { return e.flags&flagExpires != 0 }
+
+// Shard is one lock's worth of keys.
+type Shard struct {
+	mu  sync.Mutex
+	m   map[string]*Entry
+	exp map[string]int64 // absolute expiry in unix milliseconds
+}
+
+// Lock locks the shard.
+func (s *Shard) Lock() { s.mu.Lock() }
+
+// Unlock unlocks the shard.
+func (s *Shard) Unlock() { s.mu.Unlock() }
+
+// DB is one numbered database.
+type DB struct {
+	Index  int
+	ks     *Keyspace
+	shards [NumShards]Shard
+}
+
+// ExpireFunc is called, under the key's shard lock, when a key is found
+// expired and deleted, so that the deletion becomes an effect like any write.
+type ExpireFunc func(db int, key string)
+
+// Keyspace is every database of one server.
+type Keyspace struct {
+	DBs      []*DB
+	seed     maphash.Seed
+	start    time.Time
+	onExpire ExpireFunc
+	clock    atomic.Uint32
+	// Now returns the current time in unix milliseconds; tests replace it.
+	Now func() int64
+}
+
+// New returns a keyspace with n empty databases. onExpire, if not nil, hears
+// of every key removed because its time to live ran out.
+func New(n int, onExpire ExpireFunc) *Keyspace {
+	ks := &Keyspace{
+		seed:     maphash.MakeSeed(),
+		start:    time.Now(),
+		onExpire: onExpire,
+		Now:      func() int64 { return time.Now().UnixMilli() },
+	}
+	for i := 0; i < n; i++ {
+		db := &DB{Index: i, ks: ks}
+		for j := range db.shards {
+			db.shards[j].m = make(map[string]*Entry)
+			db.shards[j].exp = make(map[string]int64)
+		}
+		ks.DBs = append(ks.DBs, db)
+	}
+	return ks
+}
+
+// ShardOf returns the shard index of key.
+func (ks *Keyspace) ShardOf(key []byte) int {
+	return int(maphash.Bytes(ks.seed, key) & (NumShards - 1))
+}
+
+// Clock returns the access clock: seconds since the keyspace started, as of
+// the last Tick. It is cheap enough to read on every access.
+func (ks *Keyspace) Clock() uint32 { return ks.clock.Load() }
+
+// Tick advances the access clock; the server calls it a few times a second.
+func (ks *Keyspace) Tick() { ks.clock.Store(uint32(time.Since(ks.start) / time.Second)) }
+
+// Shard returns shard i of the database.
+func (db *DB) Shard(i int) *Shard { return &db.shards[i] }
+
+func (db *DB) shardFor(key []byte) *Shard { return &db.shards[db.ks.ShardOf(key)] }
+
+// Lookup returns the live entry of key, or nil. A key whose time to live has
+// passed is deleted on the way (lazy expiry).
+func (db *DB) Lookup(key []byte) *Entry {
+	s := db.shardFor(key)
+	e := s.m[string(key)]
+	if e == nil {
+		return nil
+	}
+	if e.flags&flagExpires != 0 && s.exp[string(key)] <= db.ks.Now() {
+		db.expire(s, string(key))
+		return nil
+	}
+	e.Atime = db.ks.clock.Load()
+	return e
+}
+
+// Peek is Lookup without deleting an expired key: it reports an expired key
+// as absent. Read-only scans use it.
+func (db *DB) Peek(key []byte) *Entry {
+	s := db.shardFor(key)
+	e := s.m[string(key)]
+	if e == nil {
+		return nil
+	}
+	if e.flags&flagExpires != 0 && s.exp[string(key)] <= db.ks.Now() {
+		return nil
+	}
+	return e
+}
+
+func (db *DB) expire(s *Shard, key string) {
+	delete(s.m, key)
+	delete(s.exp, key)
+	if db.ks.onExpire != nil {
+		db.ks.onExpire(db.Index, key)
+	}
+}
+
+// Set stores e under key, replacing any value and clearing its expiry.
+func (db *DB) Set(key []byte, e *Entry) {
+	s := db.shardFor(key)
+	if old := s.m[string(key)]; old != nil {
+		if old.flags&flagExpires != 0 {
+			delete(s.exp, string(key))
+		}
+		if old != e {
+			s.m[string(key)] = e
+		}
+		e.flags &^= flagExpires
+		return
+	}
+	e.flags &^= flagExpires
+	s.m[string(key)] = e
+}
+
+// SetString stores a string value under key, reusing the existing entry and
+// its buffer when it has one. It keeps the time to live when keepTTL is set.
+// The value is copied.
+func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
+	s := db.shardFor(key)
+	e := s.m[string(key)]
+	if e == nil {
+		e = &Entry{Str: append(make([]byte, 0, len(val)), val...), Atime: db.ks.Clock()}
+		s.m[string(key)] = e
+		return e
+	}
+	if e.Obj == nil && cap(e.Str) >= len(val) && cap(e.Str) <= 2*len(val)+16 {
+		e.Str = append(e.Str[:0], val...)
+	} else {
+		e.Str = append(make([]byte, 0, len(val)), val...)
+	}
+	e.Obj = nil
+	if !keepTTL && e.flags&flagExpires != 0 {
+		e.flags &^= flagExpires
+		delete(s.exp, string(key))
+	}
+	return e
+}
+
+// Delete removes key and reports whether it existed (expired keys count as
+// absent).
+func (db *DB) Delete(key []byte) bool {
+	if db.Lookup(key) == nil {
+		return false
+	}
+	s := db.shardFor(key)
+	delete(s.m, string(key))
+	delete(s.exp, string(key))
+	return true
+}
+
+// SetExpiry sets key's absolute expiry (unix ms). The key must exist.
+func (db *DB) SetExpiry(key []byte, at int64) {
+	s := db.shardFor(key)
+	e := s.m[string(key)]
+	if e == nil {
+		return
+	}
+	e.flags |= flagExpires
+	s.exp[string(key)] = at
+}
+
+// Persist removes key's time to live and reports whether it had one.
+func (db *DB) Persist(key []byte) bool {
+	s := db.shardFor(key)
+	e := s.m[string(key)]
+	if e == nil || e.flags&flagExpires == 0 {
+		return false
+	}
+	e.flags &^= flagExpires
+	delete(s.exp, string(key))
+	return true
+}
+
+// Expiry returns key's absolute expiry in unix ms and whether it has one.
+func (db *DB) Expiry(key []byte) (int64, bool) {
+	s := db.shardFor(key)
+	e := s.m[string(key)]
+	if e == nil || e.flags&flagExpires == 0 {
+		return 0, false
+	}
+	return s.exp[string(key)], true
+}
+
+// Len returns the number of keys in shard i, expired ones not yet removed
+// included.
+func (db *DB) Len(i int) int { return len(db.shards[i].m) }
+
+// Expires returns the number of keys with a time to live in shard i.
+func (db *DB) Expires(i int) int { return len(db.shards[i].exp) }
+
+// Range calls fn for every live key of shard i until fn returns false.
+func (db *DB) Range(i int, fn func(key string, e *Entry) bool) {
+	s := &db.shards[i]
+	now := int64(0)
+	for k, e := range s.m {
+		if e.flags&flagExpires != 0 {
+			if now == 0 {
+				now = db.ks.Now()
+			}
+			if s.exp[k] <= now {
+				continue
+			}
+		}
+		if !fn(k, e) {
+			return
+		}
+	}
+}
+
+// Keys returns the live keys of shard i in map order.
+func (db *DB) Keys(i int) []string {
+	var keys []string
+	db.Range(i, func(k string, _ *Entry) bool {
+		keys = append(keys, k)
+		return true
+	})
+	return keys
+}
+
+// Clear empties shard i.
+func (db *DB) Clear(i int) {
+	db.shards[i].m = make(map[string]*Entry)
+	db.shards[i].exp = make(map[string]int64)
+}
+
+// Swap exchanges the contents of two databases. The caller holds every
+// shard lock of both.
+func Swap(a, b *DB) {
+	for i := range a.shards {
+		a.shards[i].m, b.shards[i].m = b.shards[i].m, a.shards[i].m
+		a.shards[i].exp, b.shards[i].exp = b.shards[i].exp, a.shards[i].exp
+	}
+}
+
+// ExpireSample deletes up to limit expired keys of shard i, which the caller
+// has locked, and returns how many keys with a time to live it looked at and
+// how many it deleted. It is the active half of expiry.
+func (db *DB) ExpireSample(i, limit int) (seen, deleted int) {
+	s := &db.shards[i]
+	if len(s.exp) == 0 {
+		return 0, 0
+	}
+	now := db.ks.Now()
+	for k, at := range s.exp {
+		if seen >= limit {
+			break
+		}
+		seen++
+		if at <= now {
+			db.expire(s, k)
+			deleted++
+		}
+	}
+	return seen, deleted
+}

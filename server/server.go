@@ -1,0 +1,236 @@
+// Package server is recached's engine: the command table, sessions, dispatch
+// and the commands themselves, over the sharded keyspace. Transports (the
+// gnet RESP listener, the WebSocket bridge) drive Sessions and depend on this
+// package; it never depends on them.
+package server
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/recached/recached/server/keyspace"
+)
+
+// Version is the Redis version recached reports, the one whose replies it
+// reproduces.
+const Version = "7.0.15"
+
+// Config is the server's configuration, from flags and the environment.
+type Config struct {
+	Bind        string
+	Port        int
+	WSPort      int
+	Dir         string
+	RequirePass string
+	TokenSecret string
+	MaxClients  int
+	Databases   int
+	Save        string
+	AppendOnly  bool
+	AppendFsync string
+	Loops       int
+}
+
+// DefaultConfig returns the defaults SPEC section 1 lists.
+func DefaultConfig() Config {
+	return Config{
+		Bind:        "127.0.0.1",
+		Port:        6379,
+		WSPort:      6380,
+		Dir:         ".",
+		MaxClients:  10000,
+		Databases:   16,
+		Save:        "3600 1 300 100 60 10000",
+		AppendOnly:  true,
+		AppendFsync: "everysec",
+		Loops:       1,
+	}
+}
+
+// Conn is what a transport offers a session: a way to deliver bytes outside
+// the request/reply cycle and to close the connection, from any goroutine.
+type Conn interface {
+	// Push queues bytes for delivery after any reply already sent.
+	Push(b []byte)
+	// Close closes the connection after what is queued has been sent.
+	Close()
+	// RemoteAddr and LocalAddr are "ip:port" strings for CLIENT LIST.
+	RemoteAddr() string
+	LocalAddr() string
+}
+
+// Server is one recached instance: its keyspace, command table, sessions and
+// statistics. It is safe for use by many transports at once.
+type Server struct {
+	cfg   Config
+	cfgMu sync.RWMutex
+	ks    *keyspace.Keyspace
+	table *Table
+	hooks []EffectHook
+	// resetHooks drop a session's state kept elsewhere (RESET, close).
+	resetHooks []func(*Session)
+	// extraInfo are INFO sections added by other parts of the server.
+	extraInfo []infoSection
+
+	start   time.Time
+	nextID  atomic.Int64
+	dirty   atomic.Int64
+	stopped chan struct{}
+	stop    sync.Once
+	// Shutdown is closed when a client asks the server to shut down.
+	Shutdown chan struct{}
+
+	watches watchRegistry
+
+	clientsMu sync.Mutex
+	clients   map[int64]*Session
+
+	totalConns   atomic.Int64
+	rejected     atomic.Int64
+	totalCmds    atomic.Int64
+	expiredKeys  atomic.Int64
+	keyHits      atomic.Int64
+	keyMisses    atomic.Int64
+	lastSave     atomic.Int64
+	netIn        atomic.Int64
+	netOut       atomic.Int64
+	errorReplies atomic.Int64
+}
+
+// New returns a server for cfg with an empty keyspace.
+func New(cfg Config) *Server {
+	if cfg.Databases <= 0 {
+		cfg.Databases = 16
+	}
+	srv := &Server{
+		cfg:      cfg,
+		table:    newTable(),
+		start:    time.Now(),
+		stopped:  make(chan struct{}),
+		Shutdown: make(chan struct{}),
+		clients:  make(map[int64]*Session),
+	}
+	srv.watches.keys = make(map[watchedKey]map[*Session]struct{})
+	srv.hooks = append(srv.hooks, func(e *Effect) { srv.watches.touch(e.DB, e.Key) })
+	srv.ks = keyspace.New(cfg.Databases, srv.onExpire)
+	srv.lastSave.Store(time.Now().Unix())
+	return srv
+}
+
+func (srv *Server) watchReg() *watchRegistry { return &srv.watches }
+
+// AddHook registers an effect hook. Call it before serving.
+func (srv *Server) AddHook(h EffectHook) { srv.hooks = append(srv.hooks, h) }
+
+// Keyspace returns the server's data.
+func (srv *Server) Keyspace() *keyspace.Keyspace { return srv.ks }
+
+// Table returns the command table.
+func (srv *Server) Table() *Table { return srv.table }
+
+// Config returns a copy of the current configuration.
+func (srv *Server) Config() Config {
+	srv.cfgMu.RLock()
+	defer srv.cfgMu.RUnlock()
+	return srv.cfg
+}
+
+// Run does the server's background work, active expiry, until ctx ends.
+func (srv *Server) Run(ctx context.Context) {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			srv.ks.Tick()
+			srv.activeExpire()
+		}
+	}
+}
+
+// activeExpire samples keys with a time to live in every shard and deletes
+// the expired ones, repeating on a shard while more than a quarter of its
+// sample had expired, as Redis's active expiry cycle does.
+func (srv *Server) activeExpire() {
+	for _, db := range srv.ks.DBs {
+		for i := 0; i < keyspace.NumShards; i++ {
+			for round := 0; round < 16; round++ {
+				sh := db.Shard(i)
+				sh.Lock()
+				seen, deleted := db.ExpireSample(i, 20)
+				sh.Unlock()
+				if seen == 0 || deleted*4 <= seen {
+					break
+				}
+			}
+		}
+	}
+}
+
+// NewSession registers a session for a new connection. It returns an error
+// when maxclients is reached.
+func (srv *Server) NewSession(c Conn, ws bool) (*Session, error) {
+	srv.clientsMu.Lock()
+	defer srv.clientsMu.Unlock()
+	if len(srv.clients) >= srv.Config().MaxClients {
+		srv.rejected.Add(1)
+		return nil, fmt.Errorf("%s", errMaxClients)
+	}
+	s := newSession(srv, c, ws)
+	srv.clients[s.ID] = s
+	srv.totalConns.Add(1)
+	return s, nil
+}
+
+// CloseSession unregisters a session whose connection has closed.
+func (srv *Server) CloseSession(s *Session) {
+	s.release()
+	srv.clientsMu.Lock()
+	delete(srv.clients, s.ID)
+	srv.clientsMu.Unlock()
+}
+
+// sessions returns the connected sessions ordered by id.
+func (srv *Server) sessions() []*Session {
+	srv.clientsMu.Lock()
+	out := make([]*Session, 0, len(srv.clients))
+	for _, s := range srv.clients {
+		out = append(out, s)
+	}
+	srv.clientsMu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// RequestShutdown asks the process to shut down (SHUTDOWN).
+func (srv *Server) RequestShutdown() {
+	srv.stop.Do(func() {
+		log.Printf("shutdown requested by a client")
+		close(srv.Shutdown)
+	})
+}
+
+// lockAll locks every shard of the given databases in lock order.
+func (srv *Server) lockAll(dbs ...*keyspace.DB) {
+	for _, db := range dbs {
+		for i := 0; i < keyspace.NumShards; i++ {
+			db.Shard(i).Lock()
+		}
+	}
+}
+
+// unlockAll undoes lockAll.
+func (srv *Server) unlockAll(dbs ...*keyspace.DB) {
+	for _, db := range dbs {
+		for i := 0; i < keyspace.NumShards; i++ {
+			db.Shard(i).Unlock()
+		}
+	}
+}

@@ -1,0 +1,106 @@
+package server
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/recached/recached/resp"
+	"github.com/recached/recached/server/keyspace"
+)
+
+// Session is one client connection's state, driven by a transport: it feeds
+// requests to Exec and sends what Exec appended to W. A session is used by
+// one goroutine at a time; fields other goroutines read (CLIENT LIST) are
+// atomics.
+type Session struct {
+	srv *Server
+	// ID is the connection id CLIENT ID reports.
+	ID int64
+	// Args are the running command's arguments, valid during the handler.
+	Args [][]byte
+	// W collects replies; the transport sends and truncates it.
+	W resp.Writer
+	// DBIndex is the selected database.
+	DBIndex int
+	// WS is set for sessions on the WebSocket port.
+	WS bool
+	// Quit is set once the client asked to close (QUIT) or must be dropped;
+	// the transport closes the connection after sending W.
+	Quit bool
+
+	db      *keyspace.DB
+	conn    Conn
+	authed  bool
+	created time.Time
+
+	name       atomic.Pointer[string]
+	libName    atomic.Pointer[string]
+	libVer     atomic.Pointer[string]
+	lastCmd    atomic.Pointer[Command]
+	lastActive atomic.Int64
+	dbShown    atomic.Int32
+	proto      atomic.Int32
+	noEvict    bool
+	noTouch    bool
+
+	multi *multiState
+	watch *watchState
+
+	// Subscribed counts channels and patterns; in RESP2 a subscribed
+	// connection may only run the pub/sub context commands.
+	subscribed int
+
+	keys   [][]byte
+	masks  []uint64
+	lockDB uint64 // bit i set: masks[i] has shards locked
+	inExec bool
+	eff    Effect
+}
+
+func newSession(srv *Server, c Conn, ws bool) *Session {
+	s := &Session{
+		srv:     srv,
+		ID:      srv.nextID.Add(1),
+		conn:    c,
+		WS:      ws,
+		created: time.Now(),
+		masks:   make([]uint64, len(srv.ks.DBs)),
+	}
+	s.W.Proto = 2
+	s.proto.Store(2)
+	s.selectDB(0)
+	s.authed = srv.Config().RequirePass == ""
+	s.lastActive.Store(time.Now().UnixMilli())
+	return s
+}
+
+// Conn returns the session's transport connection.
+func (s *Session) Conn() Conn { return s.conn }
+
+// DB returns the selected database.
+func (s *Session) DB() *keyspace.DB { return s.db }
+
+func (s *Session) selectDB(i int) {
+	s.DBIndex = i
+	s.db = s.srv.ks.DBs[i]
+	s.dbShown.Store(int32(i))
+}
+
+func (s *Session) setProto(p int) {
+	s.W.Proto = p
+	s.proto.Store(int32(p))
+}
+
+// release drops what the session holds in shared structures; the server
+// calls it when the connection closes.
+func (s *Session) release() {
+	s.unwatchAll()
+}
+
+// str returns a session string field, "" when unset.
+func str(p *atomic.Pointer[string]) string {
+	if v := p.Load(); v != nil {
+		return *v
+	}
+	return ""
+}

@@ -1,0 +1,184 @@
+package server
+
+import (
+	"sort"
+	"strings"
+)
+
+// Flag is a command property, as in Redis's command table.
+type Flag uint32
+
+// Command flags. Dispatch, COMMAND INFO, the WebSocket port's restrictions,
+// scope checks and persistence all read them.
+const (
+	FlagWrite      Flag = 1 << iota // may modify the keyspace
+	FlagReadonly                    // reads only
+	FlagAdmin                       // administrative
+	FlagDangerous                   // may disrupt the server or read everything
+	FlagPubSub                      // pub/sub related
+	FlagNoScript                    // not allowed in scripts
+	FlagFast                        // O(1) or O(log n)
+	FlagNoAuth                      // allowed before AUTH
+	FlagLoading                     // allowed while loading
+	FlagStale                       // allowed on a stale replica
+	FlagNoMulti                     // not queued by MULTI (MULTI, EXEC, DISCARD, WATCH, QUIT, RESET)
+	FlagDenyOOM                     // may grow memory
+	FlagBlocking                    // may block the client
+	FlagMovableKeys                 // key positions come from Keys, not the spec
+	FlagAllKeys                     // reads or writes the whole current database
+	FlagAllDBs                      // touches every database
+	FlagConnection                  // connection-scoped: never wrapped by DEDUP
+	FlagNoWS                        // refused on the WebSocket port
+	FlagSubContext                  // allowed in RESP2 subscribed mode
+)
+
+var flagNames = []struct {
+	f    Flag
+	name string
+}{
+	{FlagWrite, "write"}, {FlagReadonly, "readonly"}, {FlagDenyOOM, "denyoom"},
+	{FlagAdmin, "admin"}, {FlagPubSub, "pubsub"}, {FlagNoScript, "noscript"},
+	{FlagBlocking, "blocking"}, {FlagLoading, "loading"}, {FlagStale, "stale"},
+	{FlagNoAuth, "no_auth"}, {FlagFast, "fast"}, {FlagMovableKeys, "movablekeys"},
+}
+
+// Handler runs a command whose arity and permissions dispatch has checked.
+// It reads s.Args and writes its reply through s.W.
+type Handler func(s *Session)
+
+// Command is one entry of the declarative command table.
+type Command struct {
+	Name     string // lower case; subcommands are "parent|sub"
+	Arity    int    // Redis convention: n exact, -n at least n
+	Flags    Flag
+	FirstKey int // position of the first key argument, 0 for none
+	LastKey  int // position of the last key, negative counts from the end
+	Step     int
+	// Keys returns the key arguments when they cannot be described by
+	// FirstKey/LastKey/Step (FlagMovableKeys).
+	Keys       func(args [][]byte) [][]byte
+	Categories string // ACL categories, space separated, without '@'
+	Group      string // documentation group: string, keyspace, server, …
+	Since      string // Redis version that introduced it
+	Summary    string
+	Complexity string
+	Syntax     string // argument syntax, parsed for COMMAND DOCS
+	Handler    Handler
+	Subs       []*Command
+
+	subs  map[string]*Command
+	stats cmdStats
+	args  []docArg
+}
+
+// Table is the command table: lookup by lower-case name.
+type Table struct {
+	cmds map[string]*Command
+}
+
+// families lists every command family's table entries.
+func families() [][]*Command {
+	return [][]*Command{
+		connectionCommands(), serverCommands(), keyCommands(),
+		stringCommands(), bitCommands(),
+	}
+}
+
+// newTable builds the table from every family.
+func newTable() *Table {
+	t := &Table{cmds: make(map[string]*Command)}
+	for _, fam := range families() {
+		for _, c := range fam {
+			t.add(c, nil)
+		}
+	}
+	return t
+}
+
+func (t *Table) add(c *Command, parent *Command) {
+	if parent == nil {
+		if _, dup := t.cmds[c.Name]; dup {
+			panic("duplicate command " + c.Name)
+		}
+		t.cmds[c.Name] = c
+	}
+	c.args = parseSyntax(c.Syntax)
+	if len(c.Subs) > 0 {
+		c.subs = make(map[string]*Command)
+		for _, sc := range c.Subs {
+			sub := strings.TrimPrefix(sc.Name, c.Name+"|")
+			sc.Name = c.Name + "|" + sub
+			c.subs[sub] = sc
+			t.add(sc, c)
+		}
+	}
+}
+
+// Lookup finds a command by name, any case, without allocating.
+func (t *Table) Lookup(name []byte) *Command {
+	var buf [32]byte
+	if len(name) > len(buf) {
+		return t.cmds[strings.ToLower(string(name))]
+	}
+	for i, c := range name {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return t.cmds[string(buf[:len(name)])]
+}
+
+// Sub finds a subcommand of c by name, any case.
+func (c *Command) Sub(name []byte) *Command {
+	return c.subs[strings.ToLower(string(name))]
+}
+
+// Len returns the number of top-level commands.
+func (t *Table) Len() int { return len(t.cmds) }
+
+// Sorted returns the top-level commands sorted by name.
+func (t *Table) Sorted() []*Command {
+	out := make([]*Command, 0, len(t.cmds))
+	for _, c := range t.cmds {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// KeyArgs appends the key arguments of args, per c's key spec, to dst.
+func (c *Command) KeyArgs(dst [][]byte, args [][]byte) [][]byte {
+	if c.Keys != nil {
+		return append(dst, c.Keys(args)...)
+	}
+	if c.FirstKey == 0 || c.FirstKey >= len(args) {
+		return dst
+	}
+	last := c.LastKey
+	if last < 0 {
+		last = len(args) + last
+	}
+	if last >= len(args) {
+		last = len(args) - 1
+	}
+	step := c.Step
+	if step <= 0 {
+		step = 1
+	}
+	for i := c.FirstKey; i <= last; i += step {
+		dst = append(dst, args[i])
+	}
+	return dst
+}
+
+// HasKeys reports whether the command takes key arguments.
+func (c *Command) HasKeys() bool { return c.FirstKey > 0 || c.Keys != nil }
+
+// checkArity reports whether n arguments (the name included) fit c's arity.
+func (c *Command) checkArity(n int) bool {
+	if c.Arity >= 0 {
+		return n == c.Arity
+	}
+	return n >= -c.Arity
+}

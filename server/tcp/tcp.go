@@ -1,0 +1,243 @@
+// Package tcp serves RESP over TCP on a gnet event loop. It parses pipelined
+// requests with the resp package, runs them through the engine's sessions and
+// writes every reply of one read in a single write.
+package tcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+
+	"github.com/recached/recached/resp"
+	"github.com/recached/recached/server"
+)
+
+// flushAt is the reply size past which replies are written before the rest
+// of a pipeline is processed, bounding the reply buffer.
+const flushAt = 256 << 10
+
+// Listener is the RESP/TCP transport of one server.
+type Listener struct {
+	gnet.BuiltinEventEngine
+
+	srv   *server.Server
+	addr  string
+	loops int
+	eng   gnet.Engine
+	ready chan struct{}
+	// protected reports whether connections from non-loopback addresses
+	// must be refused (no password and no token secret).
+	protected bool
+	conns     atomic.Int64
+}
+
+// New returns a listener for srv on addr ("127.0.0.1:6379") using loops
+// event loops.
+func New(srv *server.Server, addr string, loops int) *Listener {
+	cfg := srv.Config()
+	return &Listener{
+		srv:       srv,
+		addr:      addr,
+		loops:     max(loops, 1),
+		ready:     make(chan struct{}),
+		protected: cfg.RequirePass == "" && cfg.TokenSecret == "",
+	}
+}
+
+// Serve listens and serves until Stop; it returns the engine's error.
+func (l *Listener) Serve() error {
+	return gnet.Run(l, "tcp://"+l.addr,
+		gnet.WithNumEventLoop(l.loops),
+		gnet.WithReusePort(false),
+		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
+		gnet.WithReadBufferCap(64<<10),
+		gnet.WithLogLevel(4), // errors only
+	)
+}
+
+// Ready is closed once the listener accepts connections.
+func (l *Listener) Ready() <-chan struct{} { return l.ready }
+
+// Stop stops accepting, closes every connection after flushing what it was
+// sent, and waits for the event loops to end.
+func (l *Listener) Stop(ctx context.Context) error {
+	<-l.ready
+	return l.eng.Stop(ctx)
+}
+
+// OnBoot records the engine so that Stop can reach it.
+func (l *Listener) OnBoot(eng gnet.Engine) gnet.Action {
+	l.eng = eng
+	log.Printf("recached: RESP listening on %s (%d event loop(s))", l.addr, l.loops)
+	close(l.ready)
+	return gnet.None
+}
+
+// conn is one TCP connection: the gnet connection, its session and parser.
+type conn struct {
+	c      gnet.Conn
+	s      *server.Session
+	p      resp.Parser
+	remote string
+	local  string
+	closed atomic.Bool
+}
+
+// Push delivers bytes outside the reply cycle through the event loop.
+func (c *conn) Push(b []byte) {
+	if c.closed.Load() {
+		return
+	}
+	_ = c.c.AsyncWrite(append([]byte(nil), b...), nil)
+}
+
+// Close closes the connection from any goroutine.
+func (c *conn) Close() {
+	if c.closed.Load() {
+		return
+	}
+	_ = c.c.Close()
+}
+
+func (c *conn) RemoteAddr() string { return c.remote }
+func (c *conn) LocalAddr() string  { return c.local }
+
+// OnOpen creates the session, or refuses the connection as Redis does when
+// maxclients is reached or protected mode applies.
+func (l *Listener) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
+	cc := &conn{c: gc, remote: addrString(gc.RemoteAddr()), local: addrString(gc.LocalAddr())}
+	if l.protected && !isLoopback(gc.RemoteAddr()) {
+		return []byte("-" + protectedMsg + "\r\n"), gnet.Close
+	}
+	s, err := l.srv.NewSession(cc, false)
+	if err != nil {
+		return []byte("-" + err.Error() + "\r\n"), gnet.Close
+	}
+	cc.s = s
+	gc.SetContext(cc)
+	l.conns.Add(1)
+	return nil, gnet.None
+}
+
+// OnClose releases the session.
+func (l *Listener) OnClose(gc gnet.Conn, _ error) gnet.Action {
+	if cc, ok := gc.Context().(*conn); ok && cc.s != nil {
+		cc.closed.Store(true)
+		l.srv.CloseSession(cc.s)
+		l.conns.Add(-1)
+	}
+	return gnet.None
+}
+
+// OnTraffic parses and runs every complete request that has arrived and
+// writes their replies at once. A partial request stays in gnet's buffer.
+func (l *Listener) OnTraffic(gc gnet.Conn) gnet.Action {
+	cc, ok := gc.Context().(*conn)
+	if !ok {
+		return gnet.Close
+	}
+	if need := cc.p.Need(); need > 0 && gc.InboundBuffered() < need {
+		return gnet.None
+	}
+	buf, _ := gc.Peek(-1)
+	s := cc.s
+	off := 0
+	action := gnet.None
+	for off < len(buf) {
+		n, err := cc.p.Parse(buf[off:])
+		if err != nil {
+			s.W.Error("ERR " + err.Error())
+			off = len(buf)
+			action = gnet.Close
+			break
+		}
+		if n == 0 {
+			break
+		}
+		s.Exec(cc.p.Args)
+		off += n
+		if s.Quit {
+			off = len(buf)
+			action = gnet.Close
+			break
+		}
+		if len(s.W.B) >= flushAt {
+			l.flush(gc, s)
+		}
+	}
+	_, _ = gc.Discard(off)
+	l.flush(gc, s)
+	return action
+}
+
+func (l *Listener) flush(gc gnet.Conn, s *server.Session) {
+	if len(s.W.B) == 0 {
+		return
+	}
+	_, _ = gc.Write(s.W.B)
+	if cap(s.W.B) > 4<<20 {
+		s.W.B = nil
+		return
+	}
+	s.W.B = s.W.B[:0]
+}
+
+// protectedMsg is Redis's protected-mode refusal.
+const protectedMsg = "DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Set up an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside."
+
+func addrString(a net.Addr) string {
+	if a == nil {
+		return ""
+	}
+	return a.String()
+}
+
+func isLoopback(a net.Addr) bool {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.IsLoopback()
+	}
+	return true
+}
+
+// ListenAndServe runs a listener for srv until ctx ends, then stops it
+// gracefully. It returns once the listener has stopped.
+func ListenAndServe(ctx context.Context, srv *server.Server, addr string, loops int) error {
+	l := New(srv, addr, loops)
+	errc := make(chan error, 1)
+	go func() { errc <- l.Serve() }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("resp listener on %s: %w", addr, err)
+	case <-l.Ready():
+	}
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := l.Stop(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	<-errc
+	return nil
+}
+
+// FreePort returns a free loopback TCP port, for tests and benchmarks.
+func FreePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	_, p, _ := net.SplitHostPort(ln.Addr().String())
+	return strconv.Atoi(p)
+}
