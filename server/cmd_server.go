@@ -783,4 +783,3 @@ func cmdInfo(s *Session) {
 	}
 	s.W.Verbatim(b.String())
 }
-

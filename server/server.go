@@ -59,6 +59,9 @@ type Conn interface {
 	Push(b []byte)
 	// Close closes the connection after what is queued has been sent.
 	Close()
+	// Wake asks the transport to go on processing requests it holds back
+	// while the session is blocked (a blocking pop that was served).
+	Wake()
 	// RemoteAddr and LocalAddr are "ip:port" strings for CLIENT LIST.
 	RemoteAddr() string
 	LocalAddr() string

@@ -28,6 +28,10 @@ type Session struct {
 	// the transport closes the connection after sending W.
 	Quit bool
 
+	// blocked is set while a blocking command waits; the transport runs no
+	// further request of the connection until it is cleared and Wake called.
+	blocked atomic.Bool
+
 	db      *keyspace.DB
 	conn    Conn
 	authed  bool
@@ -74,6 +78,10 @@ func newSession(srv *Server, c Conn, ws bool) *Session {
 	return s
 }
 
+// Blocked reports whether the session waits in a blocking command; the
+// transport must not run its next request until Wake is called.
+func (s *Session) Blocked() bool { return s.blocked.Load() }
+
 // Conn returns the session's transport connection.
 func (s *Session) Conn() Conn { return s.conn }
 
@@ -103,4 +111,15 @@ func str(p *atomic.Pointer[string]) string {
 		return *v
 	}
 	return ""
+}
+
+// lookupType returns key's entry when it holds a value of type t, nil when
+// the key is absent; wrong reports (and replies to) a value of another type.
+func (s *Session) lookupType(key []byte, t keyspace.Type) (e *keyspace.Entry, wrong bool) {
+	e = s.db.Lookup(key)
+	if e != nil && e.Type() != t {
+		s.W.Error(errWrongType)
+		return nil, true
+	}
+	return e, false
 }

@@ -11,25 +11,25 @@ type Flag uint32
 // Command flags. Dispatch, COMMAND INFO, the WebSocket port's restrictions,
 // scope checks and persistence all read them.
 const (
-	FlagWrite      Flag = 1 << iota // may modify the keyspace
-	FlagReadonly                    // reads only
-	FlagAdmin                       // administrative
-	FlagDangerous                   // may disrupt the server or read everything
-	FlagPubSub                      // pub/sub related
-	FlagNoScript                    // not allowed in scripts
-	FlagFast                        // O(1) or O(log n)
-	FlagNoAuth                      // allowed before AUTH
-	FlagLoading                     // allowed while loading
-	FlagStale                       // allowed on a stale replica
-	FlagNoMulti                     // not queued by MULTI (MULTI, EXEC, DISCARD, WATCH, QUIT, RESET)
-	FlagDenyOOM                     // may grow memory
-	FlagBlocking                    // may block the client
-	FlagMovableKeys                 // key positions come from Keys, not the spec
-	FlagAllKeys                     // reads or writes the whole current database
-	FlagAllDBs                      // touches every database
-	FlagConnection                  // connection-scoped: never wrapped by DEDUP
-	FlagNoWS                        // refused on the WebSocket port
-	FlagSubContext                  // allowed in RESP2 subscribed mode
+	FlagWrite       Flag = 1 << iota // may modify the keyspace
+	FlagReadonly                     // reads only
+	FlagAdmin                        // administrative
+	FlagDangerous                    // may disrupt the server or read everything
+	FlagPubSub                       // pub/sub related
+	FlagNoScript                     // not allowed in scripts
+	FlagFast                         // O(1) or O(log n)
+	FlagNoAuth                       // allowed before AUTH
+	FlagLoading                      // allowed while loading
+	FlagStale                        // allowed on a stale replica
+	FlagNoMulti                      // not queued by MULTI (MULTI, EXEC, DISCARD, WATCH, QUIT, RESET)
+	FlagDenyOOM                      // may grow memory
+	FlagBlocking                     // may block the client
+	FlagMovableKeys                  // key positions come from Keys, not the spec
+	FlagAllKeys                      // reads or writes the whole current database
+	FlagAllDBs                       // touches every database
+	FlagConnection                   // connection-scoped: never wrapped by DEDUP
+	FlagNoWS                         // refused on the WebSocket port
+	FlagSubContext                   // allowed in RESP2 subscribed mode
 )
 
 var flagNames = []struct {
@@ -80,7 +80,9 @@ type Table struct {
 func families() [][]*Command {
 	return [][]*Command{
 		connectionCommands(), serverCommands(), keyCommands(),
-		stringCommands(), bitCommands(),
+		stringCommands(), bitCommands(), hashCommands(), listCommands(),
+		setCommands(), zsetCommands(), pubsubCommands(), syncCommands(),
+		persistCommands(),
 	}
 }
 

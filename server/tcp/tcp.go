@@ -106,6 +106,15 @@ func (c *conn) Close() {
 	_ = c.c.Close()
 }
 
+// Wake makes the event loop run OnTraffic again, so that requests held
+// back while the session was blocked are processed.
+func (c *conn) Wake() {
+	if c.closed.Load() {
+		return
+	}
+	_ = c.c.Wake(nil)
+}
+
 func (c *conn) RemoteAddr() string { return c.remote }
 func (c *conn) LocalAddr() string  { return c.local }
 
@@ -143,6 +152,9 @@ func (l *Listener) OnTraffic(gc gnet.Conn) gnet.Action {
 	if !ok {
 		return gnet.Close
 	}
+	if cc.s.Blocked() {
+		return gnet.None
+	}
 	if need := cc.p.Need(); need > 0 && gc.InboundBuffered() < need {
 		return gnet.None
 	}
@@ -166,6 +178,9 @@ func (l *Listener) OnTraffic(gc gnet.Conn) gnet.Action {
 		if s.Quit {
 			off = len(buf)
 			action = gnet.Close
+			break
+		}
+		if s.Blocked() {
 			break
 		}
 		if len(s.W.B) >= flushAt {

@@ -1,0 +1,4 @@
+package server
+
+// hashCommands are the hash commands.
+func hashCommands() []*Command { return nil }

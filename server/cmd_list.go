@@ -1,0 +1,4 @@
+package server
+
+// listCommands are the list commands, blocking pops included.
+func listCommands() []*Command { return nil }

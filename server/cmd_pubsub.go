@@ -1,0 +1,4 @@
+package server
+
+// pubsubCommands are the publish/subscribe commands.
+func pubsubCommands() []*Command { return nil }

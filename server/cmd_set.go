@@ -1,0 +1,4 @@
+package server
+
+// setCommands are the set commands.
+func setCommands() []*Command { return nil }

@@ -1,0 +1,4 @@
+package server
+
+// syncCommands are the sync protocol's commands (SYNC, QSUB, KWATCH, …).
+func syncCommands() []*Command { return nil }

@@ -1,0 +1,4 @@
+package server
+
+// zsetCommands are the sorted set commands.
+func zsetCommands() []*Command { return nil }
