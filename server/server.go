@@ -75,6 +75,7 @@ type Server struct {
 	ks    *keyspace.Keyspace
 	table *Table
 	hooks []EffectHook
+	commit func()
 	// resetHooks drop a session's state kept elsewhere (RESET, close).
 	resetHooks []func(*Session)
 	// extraInfo are INFO sections added by other parts of the server.
@@ -126,6 +127,19 @@ func New(cfg Config) *Server {
 }
 
 func (srv *Server) watchReg() *watchRegistry { return &srv.watches }
+
+// SetCommit installs the function Commit runs (the append-only log's group
+// commit). Call it before serving.
+func (srv *Server) SetCommit(fn func()) { srv.commit = fn }
+
+// Commit makes every effect emitted so far durable as the fsync policy asks.
+// Transports call it after running a batch of requests and before sending
+// their replies, so that an acknowledged write is never lost.
+func (srv *Server) Commit() {
+	if srv.commit != nil {
+		srv.commit()
+	}
+}
 
 // AddHook registers an effect hook. Call it before serving.
 func (srv *Server) AddHook(h EffectHook) { srv.hooks = append(srv.hooks, h) }

@@ -184,10 +184,12 @@ func (l *Listener) OnTraffic(gc gnet.Conn) gnet.Action {
 			break
 		}
 		if len(s.W.B) >= flushAt {
+			l.srv.Commit()
 			l.flush(gc, s)
 		}
 	}
 	_, _ = gc.Discard(off)
+	l.srv.Commit()
 	l.flush(gc, s)
 	return action
 }
