@@ -328,7 +328,7 @@ func SplitArgs(dst [][]byte, line []byte) ([][]byte, bool) {
 					break
 				}
 				switch c := line[i]; c {
-				case ' ', '\n', '\r', '\t', 0:
+				case ' ', '\n', '\r', '\t':
 					done = true
 				case '"':
 					inq = true

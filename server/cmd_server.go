@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -44,6 +45,7 @@ func serverCommands() []*Command {
 			{Name: "help", Arity: 2, Flags: FlagLoading | FlagStale, Since: "6.2.0", Summary: "Returns helpful text about the different subcommands.", Categories: "keyspace slow", Handler: cmdObjectHelp},
 		}},
 		{Name: "memory", Arity: -2, Group: "server", Since: "4.0.0", Summary: "A container for memory diagnostics commands.", Categories: "slow", Subs: []*Command{
+			{Name: "purge", Arity: 2, Since: "4.0.0", Summary: "Asks the allocator to release memory.", Categories: "slow", Handler: cmdMemoryPurge},
 			{Name: "usage", Arity: -3, Flags: FlagReadonly, FirstKey: 2, LastKey: 2, Step: 1, Since: "4.0.0", Syntax: "key [SAMPLES count]", Summary: "Estimates the memory usage of a key.", Categories: "read slow", Handler: cmdMemoryUsage},
 		}},
 	}
@@ -439,6 +441,13 @@ func memoryUsage(key []byte, e *keyspace.Entry) int64 {
 		return n + m.MemoryUsage()
 	}
 	return n + 64
+}
+
+// cmdMemoryPurge returns freed heap memory to the operating system, as
+// Redis's MEMORY PURGE does for jemalloc.
+func cmdMemoryPurge(s *Session) {
+	debug.FreeOSMemory()
+	s.W.OK()
 }
 
 func cmdMemoryUsage(s *Session) {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"fmt"
 	"math/bits"
 	"strings"
 	"sync/atomic"
@@ -32,7 +31,7 @@ func (s *Session) Exec(args [][]byte) {
 	if cmd.subs != nil && len(args) >= 2 {
 		sub := cmd.Sub(args[1])
 		if sub == nil {
-			s.reject(cmd, sanitize(fmt.Sprintf("ERR unknown subcommand '%.128s'. Try %s HELP.", args[1], strings.ToUpper(string(args[0])))))
+			s.reject(cmd, sanitize("ERR unknown subcommand '"+string(trunc(args[1], 128))+"'. Try "+strings.ToUpper(string(args[0]))+" HELP."))
 			return
 		}
 		cmd = sub
@@ -77,23 +76,43 @@ func (s *Session) reject(cmd *Command, msg string) {
 // unknownCommand builds Redis's unknown-command error.
 func unknownCommand(args [][]byte) string {
 	var b strings.Builder
+	b.WriteString("ERR unknown command '")
+	b.Write(trunc(args[0], 128))
+	b.WriteString("', with args beginning with: ")
+	n := 0
 	for _, a := range args[1:] {
-		if b.Len() >= 128 {
+		if n >= 128 {
 			break
 		}
-		fmt.Fprintf(&b, "'%.*s' ", 128-b.Len(), a)
+		a = trunc(a, 128-n)
+		b.WriteByte('\'')
+		b.Write(a)
+		b.WriteString("' ")
+		n += len(a) + 3
 	}
-	return sanitize(fmt.Sprintf("ERR unknown command '%.128s', with args beginning with: %s", args[0], b.String()))
+	return sanitize(b.String())
+}
+
+// trunc returns at most n bytes of b, as C's "%.*s" does.
+func trunc(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
 }
 
 // sanitize replaces CR and LF, which would break the protocol, as Redis does.
 func sanitize(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\r' || r == '\n' {
-			return ' '
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	b := []byte(s)
+	for i, c := range b {
+		if c == '\r' || c == '\n' {
+			b[i] = ' '
 		}
-		return r
-	}, s)
+	}
+	return string(b)
 }
 
 // call runs a checked command under its locks and accounts for it.

@@ -70,11 +70,11 @@ type Conn interface {
 // Server is one recached instance: its keyspace, command table, sessions and
 // statistics. It is safe for use by many transports at once.
 type Server struct {
-	cfg   Config
-	cfgMu sync.RWMutex
-	ks    *keyspace.Keyspace
-	table *Table
-	hooks []EffectHook
+	cfg    Config
+	cfgMu  sync.RWMutex
+	ks     *keyspace.Keyspace
+	table  *Table
+	hooks  []EffectHook
 	commit func()
 	// resetHooks drop a session's state kept elsewhere (RESET, close).
 	resetHooks []func(*Session)

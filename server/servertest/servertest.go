@@ -13,6 +13,7 @@ import (
 
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,7 +92,7 @@ func waitPing(tb testing.TB, addr string) {
 			_ = c.SetDeadline(time.Now().Add(2 * time.Second))
 			rep, err := cl.Do("PING")
 			c.Close()
-			if err == nil && string(rep) == "+PONG\r\n" {
+			if err == nil && (string(rep) == "+PONG\r\n" || strings.HasPrefix(string(rep), "-NOAUTH")) {
 				return
 			}
 		}

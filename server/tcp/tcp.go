@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+	"github.com/panjf2000/gnet/v2/pkg/logging"
 
 	"github.com/recached/recached/resp"
 	"github.com/recached/recached/server"
@@ -58,7 +59,7 @@ func (l *Listener) Serve() error {
 		gnet.WithReusePort(false),
 		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
 		gnet.WithReadBufferCap(64<<10),
-		gnet.WithLogLevel(4), // errors only
+		gnet.WithLogLevel(logging.ErrorLevel),
 	)
 }
 
@@ -188,7 +189,10 @@ func (l *Listener) OnTraffic(gc gnet.Conn) gnet.Action {
 			l.flush(gc, s)
 		}
 	}
-	_, _ = gc.Discard(off)
+	if off > 0 {
+		// Discard(0) would drop the whole buffer.
+		_, _ = gc.Discard(off)
+	}
 	l.srv.Commit()
 	l.flush(gc, s)
 	return action

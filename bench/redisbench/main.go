@@ -1,0 +1,305 @@
+// Command redisbench runs redis-benchmark against recached and redis-server
+// side by side, in rounds with the order rotated, and prints for every row
+// the requests per second of both, their ratio, and each server's CPU time
+// per request (utime+stime of the server process, read from /proc before and
+// after the run, divided by the requests). On a small machine the benchmark
+// client saturates a core first, so CPU per request is the figure of merit.
+//
+// It also fills both servers with 1 000 000 keys of 16-byte values and
+// compares their resident memory.
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// row is one benchmark configuration.
+type row struct {
+	test     string
+	clients  int
+	pipeline int
+	threads  int
+	n        int
+	extra    []string
+}
+
+func (r row) name() string {
+	s := fmt.Sprintf("%s c=%d P=%d", r.test, r.clients, r.pipeline)
+	if r.threads > 1 {
+		s += fmt.Sprintf(" threads=%d", r.threads)
+	}
+	return s
+}
+
+// result is one measured run.
+type result struct {
+	rps     float64
+	cpuNsPR float64 // server CPU nanoseconds per request
+}
+
+func main() {
+	recachedBin := flag.String("recached", "bin/recached", "recached binary")
+	rounds := flag.Int("rounds", 3, "rounds, order rotated each round")
+	quick := flag.Bool("quick", false, "fewer requests (smoke run)")
+	tests := flag.String("tests", "ping_mbulk,set,get,incr,mset", "redis-benchmark tests for the c=50 rows")
+	extraTests := flag.String("more", "", "further tests at pipeline 16 (e.g. lpush,rpop,sadd,hset,zadd,lrange_100)")
+	memKeys := flag.Int("memkeys", 1000000, "keys for the memory row (0 skips)")
+	loops := flag.Int("loops", 1, "recached event loops")
+	flag.Parse()
+	log.SetFlags(0)
+
+	scale := 1
+	if *quick {
+		scale = 10
+	}
+	var rows []row
+	for _, t := range strings.Split(*tests, ",") {
+		rows = append(rows, row{test: t, clients: 50, pipeline: 1, threads: 1, n: 200000 / scale})
+		rows = append(rows, row{test: t, clients: 50, pipeline: 16, threads: 1, n: 1000000 / scale})
+	}
+	if *extraTests != "" {
+		for _, t := range strings.Split(*extraTests, ",") {
+			n := 1000000 / scale
+			if strings.HasPrefix(t, "lrange") {
+				n = 200000 / scale
+			}
+			rows = append(rows, row{test: t, clients: 50, pipeline: 16, threads: 1, n: n})
+		}
+	}
+	for _, t := range []string{"set", "get"} {
+		rows = append(rows, row{test: t, clients: 500, pipeline: 1, threads: 1, n: 200000 / scale})
+		rows = append(rows, row{test: t, clients: 50, pipeline: 1, threads: 2, n: 200000 / scale})
+		rows = append(rows, row{test: t, clients: 50, pipeline: 16, threads: 2, n: 1000000 / scale})
+	}
+
+	dir, err := os.MkdirTemp("", "redisbench")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	servers := []*server{
+		startServer("recached", *recachedBin, dir, "--ws-port", "0", "--appendonly", "no", "--save", "", "--loops", strconv.Itoa(*loops)),
+		startServer("redis", "redis-server", dir, "--save", "", "--appendonly", "no"),
+	}
+	defer func() {
+		for _, s := range servers {
+			s.stop()
+		}
+	}()
+
+	res := map[string]map[string][]result{}
+	for r := 0; r < *rounds; r++ {
+		order := []*server{servers[0], servers[1]}
+		if r%2 == 1 {
+			order[0], order[1] = order[1], order[0]
+		}
+		for _, rw := range rows {
+			for _, s := range order {
+				out := s.run(rw)
+				if res[rw.name()] == nil {
+					res[rw.name()] = map[string][]result{}
+				}
+				res[rw.name()][s.name] = append(res[rw.name()][s.name], out)
+			}
+		}
+	}
+
+	fmt.Printf("\n%-34s %12s %12s %7s %12s %12s %7s\n", "row (median of rounds)", "recached/s", "redis/s", "ratio", "rc cpu/req", "redis cpu/req", "cpu x")
+	for _, rw := range rows {
+		a := median(res[rw.name()]["recached"])
+		b := median(res[rw.name()]["redis"])
+		fmt.Printf("%-34s %12.0f %12.0f %6.2fx %10.0fns %10.0fns %6.2fx\n", rw.name(), a.rps, b.rps, a.rps/b.rps, a.cpuNsPR, b.cpuNsPR, a.cpuNsPR/b.cpuNsPR)
+	}
+
+	if *memKeys > 0 {
+		fmt.Printf("\nresident memory with %d keys of 16-byte values:\n", *memKeys)
+		var rss []int64
+		for _, s := range servers {
+			base := s.rss()
+			fill(s.addr, *memKeys)
+			if s.name == "recached" {
+				s.do("MEMORY", "PURGE")
+			}
+			time.Sleep(500 * time.Millisecond)
+			m := s.rss()
+			rss = append(rss, m)
+			fmt.Printf("  %-9s %8.1f MB (empty %5.1f MB)\n", s.name, float64(m)/1e6, float64(base)/1e6)
+		}
+		fmt.Printf("  ratio     %8.2fx\n", float64(rss[0])/float64(rss[1]))
+	}
+}
+
+func median(rs []result) result {
+	if len(rs) == 0 {
+		return result{}
+	}
+	a := append([]result(nil), rs...)
+	sort.Slice(a, func(i, j int) bool { return a[i].rps < a[j].rps })
+	b := append([]result(nil), rs...)
+	sort.Slice(b, func(i, j int) bool { return b[i].cpuNsPR < b[j].cpuNsPR })
+	return result{rps: a[len(a)/2].rps, cpuNsPR: b[len(b)/2].cpuNsPR}
+}
+
+// server is one server process under test.
+type server struct {
+	name string
+	addr string
+	cmd  *exec.Cmd
+}
+
+func startServer(name, bin, dir string, args ...string) *server {
+	port := freePort()
+	wd := filepath.Join(dir, name)
+	if err := os.MkdirAll(wd, 0o755); err != nil {
+		log.Fatal(err)
+	}
+	if strings.Contains(bin, "/") {
+		if abs, err := filepath.Abs(bin); err == nil {
+			bin = abs
+		}
+	}
+	all := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", wd}, args...)
+	cmd := exec.Command(bin, all...)
+	cmd.Dir = wd
+	if err := cmd.Start(); err != nil {
+		log.Fatalf("start %s: %v", name, err)
+	}
+	s := &server{name: name, addr: fmt.Sprintf("127.0.0.1:%d", port), cmd: cmd}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if s.do("PING") == "+PONG" {
+			return s
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	log.Fatalf("%s did not start", name)
+	return nil
+}
+
+func (s *server) stop() {
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+}
+
+// do sends one inline command and returns the first reply line.
+func (s *server) do(args ...string) string {
+	c, err := net.DialTimeout("tcp", s.addr, time.Second)
+	if err != nil {
+		return ""
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	fmt.Fprintf(c, "%s\r\n", strings.Join(args, " "))
+	line, _ := bufio.NewReader(c).ReadString('\n')
+	return strings.TrimSpace(line)
+}
+
+// cpu returns the process's utime+stime in clock ticks.
+func (s *server) cpu() int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	str := string(b)
+	f := strings.Fields(str[strings.LastIndexByte(str, ')')+2:])
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return ut + st
+}
+
+// rss returns the resident set size in bytes.
+func (s *server) rss() int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			f := strings.Fields(l)
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+const ticksPerSecond = 100 // USER_HZ on Linux
+
+func (s *server) run(r row) result {
+	host, port, _ := net.SplitHostPort(s.addr)
+	args := []string{"-h", host, "-p", port, "-c", strconv.Itoa(r.clients), "-P", strconv.Itoa(r.pipeline),
+		"-n", strconv.Itoa(r.n), "-t", r.test, "--csv"}
+	if r.threads > 1 {
+		args = append(args, "--threads", strconv.Itoa(r.threads))
+	}
+	args = append(args, r.extra...)
+	before := s.cpu()
+	out, err := exec.Command("redis-benchmark", args...).CombinedOutput()
+	after := s.cpu()
+	if err != nil {
+		log.Fatalf("redis-benchmark %v against %s: %v\n%s", args, s.name, err, out)
+	}
+	if strings.Contains(string(out), "ERR") {
+		log.Printf("WARNING: %s %s printed an error:\n%s", s.name, r.name(), out)
+	}
+	rps := 0.0
+	for _, l := range strings.Split(string(out), "\n") {
+		f := strings.Split(l, ",")
+		if len(f) >= 2 && !strings.Contains(f[0], "test") {
+			v, err := strconv.ParseFloat(strings.Trim(f[1], `"`), 64)
+			if err == nil {
+				rps = v
+			}
+		}
+	}
+	cpuNs := float64(after-before) * 1e9 / ticksPerSecond / float64(r.n)
+	fmt.Fprintf(os.Stderr, "%-9s %-34s %10.0f req/s %8.0f ns cpu/req\n", s.name, r.name(), rps, cpuNs)
+	return result{rps: rps, cpuNsPR: cpuNs}
+}
+
+// fill writes n keys "key:%012d" with 16-byte values, pipelined.
+func fill(addr string, n int) {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	w := bufio.NewWriterSize(c, 1<<16)
+	r := bufio.NewReaderSize(c, 1<<16)
+	const batch = 1000
+	for i := 0; i < n; i += batch {
+		m := min(batch, n-i)
+		for j := 0; j < m; j++ {
+			k := fmt.Sprintf("key:%012d", i+j)
+			fmt.Fprintf(w, "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$16\r\nvalue:%010d\r\n", len(k), k, i+j)
+		}
+		if err := w.Flush(); err != nil {
+			log.Fatal(err)
+		}
+		for j := 0; j < m; j++ {
+			if _, err := r.ReadString('\n'); err != nil {
+				log.Fatal(err)
+			}
+		}
+	}
+}
+
+func freePort() int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
