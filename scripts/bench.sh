@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Side-by-side benchmarks of recached against redis-server on this machine.
+# Every row runs both servers with the same flags, in rounds with the order
+# rotated; compare ratios and CPU per request, not absolute numbers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS="${ROUNDS:-3}"
+mkdir -p bin
+go build -o bin/recached ./cmd/recached
+go build -o bin/redisbench ./bench/redisbench
+
+echo "== redis-benchmark: strings, then collections at pipeline 16"
+./bin/redisbench -recached bin/recached -rounds "$ROUNDS" \
+	-more lpush,rpop,sadd,hset,zadd,lrange_100 "$@"
+
+for prog in pubsub fanout persist; do
+	if [ -f "bench/$prog/main.go" ] && [ -x "scripts/bench-$prog.sh" ]; then
+		echo
+		echo "== $prog"
+		"./scripts/bench-$prog.sh"
+	fi
+done
