@@ -41,7 +41,7 @@ type Session struct {
 	libName    atomic.Pointer[string]
 	libVer     atomic.Pointer[string]
 	lastCmd    atomic.Pointer[Command]
-	lastActive atomic.Int64
+	lastActive atomic.Int64 // keyspace clock (seconds) of the last command
 	dbShown    atomic.Int32
 	proto      atomic.Int32
 	noEvict    bool
@@ -53,12 +53,15 @@ type Session struct {
 	// Subscribed counts channels and patterns; in RESP2 a subscribed
 	// connection may only run the pub/sub context commands.
 	subscribed int
+	// ps is the session's side of its pub/sub subscriptions (pubsub.go).
+	ps pubsubState
 
 	keys   [][]byte
 	masks  []uint64
 	lockDB uint64 // bit i set: masks[i] has shards locked
 	inExec bool
 	eff    Effect
+	calls  uint64 // commands run, for sampling their duration
 }
 
 func newSession(srv *Server, c Conn, ws bool) *Session {
@@ -74,7 +77,7 @@ func newSession(srv *Server, c Conn, ws bool) *Session {
 	s.proto.Store(2)
 	s.selectDB(0)
 	s.authed = srv.Config().RequirePass == ""
-	s.lastActive.Store(time.Now().UnixMilli())
+	s.lastActive.Store(int64(srv.ks.Clock()))
 	return s
 }
 
@@ -103,6 +106,7 @@ func (s *Session) setProto(p int) {
 // calls it when the connection closes.
 func (s *Session) release() {
 	s.unwatchAll()
+	s.pubsubRelease()
 }
 
 // str returns a session string field, "" when unset.

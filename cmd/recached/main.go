@@ -111,6 +111,13 @@ func serve(cfg server.Config) error {
 		// to the data.
 		debugSetGC()
 	}
+	if path := os.Getenv("RECACHED_CPUPROFILE"); path != "" {
+		stop, err := startProfile(path)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	srv := server.New(cfg)
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer cancel()
