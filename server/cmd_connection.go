@@ -195,9 +195,8 @@ func cmdHello(s *Session) {
 }
 
 func cmdSelect(s *Session) {
-	n, ok := parseInt(s.Args[1])
+	n, ok := s.intArg(1)
 	if !ok {
-		s.W.Error(errInvalidDB)
 		return
 	}
 	if n < 0 || n >= int64(len(s.srv.ks.DBs)) {

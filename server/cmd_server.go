@@ -21,7 +21,7 @@ func serverCommands() []*Command {
 			{Name: "info", Arity: -2, Flags: FlagLoading | FlagStale, Since: "2.8.13", Syntax: "[command-name ...]", Summary: "Returns information about one, multiple or all commands.", Categories: "slow connection", Handler: cmdCommandInfo},
 			{Name: "docs", Arity: -2, Flags: FlagLoading | FlagStale, Since: "7.0.0", Syntax: "[command-name ...]", Summary: "Returns documentary information about one, multiple or all commands.", Categories: "slow connection", Handler: cmdCommandDocs},
 			{Name: "list", Arity: -2, Flags: FlagLoading | FlagStale, Since: "7.0.0", Syntax: "[FILTERBY MODULE module-name | ACLCAT category | PATTERN pattern]", Summary: "Returns a list of command names.", Categories: "slow connection", Handler: cmdCommandList},
-			{Name: "getkeys", Arity: -3, Flags: FlagLoading | FlagStale, Since: "2.8.13", Syntax: "command [arg ...]", Summary: "Extracts the key names from an arbitrary command.", Categories: "slow connection", Handler: cmdCommandGetKeys},
+			{Name: "getkeys", Arity: -4, Flags: FlagLoading | FlagStale, Since: "2.8.13", Syntax: "command [arg ...]", Summary: "Extracts the key names from an arbitrary command.", Categories: "slow connection", Handler: cmdCommandGetKeys},
 			{Name: "help", Arity: 2, Flags: FlagLoading | FlagStale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Categories: "slow connection", Handler: cmdCommandHelp},
 		}},
 		{Name: "info", Arity: -1, Flags: FlagLoading | FlagStale, Group: "server", Since: "1.0.0", Syntax: "[section ...]", Summary: "Returns information and statistics about the server.", Categories: "slow dangerous", Handler: cmdInfo},
@@ -71,7 +71,7 @@ func cmdCommandInfo(s *Session) {
 		if c := s.srv.lookupFull(a); c != nil {
 			writeCommandInfo(s, c)
 		} else {
-			s.W.NullArray()
+			s.W.Null()
 		}
 	}
 }
@@ -668,6 +668,7 @@ func (srv *Server) infoSections() []infoSection {
 			}
 		}},
 		{"stats", func(srv *Server) [][2]string {
+			pubsubChannels, pubsubPatterns, _ := srv.pubsub.stats()
 			return [][2]string{
 				{"total_connections_received", strconv.FormatInt(srv.totalConns.Load(), 10)},
 				{"total_commands_processed", strconv.FormatInt(srv.totalCmds.Load(), 10)},
@@ -678,7 +679,7 @@ func (srv *Server) infoSections() []infoSection {
 				{"evicted_keys", "0"},
 				{"keyspace_hits", strconv.FormatInt(srv.keyHits.Load(), 10)},
 				{"keyspace_misses", strconv.FormatInt(srv.keyMisses.Load(), 10)},
-				{"pubsub_channels", "0"}, {"pubsub_patterns", "0"},
+				{"pubsub_channels", strconv.Itoa(pubsubChannels)}, {"pubsub_patterns", strconv.Itoa(pubsubPatterns)},
 				{"total_error_replies", strconv.FormatInt(srv.errorReplies.Load(), 10)},
 			}
 		}},

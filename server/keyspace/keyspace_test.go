@@ -1,0 +1,108 @@
+package keyspace
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestExpiry(t *testing.T) {
+	now := int64(1000)
+	var expired []string
+	ks := New(2, func(db int, key string) { expired = append(expired, fmt.Sprintf("%d:%s", db, key)) })
+	ks.Now = func() int64 { return now }
+	db := ks.DBs[1]
+	db.SetString([]byte("a"), []byte("1"), false)
+	db.SetString([]byte("b"), []byte("2"), false)
+	db.SetExpiry([]byte("a"), 1500)
+	if at, ok := db.Expiry([]byte("a")); !ok || at != 1500 {
+		t.Fatalf("Expiry = %d %v", at, ok)
+	}
+	if db.Lookup([]byte("a")) == nil {
+		t.Fatal("a expired early")
+	}
+	now = 1500
+	if db.Peek([]byte("a")) != nil {
+		t.Fatal("Peek shows an expired key")
+	}
+	if len(expired) != 0 {
+		t.Fatal("Peek deleted a key")
+	}
+	if db.Lookup([]byte("a")) != nil {
+		t.Fatal("Lookup returned an expired key")
+	}
+	if len(expired) != 1 || expired[0] != "1:a" {
+		t.Fatalf("expired = %v", expired)
+	}
+	// SET without KEEPTTL clears the expiry; with it keeps it.
+	db.SetExpiry([]byte("b"), 9000)
+	db.SetString([]byte("b"), []byte("3"), true)
+	if _, ok := db.Expiry([]byte("b")); !ok {
+		t.Fatal("KEEPTTL lost the expiry")
+	}
+	db.SetString([]byte("b"), []byte("4"), false)
+	if _, ok := db.Expiry([]byte("b")); ok {
+		t.Fatal("SET kept the expiry")
+	}
+}
+
+func TestActiveExpirySample(t *testing.T) {
+	now := int64(0)
+	n := 0
+	ks := New(1, func(int, string) { n++ })
+	ks.Now = func() int64 { return now }
+	db := ks.DBs[0]
+	for i := 0; i < 1000; i++ {
+		k := []byte(fmt.Sprintf("k%d", i))
+		db.SetString(k, []byte("v"), false)
+		if i%2 == 0 {
+			db.SetExpiry(k, 10)
+		}
+	}
+	now = 100
+	for i := 0; i < NumShards; i++ {
+		for {
+			seen, deleted := db.ExpireSample(i, 20)
+			if seen == 0 || deleted == 0 {
+				break
+			}
+		}
+	}
+	if n != 500 {
+		t.Fatalf("expired %d keys, want 500", n)
+	}
+	total := 0
+	for i := 0; i < NumShards; i++ {
+		total += db.Len(i)
+	}
+	if total != 500 {
+		t.Fatalf("%d keys left, want 500", total)
+	}
+}
+
+func BenchmarkLookup(b *testing.B) {
+	ks := New(1, nil)
+	db := ks.DBs[0]
+	keys := make([][]byte, 1024)
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprintf("key:%012d", i))
+		db.SetString(keys[i], []byte("value"), false)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if db.Lookup(keys[i&1023]) == nil {
+			b.Fatal("missing")
+		}
+	}
+}
+
+func BenchmarkSetStringExisting(b *testing.B) {
+	ks := New(1, nil)
+	db := ks.DBs[0]
+	k, v := []byte("key:000000000001"), []byte("value:0000000001")
+	db.SetString(k, v, false)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		db.SetString(k, v, false)
+	}
+}
