@@ -82,7 +82,7 @@ func families() [][]*Command {
 		connectionCommands(), serverCommands(), keyCommands(),
 		stringCommands(), bitCommands(), hashCommands(), listCommands(),
 		setCommands(), zsetCommands(), pubsubCommands(), syncCommands(),
-		persistCommands(),
+		persistCommands(), lcsCommands(),
 	}
 }
 
