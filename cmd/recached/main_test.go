@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/recached/recached/server/servertest"
+	"github.com/recached/recached/server/tcp"
+)
+
+func TestParseFlags(t *testing.T) {
+	tests := []struct {
+		args    []string
+		wantErr bool
+		check   func(t *testing.T, out string)
+	}{
+		{args: []string{"--port", "7000", "--ws-port", "0", "--databases", "4", "--appendfsync", "always"}},
+		{args: []string{"--nosuchflag"}, wantErr: true, check: func(t *testing.T, out string) {
+			if !strings.Contains(out, "Usage: recached") || !strings.Contains(out, "--port") && !strings.Contains(out, "-port") {
+				t.Errorf("usage text missing: %q", out)
+			}
+		}},
+		{args: []string{"--appendfsync", "sometimes"}, wantErr: true},
+		{args: []string{"--appendonly", "maybe"}, wantErr: true},
+		{args: []string{"--databases", "0"}, wantErr: true},
+		{args: []string{"--save", "10"}, wantErr: true},
+		{args: []string{"extra"}, wantErr: true},
+	}
+	for _, tt := range tests {
+		var out bytes.Buffer
+		cfg, err := parseFlags(tt.args, &out)
+		if (err != nil) != tt.wantErr {
+			t.Errorf("%q: err %v", tt.args, err)
+		}
+		if tt.check != nil {
+			tt.check(t, out.String())
+		}
+		if !tt.wantErr && (cfg.Port != 7000 || cfg.WSPort != 0 || cfg.Databases != 4 || cfg.AppendFsync != "always") {
+			t.Errorf("%q: cfg %+v", tt.args, cfg)
+		}
+	}
+	var out bytes.Buffer
+	if _, err := parseFlags([]string{"--help"}, &out); !errors.Is(err, flag.ErrHelp) || !strings.Contains(out.String(), "requirepass") {
+		t.Errorf("--help: %v %q", err, out.String())
+	}
+}
+
+// build compiles the binary once per test run.
+func build(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "recached")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startBinary runs the real binary on free ports and waits for PING.
+func startBinary(t *testing.T, bin string, args ...string) (*exec.Cmd, string) {
+	t.Helper()
+	port, err := tcp.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := append([]string{"--port", strconv.Itoa(port), "--ws-port", "0", "--dir", t.TempDir()}, args...)
+	cmd := exec.Command(bin, all...)
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_, _ = cmd.Process.Wait()
+	})
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return cmd, addr
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("binary did not listen; logs:\n%s", logs.String())
+	return nil, ""
+}
+
+// waitExit waits up to 10 s for the process and returns its exit code.
+func waitExit(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-time.After(10 * time.Second):
+		t.Fatal("process did not exit within 10s")
+		return -1
+	}
+}
+
+func TestBinaryLifecycle(t *testing.T) {
+	bin := build(t)
+
+	t.Run("unknown flag exits 2", func(t *testing.T) {
+		out, err := exec.Command(bin, "--bogus").CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "Usage") {
+			t.Fatalf("exit %v, output %q", err, out)
+		}
+	})
+
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd, addr := startBinary(t, bin)
+			c := servertest.Dial(t, addr)
+			if rep, err := c.Do("SET", "k", "v"); err != nil || string(rep) != "+OK\r\n" {
+				t.Fatalf("SET: %q %v", rep, err)
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			if code := waitExit(t, cmd); code != 0 {
+				t.Fatalf("exit code %d", code)
+			}
+		})
+	}
+
+	t.Run("SHUTDOWN", func(t *testing.T) {
+		cmd, addr := startBinary(t, bin)
+		c := servertest.Dial(t, addr)
+		if err := c.Send(servertest.Encode("SHUTDOWN")); err != nil {
+			t.Fatal(err)
+		}
+		if code := waitExit(t, cmd); code != 0 {
+			t.Fatalf("exit code %d", code)
+		}
+	})
+}
+
