@@ -90,6 +90,7 @@ type Server struct {
 	Shutdown chan struct{}
 
 	watches watchRegistry
+	pubsub  pubsubRegistry
 
 	clientsMu sync.Mutex
 	clients   map[int64]*Session
@@ -121,6 +122,7 @@ func New(cfg Config) *Server {
 	}
 	srv.watches.keys = make(map[watchedKey]map[*Session]struct{})
 	srv.hooks = append(srv.hooks, func(e *Effect) { srv.watches.touch(e.DB, e.Key) })
+	srv.initPubSub()
 	srv.ks = keyspace.New(cfg.Databases, srv.onExpire)
 	srv.lastSave.Store(time.Now().Unix())
 	return srv

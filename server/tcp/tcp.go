@@ -10,6 +10,7 @@ import (
 	"log"
 	"net"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -89,14 +90,68 @@ type conn struct {
 	remote string
 	local  string
 	closed atomic.Bool
+
+	// Pushes from other goroutines collect in pushBuf and are written by
+	// the event loop in one write per pass (writePushes); queued counts
+	// their bytes until then.
+	pushMu    sync.Mutex
+	pushBuf   []byte
+	pushSpare []byte
+	pushSched bool
+	queued    atomic.Int64
+	pushFn    gnet.AsyncCallback
 }
 
-// Push delivers bytes outside the reply cycle through the event loop.
+// Push delivers bytes outside the reply cycle through the event loop. It
+// copies b; pushes queued before the loop's next pass go out in one write.
 func (c *conn) Push(b []byte) {
 	if c.closed.Load() {
 		return
 	}
-	_ = c.c.AsyncWrite(append([]byte(nil), b...), nil)
+	c.pushMu.Lock()
+	c.pushBuf = append(c.pushBuf, b...)
+	sched := !c.pushSched
+	c.pushSched = true
+	c.pushMu.Unlock()
+	c.queued.Add(int64(len(b)))
+	if sched {
+		// An empty writev makes no system call: the callback does the write.
+		_ = c.c.AsyncWritev(nil, c.pushFn)
+	}
+}
+
+// Pending reports the bytes queued by Push that the event loop has not yet
+// handed to the socket.
+func (c *conn) Pending() int { return int(c.queued.Load()) }
+
+// writePushes runs on the event loop: it writes every queued push at once,
+// then reports what the connection still holds to the engine, which drops
+// subscribers past the pub/sub output limits.
+func (c *conn) writePushes(gc gnet.Conn, err error) error {
+	c.pushMu.Lock()
+	b := c.pushBuf
+	c.pushBuf, c.pushSpare = c.pushSpare, nil
+	c.pushSched = false
+	c.pushMu.Unlock()
+	if len(b) == 0 {
+		c.pushMu.Lock()
+		c.pushSpare = b
+		c.pushMu.Unlock()
+		return nil
+	}
+	if err == nil && !c.closed.Load() {
+		_, _ = gc.Write(b)
+	}
+	c.queued.Add(-int64(len(b)))
+	if err == nil && !c.closed.Load() {
+		c.s.CheckOutput(gc.OutboundBuffered() + c.Pending())
+	}
+	if cap(b) <= 1<<20 {
+		c.pushMu.Lock()
+		c.pushSpare = b[:0]
+		c.pushMu.Unlock()
+	}
+	return nil
 }
 
 // Close closes the connection from any goroutine.
@@ -123,6 +178,7 @@ func (c *conn) LocalAddr() string  { return c.local }
 // maxclients is reached or protected mode applies.
 func (l *Listener) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	cc := &conn{c: gc, remote: addrString(gc.RemoteAddr()), local: addrString(gc.LocalAddr())}
+	cc.pushFn = cc.writePushes
 	if l.protected && !isLoopback(gc.RemoteAddr()) {
 		return []byte("-" + protectedMsg + "\r\n"), gnet.Close
 	}
@@ -201,6 +257,9 @@ func (l *Listener) OnTraffic(gc gnet.Conn) gnet.Action {
 func (l *Listener) flush(gc gnet.Conn, s *server.Session) {
 	if len(s.W.B) == 0 {
 		return
+	}
+	if cc, ok := gc.Context().(*conn); ok && cc.queued.Load() > 0 {
+		_ = cc.writePushes(gc, nil) // pushes queued before these replies go first
 	}
 	_, _ = gc.Write(s.W.B)
 	if cap(s.W.B) > 4<<20 {

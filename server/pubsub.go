@@ -1,0 +1,466 @@
+package server
+
+import (
+	"log"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/recached/recached/resp"
+	"github.com/recached/recached/server/keyspace"
+)
+
+// Subscription kinds: channels and patterns share one count, as Redis
+// counts them; shard channels (SSUBSCRIBE) have their own.
+const (
+	kindChannel = iota
+	kindPattern
+	kindShard
+	numKinds
+)
+
+// Redis's client-output-buffer-limit for pub/sub clients (32mb 8mb 60): a
+// subscriber holding more than pubsubHardLimit bytes of unsent output, or
+// more than pubsubSoftLimit for pubsubSoftFor, is disconnected.
+const (
+	pubsubHardLimit = 32 << 20
+	pubsubSoftLimit = 8 << 20
+	pubsubSoftFor   = 60 * time.Second
+)
+
+// pendingConn is implemented by transports that queue pushes: Pending
+// reports the bytes accepted by Push and not yet handed to the socket. The
+// engine checks it against the hard limit as it delivers, so that a
+// subscriber that has stopped reading cannot pile up memory between two
+// passes of its transport's writer.
+type pendingConn interface {
+	Pending() int
+}
+
+// pubsubRegistry maps channels, shard channels and patterns to their
+// subscribers, each list in subscription order. PUBLISH delivers under the
+// read lock, so that once UNSUBSCRIBE has returned no message for the
+// channel can reach the session any more; delivery only appends to the
+// subscribers' queues and never waits on a network.
+type pubsubRegistry struct {
+	mu       sync.RWMutex
+	channels map[string][]*Session
+	shards   map[string][]*Session
+	patterns map[string]*patternSubs
+	// patList holds the patterns in order of first subscription, the order
+	// PUBLISH tries them in.
+	patList []*patternSubs
+}
+
+// patternSubs is one pattern and its subscribers.
+type patternSubs struct {
+	pat  string
+	subs []*Session
+}
+
+// pubsubState is a session's side of its subscriptions. The name sets are
+// used by the session's own goroutine under the registry's lock; the
+// atomics are read by publishers and transports.
+type pubsubState struct {
+	channels map[string]struct{}
+	shards   map[string]struct{}
+	patterns []string // in subscription order, as Redis lists them
+
+	counts    [numKinds]atomic.Int32
+	closing   atomic.Bool
+	softSince atomic.Int64 // unix nanoseconds the soft limit was first passed, 0 if not
+	filter    atomic.Pointer[func(channel []byte) bool]
+}
+
+// initPubSub prepares the registry and drops a session's subscriptions on
+// RESET. New calls it.
+func (srv *Server) initPubSub() {
+	srv.pubsub.channels = make(map[string][]*Session)
+	srv.pubsub.shards = make(map[string][]*Session)
+	srv.pubsub.patterns = make(map[string]*patternSubs)
+	srv.resetHooks = append(srv.resetHooks, func(s *Session) { srv.pubsub.dropSession(s) })
+}
+
+// pubsubRelease drops the session's subscriptions when its connection
+// closes.
+func (s *Session) pubsubRelease() { s.srv.pubsub.dropSession(s) }
+
+// PubSubCounts returns the session's numbers of subscribed channels,
+// patterns and shard channels. It is safe from any goroutine (CLIENT LIST).
+func (s *Session) PubSubCounts() (channels, patterns, shards int) {
+	return int(s.ps.counts[kindChannel].Load()), int(s.ps.counts[kindPattern].Load()), int(s.ps.counts[kindShard].Load())
+}
+
+// setChannelFilter makes deliveries to s skip channels fn rejects (strict
+// scope: pattern deliveries are filtered to channels in the token's scope);
+// nil removes the filter. Skipped deliveries are not counted by PUBLISH.
+func (s *Session) setChannelFilter(fn func(channel []byte) bool) {
+	if fn == nil {
+		s.ps.filter.Store(nil)
+		return
+	}
+	s.ps.filter.Store(&fn)
+}
+
+// kindCount is the count a (un)subscribe confirmation of kind reports:
+// channels plus patterns, or shard channels.
+func (st *pubsubState) kindCount(kind int) int {
+	if kind == kindShard {
+		return len(st.shards)
+	}
+	return len(st.channels) + len(st.patterns)
+}
+
+// updateCounts publishes the session's counts after a change.
+func (s *Session) updatePubSubCounts() {
+	st := &s.ps
+	st.counts[kindChannel].Store(int32(len(st.channels)))
+	st.counts[kindPattern].Store(int32(len(st.patterns)))
+	st.counts[kindShard].Store(int32(len(st.shards)))
+	s.subscribed = len(st.channels) + len(st.patterns) + len(st.shards)
+	if s.subscribed == 0 {
+		st.softSince.Store(0)
+	}
+}
+
+// add subscribes s to name; it reports false when s already was. The
+// caller holds r.mu.
+func (r *pubsubRegistry) add(s *Session, kind int, name []byte) bool {
+	st := &s.ps
+	switch kind {
+	case kindPattern:
+		for _, p := range st.patterns {
+			if p == string(name) {
+				return false
+			}
+		}
+		pat := string(name)
+		st.patterns = append(st.patterns, pat)
+		ps := r.patterns[pat]
+		if ps == nil {
+			ps = &patternSubs{pat: pat}
+			r.patterns[pat] = ps
+			r.patList = append(r.patList, ps)
+		}
+		ps.subs = append(ps.subs, s)
+		return true
+	default:
+		set, m := &st.channels, r.channels
+		if kind == kindShard {
+			set, m = &st.shards, r.shards
+		}
+		if _, ok := (*set)[string(name)]; ok {
+			return false
+		}
+		if *set == nil {
+			*set = make(map[string]struct{})
+		}
+		ch := string(name)
+		(*set)[ch] = struct{}{}
+		m[ch] = append(m[ch], s)
+		return true
+	}
+}
+
+// remove unsubscribes s from name; it reports false when s was not
+// subscribed. The caller holds r.mu.
+func (r *pubsubRegistry) remove(s *Session, kind int, name string) bool {
+	st := &s.ps
+	switch kind {
+	case kindPattern:
+		i := indexOf(st.patterns, name)
+		if i < 0 {
+			return false
+		}
+		st.patterns = append(st.patterns[:i], st.patterns[i+1:]...)
+		ps := r.patterns[name]
+		ps.subs = removeSession(ps.subs, s)
+		if len(ps.subs) == 0 {
+			delete(r.patterns, name)
+			for j, p := range r.patList {
+				if p == ps {
+					r.patList = append(r.patList[:j], r.patList[j+1:]...)
+					break
+				}
+			}
+		}
+		return true
+	default:
+		set, m := st.channels, r.channels
+		if kind == kindShard {
+			set, m = st.shards, r.shards
+		}
+		if _, ok := set[name]; !ok {
+			return false
+		}
+		delete(set, name)
+		if subs := removeSession(m[name], s); len(subs) == 0 {
+			delete(m, name)
+		} else {
+			m[name] = subs
+		}
+		return true
+	}
+}
+
+// names returns what s is subscribed to of kind, in the order UNSUBSCRIBE
+// with no arguments reports them: patterns in subscription order, channels
+// sorted.
+func (st *pubsubState) names(kind int) []string {
+	if kind == kindPattern {
+		return append([]string(nil), st.patterns...)
+	}
+	set := st.channels
+	if kind == kindShard {
+		set = st.shards
+	}
+	out := make([]string, 0, len(set))
+	for ch := range set {
+		out = append(out, ch)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// dropSession removes every subscription of s, without replies (RESET,
+// disconnect).
+func (r *pubsubRegistry) dropSession(s *Session) {
+	st := &s.ps
+	if len(st.channels)+len(st.patterns)+len(st.shards) == 0 {
+		return
+	}
+	r.mu.Lock()
+	for kind := 0; kind < numKinds; kind++ {
+		for _, name := range st.names(kind) {
+			r.remove(s, kind, name)
+		}
+	}
+	r.mu.Unlock()
+	s.updatePubSubCounts()
+}
+
+func indexOf(list []string, s string) int {
+	for i, v := range list {
+		if v == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// removeSession removes s from subs keeping the order. The slice's tail is
+// cleared so that the backing array does not keep a closed session alive.
+func removeSession(subs []*Session, s *Session) []*Session {
+	for i, v := range subs {
+		if v == s {
+			copy(subs[i:], subs[i+1:])
+			subs[len(subs)-1] = nil
+			return subs[:len(subs)-1]
+		}
+	}
+	return subs
+}
+
+// message is one publication, encoded lazily and at most once per shape
+// (a RESP2 array, a RESP3 push) for all its subscribers. The encoded bytes
+// are fresh for each publication and never modified once built, so a
+// transport may keep them.
+type message struct {
+	tag     string // "message", "pmessage" or "smessage"
+	pat     string // the matching pattern, for pmessage
+	ch      []byte
+	payload []byte
+	arr     []byte
+	push    []byte
+}
+
+func (m *message) bytes(push bool) []byte {
+	dst := &m.arr
+	if push {
+		dst = &m.push
+	}
+	if *dst != nil {
+		return *dst
+	}
+	w := resp.Writer{B: make([]byte, 0, len(m.tag)+len(m.pat)+len(m.ch)+len(m.payload)+56), Proto: 2}
+	if push {
+		w.Proto = 3
+	}
+	n := 3
+	if m.tag == "pmessage" {
+		n = 4
+	}
+	w.Push(n)
+	w.BulkString(m.tag)
+	if n == 4 {
+		w.BulkString(m.pat)
+	}
+	w.Bulk(m.ch)
+	w.Bulk(m.payload)
+	*dst = w.B
+	return w.B
+}
+
+// publish delivers payload to the subscribers of ch (the shard channel ch
+// when shard is set) and, for a plain channel, to every pattern that
+// matches it. It returns the number of receptions as Redis counts them: a
+// session subscribed to the channel and to two matching patterns counts
+// three times. pub is the publishing session, whose own deliveries go into
+// its reply buffer in order, as Redis writes them; it may be nil.
+func (r *pubsubRegistry) publish(pub *Session, shard bool, ch, payload []byte) int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	n := 0
+	m := r.channels
+	tag := "message"
+	if shard {
+		m, tag = r.shards, "smessage"
+	}
+	if subs := m[string(ch)]; len(subs) > 0 {
+		msg := message{tag: tag, ch: ch, payload: payload}
+		for _, sub := range subs {
+			if pub.deliver(sub, &msg) {
+				n++
+			}
+		}
+	}
+	if shard || len(r.patList) == 0 {
+		return n
+	}
+	chs := string(ch)
+	for _, ps := range r.patList {
+		if !keyspace.Match(ps.pat, chs) {
+			continue
+		}
+		msg := message{tag: "pmessage", pat: ps.pat, ch: ch, payload: payload}
+		for _, sub := range ps.subs {
+			if pub.deliver(sub, &msg) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// deliver sends msg to sub in the shape sub expects and reports whether it
+// counts as a reception. pub, the publisher, may be nil.
+func (pub *Session) deliver(sub *Session, msg *message) bool {
+	if f := sub.ps.filter.Load(); f != nil && !(*f)(msg.ch) {
+		return false
+	}
+	push := sub.WS || sub.proto.Load() == 3
+	if sub == pub && !pub.WS {
+		pub.W.Raw(msg.bytes(push))
+		return true
+	}
+	if sub.conn == nil || sub.ps.closing.Load() {
+		return true
+	}
+	sub.conn.Push(msg.bytes(push))
+	if pc, ok := sub.conn.(pendingConn); ok && pc.Pending() > pubsubHardLimit {
+		sub.dropSlowSubscriber(pc.Pending())
+	}
+	return true
+}
+
+// CheckOutput tells the engine how many bytes of output a transport still
+// holds for the session's connection (queued plus buffered by the socket
+// layer), measured right after writing pushes. A subscriber past Redis's
+// pub/sub output limits, 32 MB at once or 8 MB for 60 seconds, is
+// disconnected; CheckOutput then returns true. Transports call it from the
+// connection's writer.
+func (s *Session) CheckOutput(pending int) bool {
+	if s.ps.closing.Load() {
+		return true
+	}
+	st := &s.ps
+	if st.counts[kindChannel].Load()+st.counts[kindPattern].Load()+st.counts[kindShard].Load() == 0 {
+		st.softSince.Store(0)
+		return false
+	}
+	var now int64
+	if pending > pubsubSoftLimit {
+		now = time.Now().UnixNano()
+	}
+	over, since := outputOverLimit(pending, now, st.softSince.Load())
+	st.softSince.Store(since)
+	if over {
+		s.dropSlowSubscriber(pending)
+	}
+	return over
+}
+
+// outputOverLimit applies the pub/sub client output buffer limits to a
+// connection holding pending bytes at time now (unix nanoseconds), given
+// since, when the soft limit was first seen passed (0: not passed). It
+// returns whether the connection must be dropped and the new since.
+func outputOverLimit(pending int, now, since int64) (bool, int64) {
+	switch {
+	case pending > pubsubHardLimit:
+		return true, since
+	case pending <= pubsubSoftLimit:
+		return false, 0
+	case since == 0:
+		return false, now
+	default:
+		return now-since >= int64(pubsubSoftFor), since
+	}
+}
+
+// dropSlowSubscriber closes the connection of a subscriber that does not
+// keep up, once; other clients are not slowed by it.
+func (s *Session) dropSlowSubscriber(pending int) {
+	if !s.ps.closing.CompareAndSwap(false, true) {
+		return
+	}
+	addr := ""
+	if s.conn != nil {
+		addr = s.conn.RemoteAddr()
+	}
+	log.Printf("client id=%d addr=%s closed for overcoming of output buffer limits (pubsub, %d bytes pending)", s.ID, addr, pending)
+	if s.conn != nil {
+		s.conn.Close()
+	}
+}
+
+// activeChannels returns the channels (shard channels) that have
+// subscribers and, when match is set, match pattern.
+func (r *pubsubRegistry) activeChannels(shard bool, pattern string, match bool) []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	m := r.channels
+	if shard {
+		m = r.shards
+	}
+	out := make([]string, 0, len(m))
+	for ch := range m {
+		if !match || keyspace.Match(pattern, ch) {
+			out = append(out, ch)
+		}
+	}
+	return out
+}
+
+// numSub returns the number of subscribers of each channel (shard channel).
+func (r *pubsubRegistry) numSub(shard bool, chans [][]byte) []int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	m := r.channels
+	if shard {
+		m = r.shards
+	}
+	out := make([]int, len(chans))
+	for i, ch := range chans {
+		out[i] = len(m[string(ch)])
+	}
+	return out
+}
+
+// stats returns the numbers of active channels, distinct patterns and
+// active shard channels (INFO stats).
+func (r *pubsubRegistry) stats() (channels, patterns, shards int) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.channels), len(r.patterns), len(r.shards)
+}
