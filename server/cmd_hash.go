@@ -1,4 +1,555 @@
 package server
 
-// hashCommands are the hash commands.
-func hashCommands() []*Command { return nil }
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"github.com/recached/recached/server/keyspace"
+)
+
+// Hash-only error texts.
+const (
+	errHashNotInt   = "ERR hash value is not an integer"
+	errHashNotFloat = "ERR hash value is not a float"
+	errIncrNaN      = "ERR value is NaN or Infinity"
+)
+
+// Effect command names of the hash family.
+var (
+	bHSET = []byte("HSET")
+	bHDEL = []byte("HDEL")
+)
+
+// maxRandReply bounds the estimated size of a random-sampling reply with a
+// negative count (HRANDFIELD, SRANDMEMBER), which may repeat elements
+// without end: past it the command is refused rather than building a reply
+// the server cannot hold.
+const maxRandReply = 1 << 30
+
+func hashCommands() []*Command {
+	k1 := func(c *Command) *Command {
+		c.FirstKey, c.LastKey, c.Step = 1, 1, 1
+		c.Group = "hash"
+		return c
+	}
+	return []*Command{
+		k1(&Command{Name: "hset", Arity: -4, Flags: FlagWrite | FlagDenyOOM | FlagFast, Since: "2.0.0", Syntax: "key field value [field value ...]", Summary: "Creates or modifies the value of a field in a hash.", Complexity: "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.", Categories: "write hash fast", Handler: hsetCmd("hset", false)}),
+		k1(&Command{Name: "hmset", Arity: -4, Flags: FlagWrite | FlagDenyOOM | FlagFast, Since: "2.0.0", Syntax: "key field value [field value ...]", Summary: "Sets the values of multiple fields.", Complexity: "O(N) where N is the number of fields being set.", Categories: "write hash fast", Handler: hsetCmd("hmset", true)}),
+		k1(&Command{Name: "hsetnx", Arity: 4, Flags: FlagWrite | FlagDenyOOM | FlagFast, Since: "2.0.0", Syntax: "key field value", Summary: "Sets the value of a field in a hash only when the field doesn't exist.", Complexity: "O(1)", Categories: "write hash fast", Handler: cmdHSetNX}),
+		k1(&Command{Name: "hget", Arity: 3, Flags: FlagReadonly | FlagFast, Since: "2.0.0", Syntax: "key field", Summary: "Returns the value of a field in a hash.", Complexity: "O(1)", Categories: "read hash fast", Handler: cmdHGet}),
+		k1(&Command{Name: "hmget", Arity: -3, Flags: FlagReadonly | FlagFast, Since: "2.0.0", Syntax: "key field [field ...]", Summary: "Returns the values of all fields in a hash.", Complexity: "O(N) where N is the number of fields being requested.", Categories: "read hash fast", Handler: cmdHMGet}),
+		k1(&Command{Name: "hgetall", Arity: 2, Flags: FlagReadonly, Since: "2.0.0", Syntax: "key", Summary: "Returns all fields and values in a hash.", Complexity: "O(N) where N is the size of the hash.", Categories: "read hash slow", Handler: hgetallCmd(true, true)}),
+		k1(&Command{Name: "hkeys", Arity: 2, Flags: FlagReadonly, Since: "2.0.0", Syntax: "key", Summary: "Returns all fields in a hash.", Complexity: "O(N) where N is the size of the hash.", Categories: "read hash slow", Handler: hgetallCmd(true, false)}),
+		k1(&Command{Name: "hvals", Arity: 2, Flags: FlagReadonly, Since: "2.0.0", Syntax: "key", Summary: "Returns all values in a hash.", Complexity: "O(N) where N is the size of the hash.", Categories: "read hash slow", Handler: hgetallCmd(false, true)}),
+		k1(&Command{Name: "hdel", Arity: -3, Flags: FlagWrite | FlagFast, Since: "2.0.0", Syntax: "key field [field ...]", Summary: "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.", Complexity: "O(N) where N is the number of fields to be removed.", Categories: "write hash fast", Handler: cmdHDel}),
+		k1(&Command{Name: "hexists", Arity: 3, Flags: FlagReadonly | FlagFast, Since: "2.0.0", Syntax: "key field", Summary: "Determines whether a field exists in a hash.", Complexity: "O(1)", Categories: "read hash fast", Handler: cmdHExists}),
+		k1(&Command{Name: "hlen", Arity: 2, Flags: FlagReadonly | FlagFast, Since: "2.0.0", Syntax: "key", Summary: "Returns the number of fields in a hash.", Complexity: "O(1)", Categories: "read hash fast", Handler: cmdHLen}),
+		k1(&Command{Name: "hstrlen", Arity: 3, Flags: FlagReadonly | FlagFast, Since: "3.2.0", Syntax: "key field", Summary: "Returns the length of the value of a field.", Complexity: "O(1)", Categories: "read hash fast", Handler: cmdHStrlen}),
+		k1(&Command{Name: "hincrby", Arity: 4, Flags: FlagWrite | FlagDenyOOM | FlagFast, Since: "2.0.0", Syntax: "key field increment", Summary: "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.", Complexity: "O(1)", Categories: "write hash fast", Handler: cmdHIncrBy}),
+		k1(&Command{Name: "hincrbyfloat", Arity: 4, Flags: FlagWrite | FlagDenyOOM | FlagFast, Since: "2.6.0", Syntax: "key field increment", Summary: "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.", Complexity: "O(1)", Categories: "write hash fast", Handler: cmdHIncrByFloat}),
+		k1(&Command{Name: "hrandfield", Arity: -2, Flags: FlagReadonly, Since: "6.2.0", Syntax: "key [count [WITHVALUES]]", Summary: "Returns one or more random fields from a hash.", Complexity: "O(N) where N is the number of fields returned", Categories: "read hash slow", Handler: cmdHRandField}),
+		k1(&Command{Name: "hscan", Arity: -3, Flags: FlagReadonly, Since: "2.8.0", Syntax: "key cursor [MATCH pattern] [COUNT count]", Summary: "Iterates over fields and values of a hash.", Complexity: "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.", Categories: "read hash slow", Handler: cmdHScan}),
+	}
+}
+
+// lookupHash returns key's hash, nil when the key is absent; wrong reports
+// (and replies to) a value of another type.
+func (s *Session) lookupHash(key []byte) (h *keyspace.Hash, wrong bool) {
+	e, wrong := s.lookupType(key, keyspace.TypeHash)
+	if e == nil {
+		return nil, wrong
+	}
+	return e.Obj.(*keyspace.Hash), false
+}
+
+// addObject stores a new non-string value under key (no time to live).
+func (s *Session) addObject(key []byte, obj keyspace.Object) {
+	s.db.Set(key, &keyspace.Entry{Obj: obj, Atime: s.srv.ks.Clock()})
+}
+
+// hsetCmd builds HSET (the number of new fields) and HMSET (+OK); name is
+// the command for the arity error.
+func hsetCmd(name string, hmset bool) Handler {
+	return func(s *Session) {
+		if len(s.Args)%2 == 1 {
+			s.W.Error("ERR wrong number of arguments for '" + name + "' command")
+			return
+		}
+		key := s.Args[1]
+		h, wrong := s.lookupHash(key)
+		if wrong {
+			return
+		}
+		if h == nil {
+			h = keyspace.NewHash()
+			s.addObject(key, h)
+		}
+		created := 0
+		for i := 2; i < len(s.Args); i += 2 {
+			if h.Set(s.Args[i], s.Args[i+1]) {
+				created++
+			}
+		}
+		var buf [8][]byte
+		s.emit(append(append(buf[:0], bHSET), s.Args[1:]...)...)
+		if hmset {
+			s.W.OK()
+			return
+		}
+		s.W.Int(int64(created))
+	}
+}
+
+func cmdHSetNX(s *Session) {
+	key, field, val := s.Args[1], s.Args[2], s.Args[3]
+	h, wrong := s.lookupHash(key)
+	if wrong {
+		return
+	}
+	if h != nil && h.Has(field) {
+		s.W.Int(0)
+		return
+	}
+	if h == nil {
+		h = keyspace.NewHash()
+		s.addObject(key, h)
+	}
+	h.Set(field, val)
+	s.emit(bHSET, key, field, val)
+	s.W.Int(1)
+}
+
+func cmdHGet(s *Session) {
+	h, wrong := s.lookupHash(s.Args[1])
+	if wrong {
+		return
+	}
+	if h == nil {
+		s.W.Null()
+		return
+	}
+	v, ok := h.Get(s.Args[2])
+	if !ok {
+		s.W.Null()
+		return
+	}
+	s.W.Bulk(v)
+}
+
+func cmdHMGet(s *Session) {
+	h, wrong := s.lookupHash(s.Args[1])
+	if wrong {
+		return
+	}
+	fields := s.Args[2:]
+	s.W.Array(len(fields))
+	for _, f := range fields {
+		if h == nil {
+			s.W.Null()
+			continue
+		}
+		if v, ok := h.Get(f); ok {
+			s.W.Bulk(v)
+		} else {
+			s.W.Null()
+		}
+	}
+}
+
+// hgetallCmd builds HGETALL (a map), HKEYS and HVALS (arrays).
+func hgetallCmd(fields, values bool) Handler {
+	return func(s *Session) {
+		h, wrong := s.lookupHash(s.Args[1])
+		if wrong {
+			return
+		}
+		n := 0
+		if h != nil {
+			n = h.Len()
+		}
+		if fields && values {
+			s.W.Map(n)
+		} else {
+			s.W.Array(n)
+		}
+		for i := 0; i < n; i++ {
+			f, v := h.At(i)
+			if fields {
+				s.W.BulkString(f)
+			}
+			if values {
+				s.W.Bulk(v)
+			}
+		}
+	}
+}
+
+func cmdHDel(s *Session) {
+	key := s.Args[1]
+	h, wrong := s.lookupHash(key)
+	if wrong {
+		return
+	}
+	if h == nil {
+		s.W.Int(0)
+		return
+	}
+	var buf [8][]byte
+	eff := append(buf[:0], bHDEL, key)
+	for _, f := range s.Args[2:] {
+		if h.Delete(f) {
+			eff = append(eff, f)
+		}
+	}
+	deleted := len(eff) - 2
+	if deleted > 0 {
+		if h.Len() == 0 {
+			s.db.Delete(key)
+		}
+		s.emit(eff...)
+	}
+	s.W.Int(int64(deleted))
+}
+
+func cmdHExists(s *Session) {
+	h, wrong := s.lookupHash(s.Args[1])
+	if wrong {
+		return
+	}
+	if h != nil && h.Has(s.Args[2]) {
+		s.W.Int(1)
+		return
+	}
+	s.W.Int(0)
+}
+
+func cmdHLen(s *Session) {
+	h, wrong := s.lookupHash(s.Args[1])
+	if wrong {
+		return
+	}
+	if h == nil {
+		s.W.Int(0)
+		return
+	}
+	s.W.Int(int64(h.Len()))
+}
+
+func cmdHStrlen(s *Session) {
+	h, wrong := s.lookupHash(s.Args[1])
+	if wrong {
+		return
+	}
+	if h == nil {
+		s.W.Int(0)
+		return
+	}
+	v, _ := h.Get(s.Args[2])
+	s.W.Int(int64(len(v)))
+}
+
+func cmdHIncrBy(s *Session) {
+	by, ok := s.intArg(3)
+	if !ok {
+		return
+	}
+	key, field := s.Args[1], s.Args[2]
+	h, wrong := s.lookupHash(key)
+	if wrong {
+		return
+	}
+	var cur int64
+	if h != nil {
+		if v, ok := h.Get(field); ok {
+			if cur, ok = parseInt(v); !ok {
+				s.W.Error(errHashNotInt)
+				return
+			}
+		}
+	}
+	if (by > 0 && cur > math.MaxInt64-by) || (by < 0 && cur < math.MinInt64-by) {
+		s.W.Error(errOverflow)
+		return
+	}
+	cur += by
+	if h == nil {
+		h = keyspace.NewHash()
+		s.addObject(key, h)
+	}
+	var buf [20]byte
+	v := strconv.AppendInt(buf[:0], cur, 10)
+	h.Set(field, v)
+	s.emit(bHSET, key, field, v)
+	s.W.Int(cur)
+}
+
+// maxLongDoubleExp and minLongDoubleExp bound the binary exponent (as
+// big.Float.MantExp reports it) of a finite, non-zero x86-64 long double,
+// denormals included.
+const (
+	maxLongDoubleExp = 16384
+	minLongDoubleExp = -16445
+)
+
+// parseLongDoubleArg parses a number exactly as Redis's string2ld does with
+// strtold: what parseLongDouble accepts, plus C's hexadecimal notation
+// ("0x1p3"), minus values that overflow a long double or underflow to zero.
+func parseLongDoubleArg(b []byte) (*big.Float, bool) {
+	str := string(b)
+	if hasHexFloat(str) {
+		if len(b) > 5000 || isSpaceByte(b[len(b)-1]) || strings.ContainsRune(str, '_') {
+			return nil, false
+		}
+		f, _, err := big.ParseFloat(str, 0, longDouble, big.ToNearestEven)
+		if err != nil {
+			return nil, false
+		}
+		return f, longDoubleInRange(f)
+	}
+	f, ok := parseLongDouble(b)
+	if !ok {
+		return nil, false
+	}
+	return f, longDoubleInRange(f)
+}
+
+// longDoubleInRange reports whether f is representable as a long double
+// without overflowing to infinity or underflowing to zero.
+func longDoubleInRange(f *big.Float) bool {
+	if f.IsInf() || f.Sign() == 0 {
+		return true
+	}
+	exp := f.MantExp(nil)
+	return exp <= maxLongDoubleExp && exp >= minLongDoubleExp
+}
+
+func cmdHIncrByFloat(s *Session) {
+	by, ok := parseLongDoubleArg(s.Args[3])
+	if !ok {
+		s.W.Error(errNotFloat)
+		return
+	}
+	if by.IsInf() {
+		s.W.Error(errIncrNaN)
+		return
+	}
+	key, field := s.Args[1], s.Args[2]
+	h, wrong := s.lookupHash(key)
+	if wrong {
+		return
+	}
+	cur := new(big.Float).SetPrec(longDouble)
+	if h != nil {
+		if v, ok := h.Get(field); ok {
+			if cur, ok = parseLongDoubleArg(v); !ok {
+				s.W.Error(errHashNotFloat)
+				return
+			}
+		}
+	}
+	if cur.IsInf() {
+		s.W.Error(errNaN)
+		return
+	}
+	sum := new(big.Float).SetPrec(longDouble).SetMode(big.ToNearestEven).Add(cur, by)
+	if sum.Sign() != 0 && sum.MantExp(nil) > maxLongDoubleExp {
+		s.W.Error(errNaN)
+		return
+	}
+	if h == nil {
+		h = keyspace.NewHash()
+		s.addObject(key, h)
+	}
+	v := []byte(formatLongDouble(sum))
+	h.Set(field, v)
+	s.emit(bHSET, key, field, v)
+	s.W.Bulk(v)
+}
+
+// parseRandCount parses the count of HRANDFIELD and SRANDMEMBER: any
+// integer but math.MinInt64, whose negation Redis cannot represent.
+func (s *Session) parseRandCount(i int) (int64, bool) {
+	n, ok := s.intArg(i)
+	if !ok {
+		return 0, false
+	}
+	if n == math.MinInt64 {
+		s.W.Error(errRandCountRange)
+		return 0, false
+	}
+	return n, true
+}
+
+// randReplyTooBig reports whether count random picks from a value of n
+// elements taking about mem bytes would make a reply too large to build.
+func randReplyTooBig(count uint64, n int, mem int64) bool {
+	per := uint64(mem)/uint64(n) + 1
+	return count > maxRandReply/per
+}
+
+// pickDistinct returns count distinct random positions in [0, n), for
+// 0 < count < n, in O(count) expected time and space when count is at most
+// half of n, and O(n) otherwise.
+func pickDistinct(n, count int) []int {
+	out := make([]int, 0, count)
+	if count <= n/2 {
+		seen := make(map[int]struct{}, count)
+		for len(out) < count {
+			i := rand.IntN(n)
+			if _, dup := seen[i]; dup {
+				continue
+			}
+			seen[i] = struct{}{}
+			out = append(out, i)
+		}
+		return out
+	}
+	// Pick the positions to leave out instead, then keep the others.
+	skip := make(map[int]struct{}, n-count)
+	for len(skip) < n-count {
+		skip[rand.IntN(n)] = struct{}{}
+	}
+	for i := 0; i < n; i++ {
+		if _, ok := skip[i]; !ok {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func cmdHRandField(s *Session) {
+	key := s.Args[1]
+	if len(s.Args) == 2 {
+		h, wrong := s.lookupHash(key)
+		if wrong {
+			return
+		}
+		if h == nil {
+			s.W.Null()
+			return
+		}
+		f, _ := h.At(rand.IntN(h.Len()))
+		s.W.BulkString(f)
+		return
+	}
+	l, ok := s.parseRandCount(2)
+	if !ok {
+		return
+	}
+	withValues := false
+	if len(s.Args) > 4 || (len(s.Args) == 4 && !eqFold(s.Args[3], "withvalues")) {
+		s.W.Error(errSyntax)
+		return
+	}
+	if len(s.Args) == 4 {
+		withValues = true
+		if l < -math.MaxInt64/2 || l > math.MaxInt64/2 {
+			s.W.Error(errValueRange)
+			return
+		}
+	}
+	h, wrong := s.lookupHash(key)
+	if wrong {
+		return
+	}
+	if h == nil || l == 0 {
+		s.W.Array(0)
+		return
+	}
+	n := h.Len()
+	// writeEntry writes one pick: the field, or in RESP3 with values a
+	// [field, value] pair, or in RESP2 the flat field and value.
+	writeEntry := func(i int) {
+		f, v := h.At(i)
+		if withValues && s.W.Proto == 3 {
+			s.W.Array(2)
+		}
+		s.W.BulkString(f)
+		if withValues {
+			s.W.Bulk(v)
+		}
+	}
+	header := func(count int) {
+		if withValues && s.W.Proto == 2 {
+			s.W.Array(2 * count)
+		} else {
+			s.W.Array(count)
+		}
+	}
+	if l < 0 || l == 1 {
+		count := uint64(l)
+		if l < 0 {
+			count = uint64(-l)
+		}
+		if randReplyTooBig(count, n, h.MemoryUsage()) {
+			s.W.Error(errValueRange)
+			return
+		}
+		header(int(count))
+		for ; count > 0; count-- {
+			writeEntry(rand.IntN(n))
+		}
+		return
+	}
+	if l >= int64(n) {
+		header(n)
+		for i := 0; i < n; i++ {
+			writeEntry(i)
+		}
+		return
+	}
+	picks := pickDistinct(n, int(l))
+	header(len(picks))
+	for _, i := range picks {
+		writeEntry(i)
+	}
+}
+
+// writeScanReply writes a *SCAN reply: the next cursor and the elements.
+func (s *Session) writeScanReply(cursor uint64, elems [][]byte) {
+	var buf [20]byte
+	s.W.Array(2)
+	s.W.Bulk(strconv.AppendUint(buf[:0], cursor, 10))
+	s.W.Array(len(elems))
+	for _, e := range elems {
+		s.W.Bulk(e)
+	}
+}
+
+func cmdHScan(s *Session) {
+	cursor, ok := s.parseCursor(s.Args[2])
+	if !ok {
+		return
+	}
+	h, wrong := s.lookupHash(s.Args[1])
+	if wrong {
+		return
+	}
+	if h == nil {
+		s.writeScanReply(0, nil)
+		return
+	}
+	o, ok := s.parseScan(3, false)
+	if !ok {
+		return
+	}
+	var elems [][]byte
+	visit := func(f string, v []byte) {
+		if o.match == "" || keyspace.Match(o.match, f) {
+			elems = append(elems, []byte(f), v)
+		}
+	}
+	// A hash Redis keeps as a listpack is returned whole in one call.
+	if h.Encoding() == "listpack" {
+		for i := 0; i < h.Len(); i++ {
+			visit(h.At(i))
+		}
+		s.writeScanReply(0, elems)
+		return
+	}
+	next := h.Scan(cursor, o.count, visit)
+	s.writeScanReply(next, elems)
+}

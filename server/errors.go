@@ -32,4 +32,10 @@ const (
 	errNegTimeout     = "ERR timeout is negative"
 	errMinMaxFloat    = "ERR min or max is not a float"
 	errNotString      = "ERR value is not a valid string"
+	errMustBePositive = "ERR value is out of range, must be positive"
+	errValueRange     = "ERR value is out of range"
+	errRandCountRange = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+	errNumkeysZero    = "ERR numkeys should be greater than 0"
+	errNumkeysArgs    = "ERR Number of keys can't be greater than number of args"
+	errLimitNegative  = "ERR LIMIT can't be negative"
 )
