@@ -14,50 +14,65 @@ type cmdStats struct {
 	calls, usec, rejected, failed atomic.Int64
 }
 
-// Exec runs one request: it finds the command, checks arity, authentication,
-// the port's restrictions and the transaction state, then runs it under the
-// locks of the shards its keys live in. The reply is appended to s.W.
+// Exec runs one request: prepare checks it, then it is queued in an open
+// transaction or run under the locks of the shards its keys live in. The
+// reply is appended to s.W.
 func (s *Session) Exec(args [][]byte) {
 	if len(args) == 0 {
 		return
 	}
-	s.Args = args
-	s.lastActive.Store(int64(s.srv.ks.Clock()))
-	cmd := s.srv.table.Lookup(args[0])
+	cmd := s.prepare(args)
 	if cmd == nil {
-		s.reject(nil, unknownCommand(args))
 		return
 	}
-	if cmd.subs != nil && len(args) >= 2 {
-		sub := cmd.Sub(args[1])
-		if sub == nil {
-			s.reject(cmd, sanitize("ERR unknown subcommand '"+string(trunc(args[1], 128))+"'. Try "+strings.ToUpper(string(args[0]))+" HELP."))
-			return
-		}
-		cmd = sub
-	}
-	if !cmd.checkArity(len(args)) {
-		s.reject(cmd, "ERR wrong number of arguments for '"+cmd.Name+"' command")
-		return
-	}
-	if !s.authed && cmd.Flags&FlagNoAuth == 0 {
-		s.reject(cmd, errNoAuth)
-		return
-	}
-	if s.WS && cmd.Flags&(FlagNoWS|FlagAdmin|FlagDangerous) != 0 {
-		s.reject(cmd, errNoPermWS)
-		return
-	}
-	if s.subscribed > 0 && s.W.Proto == 2 && !s.WS && cmd.Flags&FlagSubContext == 0 {
-		s.reject(cmd, "ERR Can't execute '"+cmd.Name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
-		return
-	}
-	s.lastCmd.Store(cmd)
 	if s.multi != nil && cmd.Flags&FlagNoMulti == 0 {
 		s.queue(cmd)
 		return
 	}
 	s.call(cmd)
+}
+
+// prepare finds the command of args and checks arity, authentication, the
+// port's restrictions, the scope and the subscribed-mode rules. It sets
+// s.Args and returns the command, or replies with the error and returns nil.
+// Every way into a command (Exec, a DEDUP-wrapped command) passes here.
+func (s *Session) prepare(args [][]byte) *Command {
+	s.Args = args
+	s.lastActive.Store(int64(s.srv.ks.Clock()))
+	cmd := s.srv.table.Lookup(args[0])
+	if cmd == nil {
+		s.reject(nil, unknownCommand(args))
+		return nil
+	}
+	if cmd.subs != nil && len(args) >= 2 {
+		sub := cmd.Sub(args[1])
+		if sub == nil {
+			s.reject(cmd, sanitize("ERR unknown subcommand '"+string(trunc(args[1], 128))+"'. Try "+strings.ToUpper(string(args[0]))+" HELP."))
+			return nil
+		}
+		cmd = sub
+	}
+	if !cmd.checkArity(len(args)) {
+		s.reject(cmd, "ERR wrong number of arguments for '"+cmd.Name+"' command")
+		return nil
+	}
+	if !s.authed && cmd.Flags&FlagNoAuth == 0 {
+		s.reject(cmd, errNoAuth)
+		return nil
+	}
+	if s.WS && cmd.Flags&(FlagNoWS|FlagAdmin|FlagDangerous) != 0 {
+		s.reject(cmd, errNoPermWS)
+		return nil
+	}
+	if s.srv.checkScope != nil && !s.srv.checkScope(s, cmd) {
+		return nil
+	}
+	if s.subscribed > 0 && s.W.Proto == 2 && !s.WS && cmd.Flags&FlagSubContext == 0 {
+		s.reject(cmd, "ERR Can't execute '"+cmd.Name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
+		return nil
+	}
+	s.lastCmd.Store(cmd)
+	return cmd
 }
 
 // reject answers a command that will not run, and poisons an open
@@ -119,11 +134,20 @@ func sanitize(s string) string {
 // commandstats.
 const timeSample = 8
 
-// call runs a checked command under its locks and accounts for it.
+// call runs a checked command under its locks.
 func (s *Session) call(cmd *Command) {
-	if !s.inExec {
-		s.lockFor(cmd)
+	if s.inExec {
+		s.callLocked(cmd)
+		return
 	}
+	s.lockFor(cmd)
+	s.callLocked(cmd)
+	s.unlock()
+}
+
+// callLocked runs a checked command whose shards are locked and accounts
+// for it in INFO commandstats.
+func (s *Session) callLocked(cmd *Command) {
 	// Reading the clock twice costs more than a fast command itself, so
 	// one call in timeSample is timed and counts for timeSample calls.
 	s.calls++
@@ -134,9 +158,6 @@ func (s *Session) call(cmd *Command) {
 	}
 	n := len(s.W.B)
 	cmd.Handler(s)
-	if !s.inExec {
-		s.unlock()
-	}
 	cmd.stats.calls.Add(1)
 	if timed {
 		cmd.stats.usec.Add(int64(time.Since(start)/time.Microsecond) * timeSample)
@@ -157,6 +178,13 @@ func (s *Session) lockFor(cmd *Command) {
 // addLocks adds to the session's lock set the shards cmd touches when run
 // with args in database db.
 func (s *Session) addLocks(cmd *Command, args [][]byte, db int) {
+	if cmd.Wraps > 0 {
+		inner := s.srv.table.Lookup(args[min(cmd.Wraps, len(args)-1)])
+		if inner == nil || len(args) <= cmd.Wraps || inner.Wraps > 0 {
+			return
+		}
+		cmd, args = inner, args[cmd.Wraps:]
+	}
 	switch {
 	case cmd.Flags&FlagAllDBs != 0:
 		for i := range s.masks {

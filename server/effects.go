@@ -13,6 +13,14 @@ type Effect struct {
 	Key    []byte
 	Args   [][]byte
 	Origin *Session // the writing session; nil for expiry
+	// ClientID and WireID are the DEDUP mark the change was made under
+	// (ClientID nil when it was not DEDUP-wrapped). The append-only log
+	// stores them with the change, so that replaying the change restores
+	// the mark with it and a replayed write is never applied twice. A mark
+	// raised by a command that changed nothing arrives as the effect
+	// DEDUP <client-id> <wire-id> with a nil Key.
+	ClientID []byte
+	WireID   uint64
 }
 
 // EffectHook hears of every effect. It is called with the key's shard locked,
@@ -24,6 +32,7 @@ type EffectHook func(e *Effect)
 // copied into the session's scratch space, so the call does not allocate.
 func (s *Session) emit(args ...[]byte) {
 	s.srv.dirty.Add(1)
+	s.emitted++
 	if len(s.srv.hooks) == 0 {
 		return
 	}
@@ -31,6 +40,10 @@ func (s *Session) emit(args ...[]byte) {
 	s.eff.DB = s.DBIndex
 	s.eff.Key = args[1]
 	s.eff.Origin = s
+	s.eff.ClientID, s.eff.WireID = nil, 0
+	if s.inDedup {
+		s.eff.ClientID, s.eff.WireID = s.dedupClient, s.dedupWire
+	}
 	for _, h := range s.srv.hooks {
 		h(&s.eff)
 	}
@@ -57,6 +70,7 @@ func (srv *Server) onExpire(db int, key string) {
 // emitDB reports an effect on a whole database (FLUSHDB, SWAPDB): Key is nil.
 func (s *Session) emitDB(db int, args ...string) {
 	s.srv.dirty.Add(1)
+	s.emitted++
 	if len(s.srv.hooks) == 0 {
 		return
 	}

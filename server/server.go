@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/recached/recached/dedup"
 	"github.com/recached/recached/server/keyspace"
 )
 
@@ -76,6 +77,10 @@ type Server struct {
 	table  *Table
 	hooks  []EffectHook
 	commit func()
+	// checkScope, when set by the sync engine, vets a prepared command
+	// against the session's sync scope; it replies and returns false to
+	// refuse it.
+	checkScope func(s *Session, cmd *Command) bool
 	// resetHooks drop a session's state kept elsewhere (RESET, close).
 	resetHooks []func(*Session)
 	// extraInfo are INFO sections added by other parts of the server.
@@ -90,7 +95,10 @@ type Server struct {
 	Shutdown chan struct{}
 
 	watches watchRegistry
+	dedup   *dedup.Table
 	pubsub  pubsubRegistry
+	// syncer routes writes to sync clients (syncer.go).
+	syncer *syncer
 
 	clientsMu sync.Mutex
 	clients   map[int64]*Session
@@ -124,6 +132,8 @@ func New(cfg Config) *Server {
 	srv.hooks = append(srv.hooks, func(e *Effect) { srv.watches.touch(e.DB, e.Key) })
 	srv.initPubSub()
 	srv.ks = keyspace.New(cfg.Databases, srv.onExpire)
+	srv.dedup = dedup.New(nil)
+	srv.syncer = newSyncer(srv, cfg.Databases)
 	srv.lastSave.Store(time.Now().Unix())
 	return srv
 }
@@ -159,10 +169,13 @@ func (srv *Server) Config() Config {
 	return srv.cfg
 }
 
-// Run does the server's background work, active expiry, until ctx ends.
+// Run does the server's background work, active expiry and the sweeping of
+// idle DEDUP marks, until ctx ends.
 func (srv *Server) Run(ctx context.Context) {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
+	sweep := time.NewTicker(time.Minute)
+	defer sweep.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -170,6 +183,8 @@ func (srv *Server) Run(ctx context.Context) {
 		case <-t.C:
 			srv.ks.Tick()
 			srv.activeExpire()
+		case <-sweep.C:
+			srv.dedup.Sweep()
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/recached/recached/resp"
 	"github.com/recached/recached/server/keyspace"
+	recsync "github.com/recached/recached/sync"
 )
 
 // Session is one client connection's state, driven by a transport: it feeds
@@ -55,6 +56,10 @@ type Session struct {
 	subscribed int
 	// ps is the session's side of its pub/sub subscriptions (pubsub.go).
 	ps pubsubState
+	// sub is the session's sync registrations, made on first use; scope,
+	// when not nil, restricts the keys and channels it may use (syncer.go).
+	sub   *recsync.Sub
+	scope *recsync.Scope
 
 	keys   [][]byte
 	masks  []uint64
@@ -62,6 +67,12 @@ type Session struct {
 	inExec bool
 	eff    Effect
 	calls  uint64 // commands run, for sampling their duration
+
+	// inDedup is set while a DEDUP-wrapped command runs, with its mark.
+	inDedup     bool
+	dedupClient []byte
+	dedupWire   uint64
+	emitted     uint64 // effects this session has emitted
 }
 
 func newSession(srv *Server, c Conn, ws bool) *Session {
@@ -78,6 +89,7 @@ func newSession(srv *Server, c Conn, ws bool) *Session {
 	s.selectDB(0)
 	s.authed = srv.Config().RequirePass == ""
 	s.lastActive.Store(int64(srv.ks.Clock()))
+	s.setScope(srv.syncer.initialScope(ws))
 	return s
 }
 
@@ -107,6 +119,7 @@ func (s *Session) setProto(p int) {
 func (s *Session) release() {
 	s.unwatchAll()
 	s.pubsubRelease()
+	s.dropSync()
 }
 
 // str returns a session string field, "" when unset.

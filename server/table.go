@@ -65,6 +65,10 @@ type Command struct {
 	Syntax     string // argument syntax, parsed for COMMAND DOCS
 	Handler    Handler
 	Subs       []*Command
+	// Wraps is the position of a wrapped command in the arguments of a
+	// command that runs another (DEDUP): its locks and scope are the
+	// wrapped command's.
+	Wraps int
 
 	subs  map[string]*Command
 	stats cmdStats
@@ -82,7 +86,7 @@ func families() [][]*Command {
 		connectionCommands(), serverCommands(), keyCommands(),
 		stringCommands(), bitCommands(), hashCommands(), listCommands(),
 		setCommands(), zsetCommands(), pubsubCommands(), syncCommands(),
-		persistCommands(), lcsCommands(),
+		persistCommands(), dedupCommands(), lcsCommands(),
 	}
 }
 

@@ -1,0 +1,79 @@
+package server
+
+import (
+	"strconv"
+
+	"github.com/recached/recached/dedup"
+)
+
+// dedupCommands is DEDUP, the exactly-once wrapper of the sync protocol.
+func dedupCommands() []*Command {
+	return []*Command{
+		{Name: "dedup", Arity: -4, Flags: FlagMovableKeys | FlagFast | FlagConnection, Wraps: 3, Group: "sync", Since: "1.0.0",
+			Syntax:  "client-id wire-id command [arg ...]",
+			Summary: "Runs a write at most once per client id and wire id: ids at or below the client's high-water mark reply +DUP.", Categories: "write fast",
+			Handler: cmdDedup},
+	}
+}
+
+// cmdDedup admits or refuses a wrapped command by its client's mark. The
+// dispatcher has already locked the shards the wrapped command touches
+// (Command.Wraps), so the mark check and the command are one step for every
+// other client.
+func cmdDedup(s *Session) {
+	cid, wid := s.Args[1], s.Args[2]
+	if len(cid) == 0 || len(cid) > dedup.MaxClientID {
+		s.W.Error("ERR DEDUP client id must be 1 to 64 bytes")
+		return
+	}
+	id, err := strconv.ParseUint(string(wid), 10, 64)
+	if err != nil || (len(wid) > 1 && wid[0] == '0') || wid[0] == '+' {
+		s.W.Error("ERR DEDUP wire id must be a decimal unsigned 64-bit integer")
+		return
+	}
+	if inner := s.srv.table.Lookup(s.Args[3]); inner != nil && (inner.Flags&FlagConnection != 0 || inner.Wraps > 0) {
+		s.W.Error("ERR DEDUP cannot wrap '" + inner.Name + "': it is connection-scoped and must run on every replay")
+		return
+	}
+	if s.inDedup {
+		s.W.Error("ERR DEDUP cannot be nested")
+		return
+	}
+	if !s.srv.dedup.Admit(cid, id) {
+		s.W.Simple("DUP")
+		return
+	}
+	args := s.Args[3:]
+	s.inDedup, s.dedupClient, s.dedupWire = true, cid, id
+	emitted := s.emitted
+	if cmd := s.prepare(args); cmd != nil {
+		s.callLocked(cmd)
+	}
+	s.inDedup = false
+	if s.emitted == emitted {
+		// The wrapped command changed nothing (it failed, or was a read):
+		// the raised mark still has to reach the append-only log.
+		s.emitMark(cid, id)
+	}
+}
+
+// Dedup returns the server's exactly-once marks.
+func (srv *Server) Dedup() *dedup.Table { return srv.dedup }
+
+// emitMark reports a raised DEDUP mark with no write attached, as the
+// effect DEDUP <client-id> <wire-id> with a nil Key.
+func (s *Session) emitMark(cid []byte, id uint64) {
+	if len(s.srv.hooks) == 0 {
+		return
+	}
+	var buf [20]byte
+	e := &s.eff
+	e.Args = append(e.Args[:0], bDEDUP, cid, strconv.AppendUint(buf[:0], id, 10))
+	e.DB, e.Key, e.Origin = s.DBIndex, nil, s
+	e.ClientID, e.WireID = cid, id
+	for _, h := range s.srv.hooks {
+		h(e)
+	}
+}
+
+var bDEDUP = []byte("DEDUP")
