@@ -280,8 +280,9 @@ func cmdHIncrBy(s *Session) {
 		s.addObject(key, h)
 	}
 	var buf [20]byte
-	v := strconv.AppendInt(buf[:0], cur, 10)
-	h.Set(field, v)
+	h.Set(field, strconv.AppendInt(buf[:0], cur, 10))
+	// The effect carries the stored copy, so buf stays on the stack.
+	v, _ := h.Get(field)
 	s.emit(bHSET, key, field, v)
 	s.W.Int(cur)
 }

@@ -1,0 +1,262 @@
+package keyspace
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// hashContents returns the hash as sorted "field=value" pairs, read through
+// Range.
+func hashContents(h *Hash) []string {
+	var out []string
+	h.Range(func(f, v []byte) bool {
+		out = append(out, string(f)+"="+string(v))
+		return true
+	})
+	sort.Strings(out)
+	return out
+}
+
+func TestHashBasics(t *testing.T) {
+	h := NewHash()
+	if h.Type() != TypeHash || h.Len() != 0 || h.Encoding() != "listpack" {
+		t.Fatalf("new hash: type %v len %d encoding %s", h.Type(), h.Len(), h.Encoding())
+	}
+	steps := []struct {
+		op, field, value string
+		want             bool // Set: new field; Delete: existed
+	}{
+		{"set", "a", "1", true},
+		{"set", "b", "2", true},
+		{"set", "a", "3", false},
+		{"set", "", "empty field", true},
+		{"set", "e", "", true},
+		{"del", "zz", "", false},
+		{"del", "b", "", true},
+		{"del", "b", "", false},
+		{"set", "b", "again", true},
+	}
+	for _, st := range steps {
+		var got bool
+		if st.op == "set" {
+			got = h.Set([]byte(st.field), []byte(st.value))
+		} else {
+			got = h.Delete([]byte(st.field))
+		}
+		if got != st.want {
+			t.Fatalf("%s %q: got %v, want %v", st.op, st.field, got, st.want)
+		}
+	}
+	want := []string{"=empty field", "a=3", "b=again", "e="}
+	if got := hashContents(h); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("contents %q, want %q", got, want)
+	}
+	if v, ok := h.Get([]byte("a")); !ok || string(v) != "3" {
+		t.Fatalf("Get a = %q %v", v, ok)
+	}
+	if _, ok := h.Get([]byte("zz")); ok {
+		t.Fatal("Get of a missing field succeeded")
+	}
+	if !h.Has([]byte("")) || h.Has([]byte("zz")) {
+		t.Fatal("Has is wrong")
+	}
+}
+
+func TestHashSetCopiesArguments(t *testing.T) {
+	h := NewHash()
+	f, v := []byte("field"), []byte("value")
+	h.Set(f, v)
+	f[0], v[0] = 'X', 'X'
+	if got, ok := h.Get([]byte("field")); !ok || string(got) != "value" {
+		t.Fatalf("after changing the arguments: %q %v", got, ok)
+	}
+}
+
+// TestHashKeepsInsertionOrderWhenSmall checks that a small hash removes by
+// shifting, as Redis's listpack does, so its order matches Redis's.
+func TestHashKeepsInsertionOrderWhenSmall(t *testing.T) {
+	h := NewHash()
+	for _, f := range []string{"a", "b", "c", "d", "e"} {
+		h.Set([]byte(f), []byte("v"))
+	}
+	h.Delete([]byte("b"))
+	h.Set([]byte("a"), []byte("w"))
+	var got []string
+	for i := 0; i < h.Len(); i++ {
+		f, _ := h.At(i)
+		got = append(got, f)
+	}
+	if strings.Join(got, "") != "acde" {
+		t.Fatalf("order %q, want acde", got)
+	}
+}
+
+func TestHashEncoding(t *testing.T) {
+	tests := []struct {
+		name   string
+		fields int
+		flen   int
+		vlen   int
+		want   string
+	}{
+		{"empty-ish", 1, 1, 1, "listpack"},
+		{"512 entries", 512, 4, 4, "listpack"},
+		{"513 entries", 513, 4, 4, "hashtable"},
+		{"64-byte value", 1, 1, 64, "listpack"},
+		{"65-byte value", 1, 1, 65, "hashtable"},
+		{"65-byte field", 1, 65, 1, "hashtable"},
+	}
+	for _, tc := range tests {
+		h := NewHash()
+		for i := 0; i < tc.fields; i++ {
+			f := fmt.Sprintf("%0*d", tc.flen, i)
+			h.Set([]byte(f), []byte(strings.Repeat("v", tc.vlen)))
+		}
+		if got := h.Encoding(); got != tc.want {
+			t.Errorf("%s: encoding %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	// Like Redis, a hash never converts back.
+	h := NewHash()
+	h.Set([]byte("f"), []byte(strings.Repeat("v", 65)))
+	h.Set([]byte("f"), []byte("short"))
+	if h.Encoding() != "hashtable" {
+		t.Error("hash converted back to listpack")
+	}
+	if c := h.Copy().(*Hash); c.Encoding() != "hashtable" {
+		t.Error("copy lost the encoding")
+	}
+}
+
+// TestHashAgainstMap runs random operations on a Hash and on a map and
+// compares them, across the index and compaction thresholds.
+func TestHashAgainstMap(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	h := NewHash()
+	ref := map[string]string{}
+	for i := 0; i < 20000; i++ {
+		// Vary the key space so the hash grows past the index threshold
+		// and shrinks back, compacting.
+		span := 4 + (i/2000%5)*60
+		f := fmt.Sprint(r.IntN(span))
+		if r.IntN(3) == 0 {
+			_, had := ref[f]
+			if h.Delete([]byte(f)) != had {
+				t.Fatalf("step %d: Delete(%s) disagrees", i, f)
+			}
+			delete(ref, f)
+		} else {
+			v := strings.Repeat("x", r.IntN(10))
+			_, had := ref[f]
+			if h.Set([]byte(f), []byte(v)) == had {
+				t.Fatalf("step %d: Set(%s) disagrees", i, f)
+			}
+			ref[f] = v
+		}
+		if h.Len() != len(ref) {
+			t.Fatalf("step %d: len %d, want %d", i, h.Len(), len(ref))
+		}
+		if i%97 == 0 {
+			for k, v := range ref {
+				if got, ok := h.Get([]byte(k)); !ok || string(got) != v {
+					t.Fatalf("step %d: Get(%s) = %q %v, want %q", i, k, got, ok, v)
+				}
+			}
+			for j := 0; j < h.Len(); j++ {
+				f, v := h.At(j)
+				if ref[f] != string(v) {
+					t.Fatalf("step %d: At(%d) = %s=%s, not in the reference", i, j, f, v)
+				}
+			}
+		}
+	}
+}
+
+func TestHashCopyIsDeep(t *testing.T) {
+	h := NewHash()
+	for i := 0; i < 40; i++ {
+		h.Set([]byte(fmt.Sprint(i)), []byte("v"))
+	}
+	c := h.Copy().(*Hash)
+	c.Set([]byte("0"), []byte("changed"))
+	c.Delete([]byte("1"))
+	c.Set([]byte("new"), []byte("x"))
+	if v, _ := h.Get([]byte("0")); string(v) != "v" {
+		t.Fatalf("original changed through the copy: %q", v)
+	}
+	if !h.Has([]byte("1")) || h.Has([]byte("new")) || h.Len() != 40 {
+		t.Fatal("original changed through the copy")
+	}
+	if c.Len() != 40 || !c.Has([]byte("new")) {
+		t.Fatal("copy is wrong")
+	}
+}
+
+func TestHashRangeStops(t *testing.T) {
+	h := NewHash()
+	for i := 0; i < 10; i++ {
+		h.Set([]byte(fmt.Sprint(i)), nil)
+	}
+	n := 0
+	h.Range(func(_, _ []byte) bool { n++; return n < 3 })
+	if n != 3 {
+		t.Fatalf("Range went on for %d calls after false", n)
+	}
+}
+
+// TestHashScanGuarantee deletes and adds fields between the calls of a scan:
+// every field present from start to end must be returned.
+func TestHashScanGuarantee(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for round := 0; round < 50; round++ {
+		h := NewHash()
+		n := 1 + r.IntN(300)
+		for i := 0; i < n; i++ {
+			h.Set([]byte(fmt.Sprint("f", i)), []byte("v"))
+		}
+		stable := map[string]bool{}
+		for i := 0; i < n; i++ {
+			stable[fmt.Sprint("f", i)] = true
+		}
+		seen := map[string]bool{}
+		var cursor uint64
+		next := n
+		for calls := 0; ; calls++ {
+			if calls > 10*n+10 {
+				t.Fatal("scan does not end")
+			}
+			cursor = h.Scan(cursor, 1+r.IntN(7), func(f string, _ []byte) { seen[f] = true })
+			if cursor == 0 {
+				break
+			}
+			for k := r.IntN(4); k > 0 && h.Len() > 0; k-- {
+				f, _ := h.At(r.IntN(h.Len()))
+				delete(stable, f)
+				h.Delete([]byte(f))
+			}
+			for k := r.IntN(3); k > 0; k-- {
+				h.Set([]byte(fmt.Sprint("f", next)), nil)
+				next++
+			}
+		}
+		for f := range stable {
+			if !seen[f] {
+				t.Fatalf("round %d: scan missed %s", round, f)
+			}
+		}
+	}
+}
+
+func TestHashMemoryUsageGrows(t *testing.T) {
+	h := NewHash()
+	small := h.MemoryUsage()
+	for i := 0; i < 1000; i++ {
+		h.Set([]byte(fmt.Sprint(i)), []byte(strings.Repeat("v", 100)))
+	}
+	if big := h.MemoryUsage(); big < small+100*1000 {
+		t.Fatalf("memory usage %d for 100 kB of values", big)
+	}
+}
