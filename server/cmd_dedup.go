@@ -66,9 +66,8 @@ func (s *Session) emitMark(cid []byte, id uint64) {
 	if len(s.srv.hooks) == 0 {
 		return
 	}
-	var buf [20]byte
 	e := &s.eff
-	e.Args = append(e.Args[:0], bDEDUP, cid, strconv.AppendUint(buf[:0], id, 10))
+	e.Args = append(e.Args[:0], bDEDUP, cid, s.utoa(id))
 	e.DB, e.Key, e.Origin = s.DBIndex, nil, s
 	e.ClientID, e.WireID = cid, id
 	for _, h := range s.srv.hooks {

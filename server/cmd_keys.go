@@ -152,8 +152,7 @@ func expireCmd(unit int64, abs bool) Handler {
 			return
 		}
 		s.db.SetExpiry(key, when)
-		var buf [20]byte
-		s.emit(bPEXPIREAT, key, strconv.AppendInt(buf[:0], when, 10))
+		s.emit(bPEXPIREAT, key, s.itoa(when))
 		s.W.Int(1)
 	}
 }
@@ -423,8 +422,7 @@ func cmdCopy(s *Session) {
 	if at, has := s.db.Expiry(src); has {
 		dstDB.SetExpiry(dst, at)
 	}
-	var buf [20]byte
-	s.emit(bCOPY, src, dst, bDB, strconv.AppendInt(buf[:0], int64(dstDB.Index), 10), bREPLACE)
+	s.emit(bCOPY, src, dst, bDB, s.itoa(int64(dstDB.Index)), bREPLACE)
 	s.W.Int(1)
 }
 

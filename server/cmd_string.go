@@ -3,7 +3,6 @@ package server
 import (
 	"math"
 	"math/big"
-	"strconv"
 	"strings"
 
 	"github.com/recached/recached/server/keyspace"
@@ -186,8 +185,7 @@ func (s *Session) setString(key, val []byte, o expiryOpt) {
 	switch {
 	case o.at != 0:
 		s.db.SetExpiry(key, o.at)
-		var buf [20]byte
-		s.emit(bSET, key, val, bPXAT, strconv.AppendInt(buf[:0], o.at, 10))
+		s.emit(bSET, key, val, bPXAT, s.itoa(o.at))
 	case o.keepTTL:
 		s.emit(bSET, key, val, bKEEPTTL)
 	default:
@@ -324,8 +322,7 @@ func cmdGetEx(s *Session) {
 		s.emit(bDEL, key)
 	case o.at != 0:
 		s.db.SetExpiry(key, o.at)
-		var buf [20]byte
-		s.emit(bPEXPIREAT, key, strconv.AppendInt(buf[:0], o.at, 10))
+		s.emit(bPEXPIREAT, key, s.itoa(o.at))
 	}
 }
 
@@ -399,8 +396,7 @@ func incrCmd(sign int64, byArg bool) Handler {
 			return
 		}
 		cur += by
-		var buf [20]byte
-		v := strconv.AppendInt(buf[:0], cur, 10)
+		v := s.itoa(cur)
 		if e == nil {
 			s.db.SetString(key, v, false)
 		} else {

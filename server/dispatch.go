@@ -148,6 +148,11 @@ func (s *Session) call(cmd *Command) {
 // callLocked runs a checked command whose shards are locked and accounts
 // for it in INFO commandstats.
 func (s *Session) callLocked(cmd *Command) {
+	// During a snapshot, keep the pre-images of the keys a write changes
+	// (persist.go); refuse writes the append-only log cannot record.
+	if cmd.Flags&FlagWrite != 0 && !s.srv.persist.beforeWrite(s, cmd) {
+		return
+	}
 	// Reading the clock twice costs more than a fast command itself, so
 	// one call in timeSample is timed and counts for timeSample calls.
 	s.calls++
@@ -157,6 +162,9 @@ func (s *Session) callLocked(cmd *Command) {
 		start = time.Now()
 	}
 	n := len(s.W.B)
+	if !s.inDedup {
+		s.scratch = s.scratch[:0]
+	}
 	cmd.Handler(s)
 	cmd.stats.calls.Add(1)
 	if timed {

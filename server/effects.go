@@ -1,5 +1,7 @@
 package server
 
+import "strconv"
+
 // Effect is the replayable form of one change to one key: the command that,
 // applied to a copy of the key's previous state, reproduces the server's new
 // state (SPEC section 4). INCR k yields SET k <value> KEEPTTL, EXPIRE yields
@@ -81,4 +83,19 @@ func (s *Session) emitDB(db int, args ...string) {
 	for _, h := range s.srv.hooks {
 		h(e)
 	}
+}
+
+// itoa formats n into the session's scratch space and returns the digits,
+// valid until the command ends. Effects built from it do not allocate.
+func (s *Session) itoa(n int64) []byte {
+	start := len(s.scratch)
+	s.scratch = strconv.AppendInt(s.scratch, n, 10)
+	return s.scratch[start:len(s.scratch):len(s.scratch)]
+}
+
+// utoa is itoa for unsigned numbers.
+func (s *Session) utoa(n uint64) []byte {
+	start := len(s.scratch)
+	s.scratch = strconv.AppendUint(s.scratch, n, 10)
+	return s.scratch[start:len(s.scratch):len(s.scratch)]
 }

@@ -73,6 +73,7 @@ type Session struct {
 	dedupClient []byte
 	dedupWire   uint64
 	emitted     uint64 // effects this session has emitted
+	scratch     []byte // per-command formatting space (itoa)
 }
 
 func newSession(srv *Server, c Conn, ws bool) *Session {

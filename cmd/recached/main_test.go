@@ -155,4 +155,3 @@ func TestBinaryLifecycle(t *testing.T) {
 		}
 	})
 }
-

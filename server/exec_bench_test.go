@@ -1,0 +1,83 @@
+package server
+
+import (
+	"testing"
+)
+
+// benchSession returns a session on a fresh server, as transports make them.
+func benchSession(b *testing.B) *Session {
+	b.Helper()
+	srv := New(DefaultConfig())
+	s, err := srv.NewSession(nil, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+func benchExec(b *testing.B, setup []string, args ...string) {
+	s := benchSession(b)
+	if setup != nil {
+		in := make([][]byte, len(setup))
+		for i, a := range setup {
+			in[i] = []byte(a)
+		}
+		s.Exec(in)
+	}
+	in := make([][]byte, len(args))
+	for i, a := range args {
+		in[i] = []byte(a)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s.W.B = s.W.B[:0]
+		s.Exec(in)
+	}
+}
+
+// The GET/SET hot path must not allocate.
+func BenchmarkExecGet(b *testing.B) {
+	benchExec(b, []string{"SET", "key:000000000001", "value:0000000001"}, "GET", "key:000000000001")
+}
+
+func BenchmarkExecSetExisting(b *testing.B) {
+	benchExec(b, []string{"SET", "key:000000000001", "value:0000000001"}, "SET", "key:000000000001", "value:0000000002")
+}
+
+func BenchmarkExecIncr(b *testing.B) { benchExec(b, nil, "INCR", "counter") }
+
+func BenchmarkExecDedupSet(b *testing.B) {
+	s := benchSession(b)
+	k, v := []byte("key:000000000001"), []byte("value:0000000001")
+	cid := []byte("5f0c8a3e-0d5c-4a53-8d1e-9b1c2f6e7a10")
+	args := [][]byte{[]byte("DEDUP"), cid, nil, []byte("SET"), k, v}
+	var num [20]byte
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s.W.B = s.W.B[:0]
+		args[2] = appendInt(num[:0], int64(i))
+		s.Exec(args)
+	}
+}
+
+func TestHotPathAllocs(t *testing.T) {
+	srv := New(DefaultConfig())
+	s, err := srv.NewSession(nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := [][]byte{[]byte("SET"), []byte("k"), []byte("value")}
+	get := [][]byte{[]byte("GET"), []byte("k")}
+	s.Exec(set)
+	for _, args := range [][][]byte{set, get} {
+		n := testing.AllocsPerRun(1000, func() {
+			s.W.B = s.W.B[:0]
+			s.Exec(args)
+		})
+		if n != 0 {
+			t.Errorf("%s allocates %.1f times per command", args[0], n)
+		}
+	}
+}
