@@ -543,14 +543,6 @@ func cmdHScan(s *Session) {
 			elems = append(elems, []byte(f), v)
 		}
 	}
-	// A hash Redis keeps as a listpack is returned whole in one call.
-	if h.Encoding() == "listpack" {
-		for i := 0; i < h.Len(); i++ {
-			visit(h.At(i))
-		}
-		s.writeScanReply(0, elems)
-		return
-	}
 	next := h.Scan(cursor, o.count, visit)
 	s.writeScanReply(next, elems)
 }

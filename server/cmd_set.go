@@ -530,14 +530,6 @@ func cmdSScan(s *Session) {
 			elems = append(elems, []byte(m))
 		}
 	}
-	// A set Redis keeps as an intset is returned whole in one call.
-	if set.Encoding() == "intset" {
-		for i := 0; i < set.Len(); i++ {
-			visit(set.At(i))
-		}
-		s.writeScanReply(0, elems)
-		return
-	}
 	next := set.Scan(cursor, o.count, visit)
 	s.writeScanReply(next, elems)
 }

@@ -18,10 +18,10 @@ const indexThreshold = 16
 //
 // The entries live in a dense slice, so that a random entry is one index
 // away (HRANDFIELD) and a cursor is a position (HSCAN); a map from field to
-// position is added once the hash outgrows a linear search. Removing an
-// entry of a small hash shifts the ones after it, which keeps insertion
-// order as Redis's listpack does; a large hash moves its last entry into the
-// hole instead.
+// position is added once the hash outgrows a linear search. While the hash
+// is in the listpack encoding, removing an entry shifts the ones after it,
+// which keeps insertion order, the order Redis replies in; a hashtable-
+// encoded hash moves its last entry into the hole instead.
 type Hash struct {
 	entries []hashEntry
 	index   map[string]int // nil while len(entries) <= indexThreshold
@@ -126,12 +126,19 @@ func (h *Hash) removeAt(i int) {
 	e := h.entries[i]
 	h.size -= int64(len(e.field) + len(e.value))
 	last := len(h.entries) - 1
-	if h.index == nil {
-		copy(h.entries[i:], h.entries[i+1:])
-	} else {
+	if h.index != nil {
 		delete(h.index, e.field)
-		if i != last {
-			h.entries[i] = h.entries[last]
+	}
+	if !h.large {
+		copy(h.entries[i:], h.entries[i+1:])
+		if h.index != nil {
+			for j := i; j < last; j++ {
+				h.index[h.entries[j].field] = j
+			}
+		}
+	} else if i != last {
+		h.entries[i] = h.entries[last]
+		if h.index != nil {
 			h.index[h.entries[i].field] = i
 		}
 	}
@@ -176,11 +183,18 @@ func (h *Hash) Range(fn func(field, value []byte) bool) {
 
 // Scan calls fn for up to count entries, starting from cursor (0 to begin),
 // and returns the cursor to continue from, 0 when the iteration is over.
-// Every entry present for the whole iteration is visited at least once:
-// positions are visited from the highest down, and a removal only ever moves
-// an entry from a visited position to a lower one. The value passed to fn
-// must not be changed.
+// A hash in the listpack encoding is returned whole in one call, whatever
+// the count, as Redis does. Otherwise every entry present for the whole
+// iteration is visited at least once: positions are visited from the
+// highest down, and a removal only ever moves an entry from a visited
+// position to a lower one. The value passed to fn must not be changed.
 func (h *Hash) Scan(cursor uint64, count int, fn func(field string, value []byte)) uint64 {
+	if !h.large {
+		for i := range h.entries {
+			fn(h.entries[i].field, h.entries[i].value)
+		}
+		return 0
+	}
 	p := uint64(len(h.entries))
 	if cursor != 0 && cursor < p {
 		p = cursor

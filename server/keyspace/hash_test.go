@@ -3,6 +3,7 @@ package keyspace
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -75,22 +76,54 @@ func TestHashSetCopiesArguments(t *testing.T) {
 	}
 }
 
-// TestHashKeepsInsertionOrderWhenSmall checks that a small hash removes by
-// shifting, as Redis's listpack does, so its order matches Redis's.
-func TestHashKeepsInsertionOrderWhenSmall(t *testing.T) {
+// TestHashKeepsInsertionOrder checks that a listpack-encoded hash removes
+// by shifting, as Redis's listpack does, so its order matches Redis's, with
+// or without its index.
+func TestHashKeepsInsertionOrder(t *testing.T) {
+	for _, n := range []int{5, 16, 17, 200, 512} {
+		h := NewHash()
+		var want []string
+		for i := 0; i < n; i++ {
+			f := fmt.Sprint("f", i)
+			h.Set([]byte(f), []byte("v"))
+			want = append(want, f)
+		}
+		// Remove every third field, and update one that stays.
+		for i := 0; i < n; i += 3 {
+			h.Delete([]byte(fmt.Sprint("f", i)))
+		}
+		want = slices.DeleteFunc(want, func(f string) bool {
+			var i int
+			fmt.Sscanf(f, "f%d", &i)
+			return i%3 == 0
+		})
+		h.Set([]byte(want[0]), []byte("w"))
+		var got []string
+		for i := 0; i < h.Len(); i++ {
+			f, _ := h.At(i)
+			got = append(got, f)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%d fields: order %q, want %q", n, got, want)
+		}
+		for i, f := range want {
+			if v, ok := h.Get([]byte(f)); !ok || (i > 0 && string(v) != "v") {
+				t.Fatalf("%d fields: Get(%s) = %q %v after the removals", n, f, v, ok)
+			}
+		}
+	}
+}
+
+// TestHashScanListpackWhole checks that a listpack hash is scanned in one
+// call whatever the count, as Redis does.
+func TestHashScanListpackWhole(t *testing.T) {
 	h := NewHash()
-	for _, f := range []string{"a", "b", "c", "d", "e"} {
-		h.Set([]byte(f), []byte("v"))
+	for i := 0; i < 100; i++ {
+		h.Set([]byte(fmt.Sprint(i)), nil)
 	}
-	h.Delete([]byte("b"))
-	h.Set([]byte("a"), []byte("w"))
-	var got []string
-	for i := 0; i < h.Len(); i++ {
-		f, _ := h.At(i)
-		got = append(got, f)
-	}
-	if strings.Join(got, "") != "acde" {
-		t.Fatalf("order %q, want acde", got)
+	n := 0
+	if next := h.Scan(0, 1, func(string, []byte) { n++ }); next != 0 || n != 100 {
+		t.Fatalf("scan returned %d entries and cursor %d", n, next)
 	}
 }
 
@@ -132,8 +165,15 @@ func TestHashEncoding(t *testing.T) {
 }
 
 // TestHashAgainstMap runs random operations on a Hash and on a map and
-// compares them, across the index and compaction thresholds.
+// compares them, in both encodings (values longer than 64 bytes convert the
+// hash), across the index and compaction thresholds.
 func TestHashAgainstMap(t *testing.T) {
+	for _, maxLen := range []int{10, 70} {
+		t.Run(fmt.Sprint("values<", maxLen), func(t *testing.T) { hashAgainstMap(t, maxLen) })
+	}
+}
+
+func hashAgainstMap(t *testing.T, maxLen int) {
 	r := rand.New(rand.NewPCG(1, 2))
 	h := NewHash()
 	ref := map[string]string{}
@@ -149,7 +189,7 @@ func TestHashAgainstMap(t *testing.T) {
 			}
 			delete(ref, f)
 		} else {
-			v := strings.Repeat("x", r.IntN(10))
+			v := strings.Repeat("x", r.IntN(maxLen))
 			_, had := ref[f]
 			if h.Set([]byte(f), []byte(v)) == had {
 				t.Fatalf("step %d: Set(%s) disagrees", i, f)
@@ -214,8 +254,10 @@ func TestHashScanGuarantee(t *testing.T) {
 	for round := 0; round < 50; round++ {
 		h := NewHash()
 		n := 1 + r.IntN(300)
+		// A long value makes it a hashtable, which scans by cursor.
+		long := []byte(strings.Repeat("v", 65))
 		for i := 0; i < n; i++ {
-			h.Set([]byte(fmt.Sprint("f", i)), []byte("v"))
+			h.Set([]byte(fmt.Sprint("f", i)), long)
 		}
 		stable := map[string]bool{}
 		for i := 0; i < n; i++ {

@@ -1,19 +1,25 @@
 package keyspace
 
-import "maps"
+import (
+	"maps"
+	"slices"
+)
 
 // setMaxIntsetEntries is Redis 7.0's default set-max-intset-entries.
 const setMaxIntsetEntries = 512
 
 // Set is a set value: distinct byte strings.
 //
-// The members live in a dense slice, so that a random member is one index
-// away (SPOP, SRANDMEMBER) and a cursor is a position (SSCAN); a map from
-// member to position is added once the set outgrows a linear search.
-// Removing a member moves the last one into its place.
+// A set of at most 512 integers mirrors Redis's intset: its members are kept
+// in ascending numeric order (the order Redis replies in) and found by
+// binary search. Any other set keeps its members in a dense slice, so that
+// a random member is one index away (SPOP, SRANDMEMBER) and a cursor is a
+// position (SSCAN), with a map from member to position once it outgrows a
+// linear search; removing a member moves the last one into its place.
 type Set struct {
 	members []string
-	index   map[string]int // nil while len(members) <= indexThreshold
+	ints    []int64        // intset only: the members' values, ascending
+	index   map[string]int // hashtable only; nil while len(members) <= indexThreshold
 	size    int64          // total bytes of the members
 	large   bool           // converted to the hashtable encoding, as Redis never converts back
 }
@@ -29,6 +35,9 @@ func (s *Set) Len() int { return len(s.members) }
 
 // find returns the position of member, or -1.
 func (s *Set) find(member []byte) int {
+	if !s.large {
+		return findInt(s, member)
+	}
 	if s.index != nil {
 		if i, ok := s.index[string(member)]; ok {
 			return i
@@ -45,6 +54,9 @@ func (s *Set) find(member []byte) int {
 
 // findString is find for a string member.
 func (s *Set) findString(member string) int {
+	if !s.large {
+		return findInt(s, member)
+	}
 	if s.index != nil {
 		if i, ok := s.index[member]; ok {
 			return i
@@ -55,6 +67,18 @@ func (s *Set) findString(member string) int {
 		if m == member {
 			return i
 		}
+	}
+	return -1
+}
+
+// findInt finds member in an intset: only a canonical integer can be in it.
+func findInt[T string | []byte](s *Set, member T) int {
+	v, ok := parseInt64(member)
+	if !ok {
+		return -1
+	}
+	if i, found := slices.BinarySearch(s.ints, v); found {
+		return i
 	}
 	return -1
 }
@@ -85,13 +109,19 @@ func (s *Set) AddString(member string) bool {
 	return true
 }
 
-// insert appends a member known to be absent.
+// insert adds a member known to be absent.
 func (s *Set) insert(m string) {
-	if !s.large && !isInt64(m) {
-		s.large = true
+	s.size += int64(len(m))
+	if !s.large {
+		if v, ok := parseInt64(m); ok && len(s.members) < setMaxIntsetEntries {
+			i, _ := slices.BinarySearch(s.ints, v)
+			s.ints = slices.Insert(s.ints, i, v)
+			s.members = slices.Insert(s.members, i, m)
+			return
+		}
+		s.convert()
 	}
 	s.members = append(s.members, m)
-	s.size += int64(len(m))
 	n := len(s.members)
 	switch {
 	case s.index != nil:
@@ -99,8 +129,14 @@ func (s *Set) insert(m string) {
 	case n > indexThreshold:
 		s.buildIndex()
 	}
-	if n > setMaxIntsetEntries {
-		s.large = true
+}
+
+// convert turns an intset into a hashtable set, for good.
+func (s *Set) convert() {
+	s.large = true
+	s.ints = nil
+	if len(s.members) > indexThreshold {
+		s.buildIndex()
 	}
 }
 
@@ -121,23 +157,29 @@ func (s *Set) Remove(member []byte) bool {
 	return true
 }
 
-// RemoveAt removes and returns the member at position i, 0 <= i < Len():
-// the last member takes its position.
+// RemoveAt removes and returns the member at position i, 0 <= i < Len().
+// An intset closes the gap, keeping its order; any other set moves its last
+// member into position i.
 func (s *Set) RemoveAt(i int) string {
 	m := s.members[i]
 	s.size -= int64(len(m))
-	last := len(s.members) - 1
-	if s.index != nil {
-		delete(s.index, m)
-	}
-	if i != last {
-		s.members[i] = s.members[last]
+	if !s.large {
+		s.members = slices.Delete(s.members, i, i+1)
+		s.ints = slices.Delete(s.ints, i, i+1)
+	} else {
+		last := len(s.members) - 1
 		if s.index != nil {
-			s.index[s.members[i]] = i
+			delete(s.index, m)
 		}
+		if i != last {
+			s.members[i] = s.members[last]
+			if s.index != nil {
+				s.index[s.members[i]] = i
+			}
+		}
+		s.members[last] = ""
+		s.members = s.members[:last]
 	}
-	s.members[last] = ""
-	s.members = s.members[:last]
 	if cap(s.members) >= 64 && 4*len(s.members) <= cap(s.members) {
 		s.compact()
 	}
@@ -145,9 +187,13 @@ func (s *Set) RemoveAt(i int) string {
 }
 
 // compact gives back the memory of a set that shrank to a quarter of its
-// capacity: a smaller slice and a fresh index (Go maps never shrink).
+// capacity: smaller slices and a fresh index (Go maps never shrink).
 func (s *Set) compact() {
 	s.members = append(make([]string, 0, 2*len(s.members)), s.members...)
+	if !s.large {
+		s.ints = append(make([]int64, 0, 2*len(s.ints)), s.ints...)
+		return
+	}
 	if len(s.members) <= indexThreshold {
 		s.index = nil
 	} else {
@@ -159,8 +205,9 @@ func (s *Set) compact() {
 // only while the set is not modified; they serve random picks.
 func (s *Set) At(i int) string { return s.members[i] }
 
-// Range calls fn for every member until fn returns false. The slice is valid
-// only during the call, and fn must not modify the set.
+// Range calls fn for every member until fn returns false, an intset in
+// ascending order. The slice is valid only during the call, and fn must not
+// modify the set.
 func (s *Set) Range(fn func(member []byte) bool) {
 	var buf []byte
 	for _, m := range s.members {
@@ -173,10 +220,17 @@ func (s *Set) Range(fn func(member []byte) bool) {
 
 // Scan calls fn for up to count members, starting from cursor (0 to begin),
 // and returns the cursor to continue from, 0 when the iteration is over.
-// Every member present for the whole iteration is visited at least once:
-// positions are visited from the highest down, and a removal only ever
-// moves a member from a visited position to a lower one.
+// An intset is returned whole in one call, whatever the count, as Redis
+// does. Otherwise every member present for the whole iteration is visited
+// at least once: positions are visited from the highest down, and a removal
+// only ever moves a member from a visited position to a lower one.
 func (s *Set) Scan(cursor uint64, count int, fn func(member string)) uint64 {
+	if !s.large {
+		for _, m := range s.members {
+			fn(m)
+		}
+		return 0
+	}
 	p := uint64(len(s.members))
 	if cursor != 0 && cursor < p {
 		p = cursor
@@ -192,7 +246,8 @@ func (s *Set) Scan(cursor uint64, count int, fn func(member string)) uint64 {
 // the copy shares their bytes.
 func (s *Set) Copy() Object {
 	c := &Set{
-		members: append(make([]string, 0, len(s.members)), s.members...),
+		members: slices.Clone(s.members),
+		ints:    slices.Clone(s.ints),
 		size:    s.size,
 		large:   s.large,
 	}
@@ -215,40 +270,46 @@ func (s *Set) Encoding() string {
 
 // MemoryUsage estimates the bytes the set takes.
 func (s *Set) MemoryUsage() int64 {
-	n := int64(64) + int64(cap(s.members))*16 + s.size
+	n := int64(64) + int64(cap(s.members))*16 + int64(cap(s.ints))*8 + s.size
 	if s.index != nil {
 		n += int64(len(s.index)) * 40
 	}
 	return n
 }
 
-// isInt64 reports whether b is a signed 64-bit integer in canonical decimal
-// form (no sign but '-', no leading zeros, not "-0"): what Redis can store in
-// an intset.
-func isInt64(b string) bool {
+// parseInt64 parses b as a signed 64-bit integer in canonical decimal form
+// (no sign but '-', no leading zeros, not "-0"), the form Redis stores in an
+// intset.
+func parseInt64[T string | []byte](b T) (int64, bool) {
 	if len(b) == 0 || len(b) > 20 {
-		return false
+		return 0, false
 	}
 	if len(b) == 1 && b[0] == '0' {
-		return true
+		return 0, true
 	}
-	neg := b[0] == '-'
-	if neg {
-		b = b[1:]
+	start := 0
+	if b[0] == '-' {
+		start = 1
 	}
-	if len(b) == 0 || b[0] < '1' || b[0] > '9' || len(b) > 19 {
-		return false
+	if len(b)-start == 0 || len(b)-start > 19 || b[start] < '1' || b[start] > '9' {
+		return 0, false
 	}
 	var n uint64
-	for i := 0; i < len(b); i++ {
+	for i := start; i < len(b); i++ {
 		c := b[i]
 		if c < '0' || c > '9' {
-			return false
+			return 0, false
 		}
 		n = n*10 + uint64(c-'0')
 	}
-	if neg {
-		return n <= 1<<63
+	if start == 1 {
+		if n > 1<<63 {
+			return 0, false
+		}
+		return -int64(n), true
 	}
-	return n <= 1<<63-1
+	if n > 1<<63-1 {
+		return 0, false
+	}
+	return int64(n), true
 }

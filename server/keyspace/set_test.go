@@ -2,7 +2,9 @@ package keyspace
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -70,21 +72,27 @@ func TestSetAddCopiesArgument(t *testing.T) {
 	}
 }
 
-func TestIsInt64(t *testing.T) {
+func TestParseInt64(t *testing.T) {
 	tests := []struct {
 		s    string
-		want bool
+		want int64
+		ok   bool
 	}{
-		{"0", true}, {"1", true}, {"-1", true}, {"123", true},
-		{"9223372036854775807", true}, {"-9223372036854775808", true},
-		{"9223372036854775808", false}, {"-9223372036854775809", false},
-		{"99999999999999999999", false}, {"", false}, {"-", false},
-		{"-0", false}, {"01", false}, {"+1", false}, {" 1", false},
-		{"1 ", false}, {"1.0", false}, {"1e3", false}, {"a", false},
+		{"0", 0, true}, {"1", 1, true}, {"-1", -1, true}, {"123", 123, true},
+		{"9223372036854775807", 9223372036854775807, true},
+		{"-9223372036854775808", -9223372036854775808, true},
+		{"9223372036854775808", 0, false}, {"-9223372036854775809", 0, false},
+		{"99999999999999999999", 0, false}, {"", 0, false}, {"-", 0, false},
+		{"-0", 0, false}, {"01", 0, false}, {"+1", 0, false}, {" 1", 0, false},
+		{"1 ", 0, false}, {"1.0", 0, false}, {"1e3", 0, false}, {"a", 0, false},
 	}
 	for _, tc := range tests {
-		if got := isInt64(tc.s); got != tc.want {
-			t.Errorf("isInt64(%q) = %v, want %v", tc.s, got, tc.want)
+		got, ok := parseInt64(tc.s)
+		if ok != tc.ok || got != tc.want {
+			t.Errorf("parseInt64(%q) = %d, %v; want %d, %v", tc.s, got, ok, tc.want, tc.ok)
+		}
+		if got2, ok2 := parseInt64([]byte(tc.s)); got2 != got || ok2 != ok {
+			t.Errorf("parseInt64([]byte %q) differs from the string form", tc.s)
 		}
 	}
 }
@@ -131,15 +139,71 @@ func TestSetEncoding(t *testing.T) {
 	}
 }
 
+// TestSetIntsetOrder checks that an intset keeps its members in ascending
+// numeric order, as Redis replies, through additions and removals, and
+// that a hashtable set stops doing so.
+func TestSetIntsetOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	s := NewSet()
+	ref := map[int64]bool{}
+	for i := 0; i < 3000; i++ {
+		v := r.Int64N(400) - 200
+		m := []byte(fmt.Sprint(v))
+		if r.IntN(3) == 0 {
+			if s.Remove(m) != ref[v] {
+				t.Fatalf("Remove(%d) disagrees", v)
+			}
+			delete(ref, v)
+		} else {
+			if s.Add(m) == ref[v] {
+				t.Fatalf("Add(%d) disagrees", v)
+			}
+			ref[v] = true
+		}
+	}
+	want := slices.Sorted(maps.Keys(ref))
+	var got []int64
+	for i := 0; i < s.Len(); i++ {
+		v, ok := parseInt64(s.At(i))
+		if !ok {
+			t.Fatalf("member %q is not an integer", s.At(i))
+		}
+		got = append(got, v)
+	}
+	if !slices.Equal(got, want) || s.Encoding() != "intset" {
+		t.Fatalf("order %v, want %v (encoding %s)", got, want, s.Encoding())
+	}
+	if s.Has([]byte("abc")) || s.Has([]byte("01")) || s.HasString("-0") {
+		t.Fatal("an intset found a non-canonical member")
+	}
+	n := 0
+	if next := s.Scan(0, 1, func(string) { n++ }); next != 0 || n != s.Len() {
+		t.Fatalf("intset scan returned %d of %d members and cursor %d", n, s.Len(), next)
+	}
+	s.Add([]byte("abc"))
+	if !s.Has([]byte("abc")) || !s.Has([]byte(fmt.Sprint(want[0]))) || s.Len() != len(want)+1 {
+		t.Fatal("conversion to a hashtable lost members")
+	}
+}
+
 // TestSetAgainstMap runs random operations on a Set and on a map and
-// compares them, across the index and compaction thresholds.
+// compares them, in both encodings, across the index and compaction
+// thresholds.
 func TestSetAgainstMap(t *testing.T) {
+	for _, prefix := range []string{"", "m"} {
+		t.Run("prefix="+prefix, func(t *testing.T) { setAgainstMap(t, prefix) })
+	}
+}
+
+// setAgainstMap is TestSetAgainstMap with members prefix+n: integers with
+// no prefix (an intset), strings with one (a hashtable).
+func setAgainstMap(t *testing.T, prefix string) {
 	r := rand.New(rand.NewPCG(7, 8))
 	s := NewSet()
 	ref := map[string]bool{}
 	for i := 0; i < 20000; i++ {
 		span := 4 + (i/2000%5)*60
-		m := fmt.Sprint(r.IntN(span))
+		m := prefix + fmt.Sprint(r.IntN(span))
 		switch r.IntN(4) {
 		case 0:
 			if s.Remove([]byte(m)) != ref[m] {
