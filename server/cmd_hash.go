@@ -5,7 +5,6 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 
 	"github.com/recached/recached/server/keyspace"
 )
@@ -287,48 +286,8 @@ func cmdHIncrBy(s *Session) {
 	s.W.Int(cur)
 }
 
-// maxLongDoubleExp and minLongDoubleExp bound the binary exponent (as
-// big.Float.MantExp reports it) of a finite, non-zero x86-64 long double,
-// denormals included.
-const (
-	maxLongDoubleExp = 16384
-	minLongDoubleExp = -16445
-)
-
-// parseLongDoubleArg parses a number exactly as Redis's string2ld does with
-// strtold: what parseLongDouble accepts, plus C's hexadecimal notation
-// ("0x1p3"), minus values that overflow a long double or underflow to zero.
-func parseLongDoubleArg(b []byte) (*big.Float, bool) {
-	str := string(b)
-	if hasHexFloat(str) {
-		if len(b) > 5000 || isSpaceByte(b[len(b)-1]) || strings.ContainsRune(str, '_') {
-			return nil, false
-		}
-		f, _, err := big.ParseFloat(str, 0, longDouble, big.ToNearestEven)
-		if err != nil {
-			return nil, false
-		}
-		return f, longDoubleInRange(f)
-	}
-	f, ok := parseLongDouble(b)
-	if !ok {
-		return nil, false
-	}
-	return f, longDoubleInRange(f)
-}
-
-// longDoubleInRange reports whether f is representable as a long double
-// without overflowing to infinity or underflowing to zero.
-func longDoubleInRange(f *big.Float) bool {
-	if f.IsInf() || f.Sign() == 0 {
-		return true
-	}
-	exp := f.MantExp(nil)
-	return exp <= maxLongDoubleExp && exp >= minLongDoubleExp
-}
-
 func cmdHIncrByFloat(s *Session) {
-	by, ok := parseLongDoubleArg(s.Args[3])
+	by, ok := parseLongDouble(s.Args[3])
 	if !ok {
 		s.W.Error(errNotFloat)
 		return
@@ -345,7 +304,7 @@ func cmdHIncrByFloat(s *Session) {
 	cur := new(big.Float).SetPrec(longDouble)
 	if h != nil {
 		if v, ok := h.Get(field); ok {
-			if cur, ok = parseLongDoubleArg(v); !ok {
+			if cur, ok = parseLongDouble(v); !ok {
 				s.W.Error(errHashNotFloat)
 				return
 			}

@@ -411,9 +411,9 @@ func incrCmd(sign int64, byArg bool) Handler {
 // uses for INCRBYFLOAT; big.Float at this precision rounds the same way.
 const longDouble = 64
 
-// parseLongDouble parses a number as strtold would for Redis's
-// string2ld: no spaces, the whole string, no NaN.
-func parseLongDouble(b []byte) (*big.Float, bool) {
+// parseDecimalLongDouble parses a decimal number as strtold would for
+// Redis's string2ld: no spaces, the whole string, no NaN.
+func parseDecimalLongDouble(b []byte) (*big.Float, bool) {
 	if len(b) == 0 || len(b) > 5000 || isSpaceByte(b[0]) || isSpaceByte(b[len(b)-1]) {
 		return nil, false
 	}
@@ -448,6 +448,46 @@ func formatLongDouble(f *big.Float) string {
 	return str
 }
 
+// maxLongDoubleExp and minLongDoubleExp bound the binary exponent (as
+// big.Float.MantExp reports it) of a finite, non-zero x86-64 long double,
+// denormals included.
+const (
+	maxLongDoubleExp = 16384
+	minLongDoubleExp = -16445
+)
+
+// parseLongDouble parses a number exactly as Redis's string2ld does with
+// strtold: what parseLongDouble accepts, plus C's hexadecimal notation
+// ("0x1p3"), minus values that overflow a long double or underflow to zero.
+func parseLongDouble(b []byte) (*big.Float, bool) {
+	str := string(b)
+	if hasHexFloat(str) {
+		if len(b) > 5000 || isSpaceByte(b[len(b)-1]) || strings.ContainsRune(str, '_') {
+			return nil, false
+		}
+		f, _, err := big.ParseFloat(str, 0, longDouble, big.ToNearestEven)
+		if err != nil {
+			return nil, false
+		}
+		return f, longDoubleInRange(f)
+	}
+	f, ok := parseDecimalLongDouble(b)
+	if !ok {
+		return nil, false
+	}
+	return f, longDoubleInRange(f)
+}
+
+// longDoubleInRange reports whether f is representable as a long double
+// without overflowing to infinity or underflowing to zero.
+func longDoubleInRange(f *big.Float) bool {
+	if f.IsInf() || f.Sign() == 0 {
+		return true
+	}
+	exp := f.MantExp(nil)
+	return exp <= maxLongDoubleExp && exp >= minLongDoubleExp
+}
+
 func cmdIncrByFloat(s *Session) {
 	key := s.Args[1]
 	e, wrong := s.lookupString(key)
@@ -473,7 +513,7 @@ func cmdIncrByFloat(s *Session) {
 		return
 	}
 	sum := new(big.Float).SetPrec(longDouble).SetMode(big.ToNearestEven).Add(cur, by)
-	if exp := sum.MantExp(nil); exp > 16384 {
+	if sum.Sign() != 0 && sum.MantExp(nil) > maxLongDoubleExp {
 		s.W.Error(errNaN)
 		return
 	}
