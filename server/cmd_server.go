@@ -35,8 +35,6 @@ func serverCommands() []*Command {
 		{Name: "flushdb", Arity: -1, Flags: FlagWrite | FlagAllKeys | FlagDangerous, Group: "server", Since: "1.0.0", Syntax: "[ASYNC | SYNC]", Summary: "Removes all keys from the current database.", Categories: "keyspace write slow dangerous", Handler: cmdFlushDB},
 		{Name: "flushall", Arity: -1, Flags: FlagWrite | FlagAllDBs | FlagDangerous, Group: "server", Since: "1.0.0", Syntax: "[ASYNC | SYNC]", Summary: "Removes all keys from all databases.", Categories: "keyspace write slow dangerous", Handler: cmdFlushAll},
 		{Name: "time", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, Group: "server", Since: "2.6.0", Summary: "Returns the server time.", Categories: "fast", Handler: cmdTime},
-		{Name: "lastsave", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, Group: "server", Since: "1.0.0", Summary: "Returns the Unix timestamp of the last successful save to disk.", Categories: "fast admin dangerous", Handler: cmdLastSave},
-		{Name: "shutdown", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale | FlagNoMulti, Group: "server", Since: "1.0.0", Syntax: "[NOSAVE | SAVE] [NOW] [FORCE] [ABORT]", Summary: "Synchronously saves the database(s) to disk and shuts down the Redis server.", Categories: "admin slow dangerous", Handler: cmdShutdown},
 		{Name: "object", Arity: -2, Group: "generic", Since: "2.2.3", Summary: "A container for object introspection commands.", Categories: "slow", Subs: []*Command{
 			{Name: "encoding", Arity: 3, Flags: FlagReadonly, FirstKey: 2, LastKey: 2, Step: 1, Since: "2.2.3", Syntax: "key", Summary: "Returns the internal encoding of a Redis object.", Categories: "keyspace read slow", Handler: cmdObjectEncoding},
 			{Name: "refcount", Arity: 3, Flags: FlagReadonly, FirstKey: 2, LastKey: 2, Step: 1, Since: "2.2.3", Syntax: "key", Summary: "Returns the reference count of a value of a key.", Categories: "keyspace read slow", Handler: cmdObjectRefcount},
@@ -347,23 +345,6 @@ func cmdTime(s *Session) {
 	s.W.BulkInt(int64(now.Nanosecond() / 1000))
 }
 
-func cmdLastSave(s *Session) { s.W.Int(s.srv.lastSave.Load()) }
-
-func cmdShutdown(s *Session) {
-	for _, a := range s.Args[1:] {
-		if !eqFold(a, "nosave") && !eqFold(a, "save") && !eqFold(a, "now") && !eqFold(a, "force") && !eqFold(a, "abort") {
-			s.W.Error(errSyntax)
-			return
-		}
-		if eqFold(a, "abort") {
-			s.W.Error("ERR No shutdown in progress.")
-			return
-		}
-	}
-	s.srv.RequestShutdown()
-	s.Quit = true
-}
-
 func cmdObjectEncoding(s *Session) {
 	e := s.db.Lookup(s.Args[2])
 	if e == nil {
@@ -660,13 +641,7 @@ func (srv *Server) infoSections() []infoSection {
 				{"mem_allocator", "go"}, {"gc_cycles", strconv.FormatUint(uint64(m.NumGC), 10)},
 			}
 		}},
-		{"persistence", func(srv *Server) [][2]string {
-			return [][2]string{
-				{"loading", "0"}, {"rdb_changes_since_last_save", strconv.FormatInt(srv.dirty.Load(), 10)},
-				{"rdb_last_save_time", strconv.FormatInt(srv.lastSave.Load(), 10)},
-				{"aof_enabled", yesNoBit(srv.Config().AppendOnly)},
-			}
-		}},
+		{"persistence", func(srv *Server) [][2]string { return srv.persist.info() }},
 		{"stats", func(srv *Server) [][2]string {
 			pubsubChannels, pubsubPatterns, _ := srv.pubsub.stats()
 			return [][2]string{

@@ -85,6 +85,8 @@ type Server struct {
 	resetHooks []func(*Session)
 	// extraInfo are INFO sections added by other parts of the server.
 	extraInfo []infoSection
+	// persist is the snapshot and append-only log state (persist.go).
+	persist *persister
 
 	start   time.Time
 	nextID  atomic.Int64
@@ -135,6 +137,7 @@ func New(cfg Config) *Server {
 	srv.dedup = dedup.New(nil)
 	srv.syncer = newSyncer(srv, cfg.Databases)
 	srv.lastSave.Store(time.Now().Unix())
+	srv.persist = newPersister(srv)
 	return srv
 }
 

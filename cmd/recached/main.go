@@ -34,6 +34,9 @@ func main() {
 
 // run parses args and serves; it returns the process exit code.
 func run(args []string, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "check" {
+		return runCheck(args[1:], os.Stdout, stderr)
+	}
 	cfg, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -67,7 +70,7 @@ func parseFlags(args []string, stderr io.Writer) (server.Config, error) {
 	fs.StringVar(&cfg.AppendFsync, "appendfsync", cfg.AppendFsync, "log fsync policy: always, everysec or no")
 	fs.IntVar(&cfg.Loops, "loops", cfg.Loops, "event loops serving RESP (1 measured best on 2 cores)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: recached [flags]\n       recached token --secret S --patterns 'p1,p2' [--ttl 1h]\n\nFlags:\n")
+		fmt.Fprintf(fs.Output(), "Usage: recached [flags]\n       recached token --secret S --patterns 'p1,p2' [--ttl 1h]\n       recached check FILE [--fix]\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -119,6 +122,9 @@ func serve(cfg server.Config) error {
 		defer stop()
 	}
 	srv := server.New(cfg)
+	if err := srv.OpenPersistence(); err != nil {
+		return err
+	}
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer cancel()
 	go func() {
@@ -132,8 +138,12 @@ func serve(cfg server.Config) error {
 	addr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.Port))
 	log.Printf("recached %s starting (go %s, GOMAXPROCS %d)", server.Version, runtime.Version(), runtime.GOMAXPROCS(0))
 	err := tcp.ListenAndServe(ctx, srv, addr, cfg.Loops)
+	perr := srv.ClosePersistence()
 	if err != nil && !strings.Contains(err.Error(), "closed") {
 		return err
+	}
+	if perr != nil {
+		return perr
 	}
 	log.Printf("recached: stopped")
 	return nil

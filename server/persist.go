@@ -1,0 +1,858 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/recached/recached/server/keyspace"
+	"github.com/recached/recached/snapshot"
+)
+
+// Persistence (SPEC section 7, snapshot/FORMAT.md).
+//
+// The data directory holds the snapshot dump.rcd of generation g and the
+// logs appendonly.<g>.aof, appendonly.<g+1>.aof, …: the log of generation g
+// holds the effects that happened after the snapshot of generation g
+// started. At start the snapshot is loaded and every log of its generation
+// or later is replayed in order.
+//
+// A save (SAVE, BGSAVE, BGREWRITEAOF, the save rules, the automatic log
+// rewrite and shutdown are all the same operation) creates the next
+// generation's log, then with every shard locked marks the snapshot's
+// point in time: new effects go to the new log from that instant, and the
+// dumper starts. It then encodes one shard at a time under that shard's
+// lock. A write command that runs meanwhile on a shard not yet dumped first
+// keeps the pre-image of each of its keys (the encoded record, or "absent"),
+// which the dumper writes instead of the live value, so that the image is
+// the state at the instant the save started. Once the snapshot is renamed
+// into place, the logs of older generations are deleted.
+//
+// Lock order: shard locks, then the persister's snapshot writer mutex, then
+// the log's mutexes. The DEDUP marks are read with every shard locked.
+
+// defaultRewriteMin is the log size below which it is never rewritten
+// automatically (Redis's auto-aof-rewrite-min-size).
+const defaultRewriteMin = 64 << 20
+
+// bgsaveRetryDelay is how long the save rules wait after a failed save
+// before trying again, in seconds, as Redis does.
+const bgsaveRetryDelay = 5
+
+// The kinds of save, for INFO and the replies of SAVE, BGSAVE and
+// BGREWRITEAOF.
+const (
+	saveNone    = 0
+	saveRDB     = 1 // SAVE, BGSAVE, save rules, shutdown
+	saveRewrite = 2 // BGREWRITEAOF, automatic rewrite
+)
+
+// The shutdown modes SHUTDOWN sets.
+const (
+	shutdownDefault = 0
+	shutdownNoSave  = 1
+	shutdownSave    = 2
+)
+
+// persister is the server's persistence state.
+type persister struct {
+	srv *Server
+
+	dir  string
+	lock *os.File
+	log  *snapshot.LogWriter // nil while the append-only log is off
+	open bool
+
+	// gen is the generation of the current log and of the snapshot the
+	// next save will supersede.
+	gen atomic.Uint64
+
+	snap   atomic.Pointer[snapState]
+	saveMu sync.Mutex   // held for the whole of a save
+	kind   atomic.Int32 // the save in progress: saveNone, saveRDB, saveRewrite
+
+	bgsaveScheduled  atomic.Bool
+	rewriteScheduled atomic.Bool
+	shutdown         atomic.Int32
+
+	saveStart        atomic.Int64 // unix seconds the running save started
+	lastTry          atomic.Int64 // unix seconds of the last background save attempt
+	lastRDBOK        atomic.Bool
+	lastRewriteOK    atomic.Bool
+	lastRDBSecs      atomic.Int64
+	lastRewriteSecs  atomic.Int64
+	rdbSaves         atomic.Int64
+	rewrites         atomic.Int64
+	rewriteFailures  atomic.Int64
+	rewriteBase      atomic.Int64
+	rewriteMin       int64
+	loadedKeys       int64
+	loadExpired      int64
+	keysTotal        atomic.Int64
+	keysDone         atomic.Int64
+	logRecordsLoaded int64
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+func newPersister(srv *Server) *persister {
+	p := &persister{srv: srv, rewriteMin: defaultRewriteMin, stop: make(chan struct{})}
+	p.lastRDBOK.Store(true)
+	p.lastRewriteOK.Store(true)
+	p.lastRDBSecs.Store(-1)
+	p.lastRewriteSecs.Store(-1)
+	return p
+}
+
+// OpenPersistence prepares the data directory, loads the snapshot, replays
+// the logs that follow it and starts the append-only log and the
+// background work (fsync every second, save rules, automatic rewrite).
+// Call it once, before serving.
+func (srv *Server) OpenPersistence() error {
+	p := srv.persist
+	cfg := srv.Config()
+	p.dir = cfg.Dir
+	if p.dir == "" {
+		p.dir = "."
+	}
+	if err := os.MkdirAll(p.dir, 0o755); err != nil {
+		return err
+	}
+	lf, err := os.OpenFile(filepath.Join(p.dir, "recached.lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		lf.Close()
+		return fmt.Errorf("data directory %s is in use by another recached process", p.dir)
+	}
+	p.lock = lf
+	if err := snapshot.RemoveStaleTemp(p.dir); err != nil {
+		p.unlock()
+		return err
+	}
+	start := time.Now()
+	last, lastEnd, err := p.load()
+	if err != nil {
+		p.unlock()
+		return err
+	}
+	log.Printf("recached: loaded %d keys (%d already expired) and %d log records from %s in %v",
+		p.loadedKeys, p.loadExpired, p.logRecordsLoaded, p.dir, time.Since(start).Round(time.Millisecond))
+	if cfg.AppendOnly {
+		policy, err := snapshot.ParseFsync(cfg.AppendFsync)
+		if err != nil {
+			p.unlock()
+			return err
+		}
+		var f *os.File
+		var size int64
+		if last != "" {
+			f, err = snapshot.OpenLogAppend(last, lastEnd)
+			size = lastEnd
+		} else {
+			f, size, err = snapshot.CreateLog(p.dir, snapshot.Header{Version: snapshot.Version, Generation: p.gen.Load(), Created: time.Now().UnixMilli()})
+		}
+		if err != nil {
+			p.unlock()
+			return err
+		}
+		p.log = snapshot.NewLogWriter(f, size, policy)
+		p.log.Fatal = func(err error) {
+			log.Fatalf("recached: can't write the append-only log with appendfsync always (%v): exiting rather than acknowledge writes that are not on disk", err)
+		}
+		p.rewriteBase.Store(size)
+		srv.AddHook(p.onEffect)
+		srv.SetCommit(p.log.Commit)
+	}
+	srv.dirty.Store(0)
+	p.open = true
+	p.wg.Add(1)
+	go p.background()
+	return nil
+}
+
+func (p *persister) unlock() {
+	if p.lock != nil {
+		_ = syscall.Flock(int(p.lock.Fd()), syscall.LOCK_UN)
+		p.lock.Close()
+		p.lock = nil
+	}
+}
+
+// onEffect is the append-only log's effect hook. A change made under a
+// DEDUP mark is logged with the mark, so that replaying it restores the
+// mark too; a mark raised by a command that changed nothing arrives as
+// the effect DEDUP <client-id> <wire-id> and is logged as a mark alone.
+func (p *persister) onEffect(e *Effect) {
+	if e.ClientID == nil {
+		p.log.AppendCommand(e.DB, e.Args)
+		return
+	}
+	args := e.Args
+	if e.Key == nil && len(args) > 0 && string(args[0]) == "DEDUP" {
+		args = nil
+	}
+	p.log.AppendEffect(e.DB, args, e.ClientID, e.WireID, time.Now().UnixMilli())
+}
+
+// restoreMark raises a DEDUP mark read back from the snapshot or the log.
+func (p *persister) restoreMark(m snapshot.Marks) {
+	p.srv.dedup.Raise(m.ClientID, m.High, m.LastSeen)
+}
+
+// logFile is one log found in the data directory.
+type logFile struct {
+	gen  uint64
+	path string
+}
+
+// listLogs returns the logs in dir by generation.
+func listLogs(dir string) ([]logFile, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []logFile
+	for _, e := range ents {
+		if g, ok := snapshot.ParseLogName(e.Name()); ok && e.Type().IsRegular() {
+			out = append(out, logFile{g, filepath.Join(dir, e.Name())})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].gen < out[j].gen })
+	return out, nil
+}
+
+// load reads the snapshot and replays the logs that follow it, with the
+// clock stopped so that nothing expires half way. It returns the path of
+// the newest log and the end of its valid part, for appending.
+func (p *persister) load() (lastLog string, lastEnd int64, err error) {
+	ks := p.srv.ks
+	now := ks.Now
+	ks.Now = func() int64 { return 1 }
+	defer func() { ks.Now = now }()
+
+	path := filepath.Join(p.dir, snapshot.SnapshotName)
+	var gen uint64
+	haveSnap := true
+	h, loaded, _, err := snapshot.Load(path, ks, p.restoreMark, 0, true)
+	switch {
+	case errors.Is(err, snapshot.ErrNotExist):
+		haveSnap = false
+	case err != nil:
+		return "", 0, err
+	default:
+		gen = h.Generation
+		p.loadedKeys = loaded
+	}
+	logs, err := listLogs(p.dir)
+	if err != nil {
+		return "", 0, err
+	}
+	var follow []logFile
+	for _, lf := range logs {
+		if lf.gen >= gen {
+			follow = append(follow, lf)
+		}
+	}
+	if len(follow) > 0 {
+		first := follow[0].gen
+		if haveSnap && first != gen {
+			return "", 0, fmt.Errorf("%s: the snapshot %s is of generation %d but the oldest log that follows it is %s: the log of generation %d is missing", p.dir, snapshot.SnapshotName, gen, filepath.Base(follow[0].path), gen)
+		}
+		if !haveSnap && first != 0 {
+			return "", 0, fmt.Errorf("%s: %s follows the snapshot of generation %d, but %s is missing", p.dir, filepath.Base(follow[0].path), first, snapshot.SnapshotName)
+		}
+		for i, lf := range follow {
+			if lf.gen != first+uint64(i) {
+				return "", 0, fmt.Errorf("%s: the log of generation %d is missing (found %s)", p.dir, first+uint64(i), filepath.Base(lf.path))
+			}
+		}
+		gen = follow[0].gen
+		for _, lf := range follow {
+			end, err := p.replay(lf)
+			if err != nil {
+				return "", 0, err
+			}
+			lastLog, lastEnd, gen = lf.path, end, lf.gen
+		}
+	}
+	p.gen.Store(gen)
+	ks.Now = now
+	// Keys whose time ran out while the server was down go now, before
+	// anything can see them.
+	var expired int64
+	for _, db := range ks.DBs {
+		for i := 0; i < keyspace.NumShards; i++ {
+			_, n := db.ExpireSample(i, math.MaxInt)
+			expired += int64(n)
+		}
+	}
+	p.loadExpired = expired
+	p.loadedKeys = 0
+	for _, db := range ks.DBs {
+		for i := 0; i < keyspace.NumShards; i++ {
+			p.loadedKeys += int64(db.Len(i))
+		}
+	}
+	return lastLog, lastEnd, nil
+}
+
+// replay runs every record of one log through an internal session. A
+// record cut short at the end (a crash in the middle of a write) ends the
+// log with a warning; any other damage stops the start.
+func (p *persister) replay(lf logFile) (int64, error) {
+	r, f, err := snapshot.OpenLog(lf.path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	if h := r.Header(); h.Generation != lf.gen {
+		return 0, fmt.Errorf("%s: the header says generation %d, the file name %d", lf.path, h.Generation, lf.gen)
+	}
+	s := newSession(p.srv, nil, false)
+	s.authed = true
+	for {
+		off := r.ValidEnd()
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+		p.logRecordsLoaded++
+		if rec.IsMark {
+			p.restoreMark(rec.Mark)
+			continue
+		}
+		if rec.DB >= len(p.srv.ks.DBs) {
+			return 0, fmt.Errorf("%s: record at byte offset %d is for database %d but the server has %d databases (--databases)", lf.path, off, rec.DB, len(p.srv.ks.DBs))
+		}
+		if rec.DB != s.DBIndex {
+			s.selectDB(rec.DB)
+		}
+		s.Exec(rec.Args)
+		if len(s.W.B) > 0 && s.W.B[0] == '-' {
+			return 0, fmt.Errorf("%s: replaying the record at byte offset %d (%.64q) failed: %s", lf.path, off, rec.Args[0], trimCRLF(s.W.B[1:]))
+		}
+		s.W.B = s.W.B[:0]
+	}
+	s.release()
+	if r.Truncated {
+		log.Printf("recached: WARNING: %s ends with a record cut short at byte offset %d (a crash in the middle of a write): it is ignored and the log will be cut there", lf.path, r.ValidEnd())
+	}
+	return r.ValidEnd(), nil
+}
+
+func trimCRLF(b []byte) string {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return string(b)
+}
+
+// ClosePersistence stops the background work, waits for a running save,
+// writes the shutdown snapshot unless SHUTDOWN NOSAVE asked otherwise (as
+// Redis: when save rules are set or the log is on, or on SHUTDOWN SAVE) and
+// closes the log. Call it after the transports have stopped.
+func (srv *Server) ClosePersistence() error {
+	p := srv.persist
+	if !p.open {
+		return nil
+	}
+	close(p.stop)
+	p.wg.Wait()
+	defer p.unlock()
+	rules, _ := ParseSaveRules(srv.Config().Save)
+	mode := p.shutdown.Load()
+	var err error
+	if mode == shutdownSave || mode == shutdownDefault && (len(rules) > 0 || p.log != nil) {
+		log.Printf("recached: saving the final snapshot")
+		start := time.Now()
+		if err = p.save(saveRDB); err != nil {
+			err = fmt.Errorf("final snapshot: %w", err)
+		} else {
+			log.Printf("recached: snapshot saved in %v", time.Since(start).Round(time.Millisecond))
+		}
+	}
+	if p.log != nil {
+		if cerr := p.log.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("closing the append-only log: %w", cerr)
+		}
+	}
+	p.open = false
+	return err
+}
+
+// background fsyncs the log every second (everysec), retries failed
+// writes, applies the save rules and rewrites the log when it has grown.
+func (p *persister) background() {
+	defer p.wg.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+		}
+		if l := p.log; l != nil {
+			switch l.Policy() {
+			case snapshot.FsyncEverysec:
+				if err := l.SyncNow(); err != nil {
+					log.Printf("recached: append-only log fsync failed: %v", err)
+				}
+			default:
+				l.Commit()
+			}
+		}
+		p.cron(time.Now().Unix())
+	}
+}
+
+// cron starts the saves that are due: scheduled ones, the save rules and
+// the automatic log rewrite.
+func (p *persister) cron(now int64) {
+	if p.kind.Load() != saveNone {
+		return
+	}
+	switch {
+	case p.rewriteScheduled.Load():
+		p.startBackground(saveRewrite)
+		return
+	case p.bgsaveScheduled.Load():
+		p.startBackground(saveRDB)
+		return
+	}
+	rules, _ := ParseSaveRules(p.srv.Config().Save)
+	dirty := p.srv.dirty.Load()
+	for _, r := range rules {
+		if dirty >= r[1] && now-p.srv.lastSave.Load() > r[0] &&
+			(p.lastRDBOK.Load() || now-p.lastTry.Load() > bgsaveRetryDelay) {
+			log.Printf("recached: %d changes in %d seconds. Saving...", r[1], r[0])
+			p.startBackground(saveRDB)
+			return
+		}
+	}
+	if l := p.log; l != nil {
+		size, base := l.Size(), p.rewriteBase.Load()
+		if size >= p.rewriteMin && size >= 2*base {
+			log.Printf("recached: starting automatic rewriting of the append-only log: %d bytes, %d after the last rewrite", size, base)
+			p.startBackground(saveRewrite)
+		}
+	}
+}
+
+// startBackground starts a background save of the given kind unless one
+// is running. It reports whether it started one.
+func (p *persister) startBackground(kind int32) bool {
+	if !p.kind.CompareAndSwap(saveNone, kind) {
+		return false
+	}
+	if kind == saveRewrite {
+		p.rewriteScheduled.Store(false)
+	} else {
+		p.bgsaveScheduled.Store(false)
+	}
+	p.lastTry.Store(time.Now().Unix())
+	go func() {
+		start := time.Now()
+		err := p.saveLocked(kind)
+		if err != nil {
+			log.Printf("recached: background save failed: %v", err)
+		} else {
+			log.Printf("recached: background save done in %v", time.Since(start).Round(time.Millisecond))
+		}
+	}()
+	return true
+}
+
+// save runs a save of the given kind in the calling goroutine, after any
+// running one.
+func (p *persister) save(kind int32) error {
+	for !p.kind.CompareAndSwap(saveNone, kind) {
+		p.saveMu.Lock()
+		p.saveMu.Unlock()
+		time.Sleep(time.Millisecond)
+	}
+	return p.saveLocked(kind)
+}
+
+// saveLocked writes a snapshot and, when the log is on, starts the log of
+// the next generation at the snapshot's point in time. The caller has set
+// p.kind.
+func (p *persister) saveLocked(kind int32) (err error) {
+	p.saveMu.Lock()
+	start := time.Now()
+	p.saveStart.Store(start.Unix())
+	defer func() {
+		secs := int64(time.Since(start).Round(time.Second) / time.Second)
+		if kind == saveRewrite {
+			p.lastRewriteOK.Store(err == nil)
+			p.lastRewriteSecs.Store(secs)
+			if err == nil {
+				p.rewrites.Add(1)
+				p.rewriteFailures.Store(0)
+			} else {
+				p.rewriteFailures.Add(1)
+			}
+		} else {
+			p.lastRDBOK.Store(err == nil)
+			p.lastRDBSecs.Store(secs)
+		}
+		// Redis counts both kinds of save as one more rdb_saves when they
+		// write a snapshot, which every save here does.
+		if err == nil {
+			p.rdbSaves.Add(1)
+		}
+		p.saveMu.Unlock()
+		p.kind.Store(saveNone)
+	}()
+	srv := p.srv
+	dir := p.dir
+	if dir == "" {
+		dir = srv.Config().Dir
+		if dir == "" {
+			dir = "."
+		}
+	}
+	gen := p.gen.Load() + 1
+	hdr := snapshot.Header{Version: snapshot.Version, Generation: gen, Created: time.Now().UnixMilli()}
+	var next *os.File
+	var nextSize int64
+	if p.log != nil {
+		if next, nextSize, err = snapshot.CreateLog(dir, hdr); err != nil {
+			return err
+		}
+	}
+	w, err := snapshot.Create(dir, hdr)
+	if err != nil {
+		if next != nil {
+			next.Close()
+			os.Remove(filepath.Join(dir, snapshot.LogName(gen)))
+		}
+		return err
+	}
+	st := newSnapState(srv.ks, w)
+	var marks []snapshot.Marks
+	srv.lockAll(srv.ks.DBs...)
+	var old *os.File
+	if next != nil {
+		old, err = p.log.BeginSwitch(next, nextSize)
+		if err != nil {
+			srv.unlockAll(srv.ks.DBs...)
+			w.Abort()
+			next.Close()
+			os.Remove(filepath.Join(dir, snapshot.LogName(gen)))
+			return err
+		}
+	}
+	p.snap.Store(st)
+	dirty := srv.dirty.Load()
+	for _, m := range srv.dedup.Marks() {
+		marks = append(marks, snapshot.Marks{ClientID: m.ClientID, High: m.High, LastSeen: m.LastSeen})
+	}
+	total := int64(0)
+	for _, db := range srv.ks.DBs {
+		for i := 0; i < keyspace.NumShards; i++ {
+			total += int64(db.Len(i))
+		}
+	}
+	srv.unlockAll(srv.ks.DBs...)
+	p.keysTotal.Store(total)
+	p.keysDone.Store(0)
+	if next != nil {
+		p.gen.Store(gen)
+		if err := p.log.FinishSwitch(old); err != nil {
+			log.Printf("recached: WARNING: fsync of the previous append-only log failed: %v", err)
+		}
+	}
+	err = st.run(p)
+	p.snap.Store(nil)
+	close(st.done)
+	for _, m := range marks {
+		if err == nil {
+			err = w.Mark(m)
+		}
+	}
+	if err != nil {
+		w.Abort()
+		return err
+	}
+	if err := w.Commit(); err != nil {
+		return err
+	}
+	p.gen.Store(gen)
+	srv.dirty.Add(-dirty)
+	srv.lastSave.Store(time.Now().Unix())
+	if p.log != nil {
+		p.rewriteBase.Store(p.log.Size())
+	}
+	// The new snapshot holds everything the older logs did.
+	if logs, lerr := listLogs(dir); lerr == nil {
+		removed := false
+		for _, lf := range logs {
+			if lf.gen < gen {
+				if os.Remove(lf.path) == nil {
+					removed = true
+				}
+			}
+		}
+		if removed {
+			_ = snapshot.SyncDir(dir)
+		}
+	}
+	return nil
+}
+
+// snapState is one save in progress: which shards are dumped, the
+// pre-images of keys changed since the save started, and the writer.
+type snapState struct {
+	ks     *keyspace.Keyspace
+	shards [][keyspace.NumShards]shardSnap
+	done   chan struct{}
+
+	mu  sync.Mutex // guards w, err and key; taken with a shard lock held
+	w   *snapshot.Writer
+	err error
+	key []byte
+}
+
+// shardSnap is one shard's part of a save. It is guarded by the shard's
+// lock.
+type shardSnap struct {
+	dumped bool
+	// pre maps a key changed since the save started to its record as of
+	// then; a nil record means the key did not exist.
+	pre map[string][]byte
+}
+
+func newSnapState(ks *keyspace.Keyspace, w *snapshot.Writer) *snapState {
+	return &snapState{
+		ks:     ks,
+		shards: make([][keyspace.NumShards]shardSnap, len(ks.DBs)),
+		done:   make(chan struct{}),
+		w:      w,
+	}
+}
+
+// run dumps every shard not dumped yet, locking one at a time.
+func (st *snapState) run(p *persister) error {
+	for dbi, db := range st.ks.DBs {
+		for i := 0; i < keyspace.NumShards; i++ {
+			sh := db.Shard(i)
+			sh.Lock()
+			st.dumpShard(dbi, i)
+			sh.Unlock()
+			st.mu.Lock()
+			p.keysDone.Store(int64(st.w.Keys()))
+			st.mu.Unlock()
+		}
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.err
+}
+
+// dumpShard writes one shard's image. The caller holds the shard's lock.
+func (st *snapState) dumpShard(dbi, i int) {
+	ss := &st.shards[dbi][i]
+	if ss.dumped {
+		return
+	}
+	ss.dumped = true
+	pre := ss.pre
+	ss.pre = nil
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.err != nil {
+		return
+	}
+	db := st.ks.DBs[dbi]
+	var err error
+	db.Range(i, func(k string, e *keyspace.Entry) bool {
+		if rec, ok := pre[k]; ok {
+			if rec != nil {
+				err = st.w.Raw(dbi, rec)
+			}
+			return err == nil
+		}
+		st.key = append(st.key[:0], k...)
+		var exp int64
+		if e.HasExpiry() {
+			exp, _ = db.Expiry(st.key)
+		}
+		err = st.w.Key(dbi, st.key, e, exp)
+		return err == nil
+	})
+	for k, rec := range pre {
+		if err != nil {
+			break
+		}
+		if rec != nil && db.Peek([]byte(k)) == nil {
+			err = st.w.Raw(dbi, rec)
+		}
+	}
+	st.err = err
+}
+
+// preimage keeps key's record as of the start of the save, before a
+// command changes it. The caller holds the key's shard lock.
+func (st *snapState) preimage(dbi int, key []byte) {
+	ss := &st.shards[dbi][st.ks.ShardOf(key)]
+	if ss.dumped {
+		return
+	}
+	if _, ok := ss.pre[string(key)]; ok {
+		return
+	}
+	db := st.ks.DBs[dbi]
+	var rec []byte
+	if e := db.Peek(key); e != nil {
+		exp, _ := db.Expiry(key)
+		var err error
+		if rec, err = snapshot.AppendKey(nil, key, e, exp); err != nil {
+			st.mu.Lock()
+			if st.err == nil {
+				st.err = err
+			}
+			st.mu.Unlock()
+			return
+		}
+	}
+	if ss.pre == nil {
+		ss.pre = make(map[string][]byte)
+	}
+	ss.pre[string(key)] = rec
+}
+
+// beforeWrite runs before every write command, with its shards locked. It
+// refuses writes the log cannot record, and during a save keeps the
+// pre-images the snapshot needs. It reports whether the command may run.
+func (p *persister) beforeWrite(s *Session, cmd *Command) bool {
+	if p.log != nil && p.log.Err() != nil {
+		s.reject(cmd, "MISCONF Errors writing to the AOF file: "+p.log.Err().Error())
+		return false
+	}
+	st := p.snap.Load()
+	if st == nil {
+		return true
+	}
+	switch {
+	case cmd.HasKeys():
+		s.keys = cmd.KeyArgs(s.keys[:0], s.Args)
+		if cmd.Flags&FlagAllDBs != 0 {
+			// COPY and MOVE write a key of another database: their
+			// keys are kept in every database, all of which are locked.
+			for dbi := range st.shards {
+				for _, k := range s.keys {
+					st.preimage(dbi, k)
+				}
+			}
+		} else {
+			for _, k := range s.keys {
+				st.preimage(s.DBIndex, k)
+			}
+		}
+	case cmd.Flags&FlagAllDBs != 0:
+		// FLUSHALL, SWAPDB: every shard is locked; dump what is left
+		// before the command changes it.
+		for dbi := range st.shards {
+			for i := 0; i < keyspace.NumShards; i++ {
+				st.dumpShard(dbi, i)
+			}
+		}
+	case cmd.Flags&FlagAllKeys != 0:
+		for i := 0; i < keyspace.NumShards; i++ {
+			st.dumpShard(s.DBIndex, i)
+		}
+	case !s.inExec:
+		// A write with no declared keys holds no lock: let the save
+		// finish first.
+		<-st.done
+	}
+	return true
+}
+
+// info returns the INFO persistence fields, in Redis's order.
+func (p *persister) info() [][2]string {
+	srv := p.srv
+	now := time.Now().Unix()
+	kind := p.kind.Load()
+	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
+	okErr := func(ok bool) string {
+		if ok {
+			return "ok"
+		}
+		return "err"
+	}
+	cur := int64(-1)
+	if kind != saveNone {
+		cur = now - p.saveStart.Load()
+	}
+	rdbCur, rewriteCur := int64(-1), int64(-1)
+	processed, total := int64(0), int64(0)
+	switch kind {
+	case saveRDB:
+		rdbCur = cur
+	case saveRewrite:
+		rewriteCur = cur
+	}
+	if kind != saveNone {
+		processed, total = p.keysDone.Load(), p.keysTotal.Load()
+	}
+	writeStatus := "ok"
+	if p.log != nil && p.log.Err() != nil {
+		writeStatus = "err"
+	}
+	out := [][2]string{
+		{"loading", "0"}, {"async_loading", "0"},
+		{"current_cow_peak", "0"}, {"current_cow_size", "0"}, {"current_cow_size_age", "0"}, {"current_fork_perc", "0.00"},
+		{"current_save_keys_processed", itoa(processed)}, {"current_save_keys_total", itoa(total)},
+		{"rdb_changes_since_last_save", itoa(srv.dirty.Load())},
+		{"rdb_bgsave_in_progress", yesNoBit(kind == saveRDB)},
+		{"rdb_last_save_time", itoa(srv.lastSave.Load())},
+		{"rdb_last_bgsave_status", okErr(p.lastRDBOK.Load())},
+		{"rdb_last_bgsave_time_sec", itoa(p.lastRDBSecs.Load())},
+		{"rdb_current_bgsave_time_sec", itoa(rdbCur)},
+		{"rdb_saves", itoa(p.rdbSaves.Load())},
+		{"rdb_last_cow_size", "0"},
+		{"rdb_last_load_keys_expired", itoa(p.loadExpired)},
+		{"rdb_last_load_keys_loaded", itoa(p.loadedKeys)},
+		{"aof_enabled", yesNoBit(p.log != nil)},
+		{"aof_rewrite_in_progress", yesNoBit(kind == saveRewrite)},
+		{"aof_rewrite_scheduled", yesNoBit(p.rewriteScheduled.Load())},
+		{"aof_last_rewrite_time_sec", itoa(p.lastRewriteSecs.Load())},
+		{"aof_current_rewrite_time_sec", itoa(rewriteCur)},
+		{"aof_last_bgrewrite_status", okErr(p.lastRewriteOK.Load())},
+		{"aof_rewrites", itoa(p.rewrites.Load())},
+		{"aof_rewrites_consecutive_failures", itoa(p.rewriteFailures.Load())},
+		{"aof_last_write_status", writeStatus},
+		{"aof_last_cow_size", "0"},
+		{"module_fork_in_progress", "0"}, {"module_fork_last_cow_size", "0"},
+	}
+	if l := p.log; l != nil {
+		out = append(out,
+			[2]string{"aof_current_size", itoa(l.Size())},
+			[2]string{"aof_base_size", itoa(p.rewriteBase.Load())},
+			[2]string{"aof_pending_rewrite", yesNoBit(p.rewriteScheduled.Load())},
+			[2]string{"aof_buffer_length", itoa(l.Buffered())},
+			[2]string{"aof_pending_bio_fsync", "0"},
+			[2]string{"aof_delayed_fsync", "0"},
+			[2]string{"recached_aof_generation", strconv.FormatUint(p.gen.Load(), 10)},
+		)
+	}
+	return out
+}

@@ -1,0 +1,160 @@
+package snapshot
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// CheckResult is what Check found in a file.
+type CheckResult struct {
+	// Kind is "snapshot" or "log".
+	Kind   string
+	Header Header
+	// Keys and Marks count a snapshot's records; Records a log's.
+	Keys, Marks, Records int64
+	// Databases counts the keys of each database of a snapshot.
+	Databases map[int]int64
+	// Truncated is set for a log whose last record was cut short.
+	Truncated bool
+	// ValidEnd is where a log's good part ends.
+	ValidEnd int64
+	// Size is the file's size.
+	Size int64
+	// Fixed is set once Check cut a damaged log back to its good part.
+	Fixed bool
+}
+
+// Check reads the snapshot or log at path in full and verifies it,
+// writing a report to out. With fix, a log whose end is cut short or
+// damaged is truncated to its last good record; a damaged snapshot cannot
+// be repaired. The error is the damage found (a *CorruptError), nil when
+// the file is sound or was fixed.
+func Check(path string, fix bool, out io.Writer) (CheckResult, error) {
+	var res CheckResult
+	f, err := os.Open(path)
+	if err != nil {
+		return res, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return res, err
+	}
+	res.Size = st.Size()
+	magic := make([]byte, max(len(SnapshotMagic), len(LogMagic)))
+	n, _ := io.ReadFull(f, magic)
+	magic = magic[:n]
+	f.Close()
+	switch {
+	case len(magic) >= len(SnapshotMagic) && string(magic[:len(SnapshotMagic)]) == SnapshotMagic:
+		return checkSnapshot(path, fix, out, res)
+	case len(magic) >= len(LogMagic) && string(magic[:len(LogMagic)]) == LogMagic:
+		return checkLog(path, fix, out, res)
+	case res.Size == 0:
+		return res, &CorruptError{Path: path, Offset: 0, Msg: "empty file"}
+	}
+	return res, &CorruptError{Path: path, Offset: 0, Msg: "neither a recached snapshot nor a recached log (bad magic)"}
+}
+
+func checkSnapshot(path string, fix bool, out io.Writer, res CheckResult) (CheckResult, error) {
+	res.Kind = "snapshot"
+	res.Databases = map[int]int64{}
+	r, f, err := Open(path)
+	if err != nil {
+		return res, err
+	}
+	defer f.Close()
+	res.Header = r.Header()
+	fmt.Fprintf(out, "%s: snapshot, format version %d, generation %d, written %s\n", path, res.Header.Version, res.Header.Generation, time.UnixMilli(res.Header.Created).UTC().Format(time.RFC3339))
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			fmt.Fprintf(out, "%s: %v\n", path, err)
+			if fix {
+				fmt.Fprintf(out, "%s: a damaged snapshot cannot be repaired; restore it from a backup or move it away to start from the logs alone\n", path)
+			}
+			return res, err
+		}
+		if rec.IsMark {
+			res.Marks++
+			continue
+		}
+		res.Keys++
+		res.Databases[rec.DB]++
+	}
+	fmt.Fprintf(out, "%s: ok: %d keys in %d databases, %d DEDUP marks, checksum verified\n", path, res.Keys, len(res.Databases), res.Marks)
+	return res, nil
+}
+
+func checkLog(path string, fix bool, out io.Writer, res CheckResult) (CheckResult, error) {
+	res.Kind = "log"
+	r, f, err := OpenLog(path)
+	if err != nil {
+		return res, err
+	}
+	res.Header = r.Header()
+	fmt.Fprintf(out, "%s: append-only log, format version %d, generation %d, started %s\n", path, res.Header.Version, res.Header.Generation, time.UnixMilli(res.Header.Created).UTC().Format(time.RFC3339))
+	var damage error
+	for {
+		_, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			damage = err
+			break
+		}
+	}
+	f.Close()
+	res.Records = r.Records
+	res.Truncated = r.Truncated
+	res.ValidEnd = r.ValidEnd()
+	switch {
+	case damage != nil:
+		fmt.Fprintf(out, "%s: %v\n", path, damage)
+		fmt.Fprintf(out, "%s: %d good records end at byte offset %d; %d bytes follow\n", path, res.Records, res.ValidEnd, res.Size-res.ValidEnd)
+	case res.Truncated:
+		damage = &CorruptError{Path: path, Offset: res.ValidEnd, Msg: "the last record is cut short"}
+		fmt.Fprintf(out, "%s: %d good records; the last record, at byte offset %d, is cut short (%d bytes)\n", path, res.Records, res.ValidEnd, res.Size-res.ValidEnd)
+	default:
+		fmt.Fprintf(out, "%s: ok: %d records\n", path, res.Records)
+		return res, nil
+	}
+	if !fix {
+		fmt.Fprintf(out, "%s: run with --fix to truncate it to byte offset %d\n", path, res.ValidEnd)
+		return res, damage
+	}
+	if err := truncateFile(path, res.ValidEnd); err != nil {
+		return res, err
+	}
+	res.Fixed = true
+	fmt.Fprintf(out, "%s: fixed: truncated to %d bytes (%d records kept)\n", path, res.ValidEnd, res.Records)
+	return res, nil
+}
+
+func truncateFile(path string, size int64) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Truncate(size)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// IsCorrupt reports whether err is a *CorruptError.
+func IsCorrupt(err error) bool {
+	var ce *CorruptError
+	return errors.As(err, &ce)
+}

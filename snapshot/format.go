@@ -1,0 +1,133 @@
+// Package snapshot is recached's persistence format: a versioned msgpack
+// snapshot of every database and the DEDUP marks (dump.rcd), and the
+// append-only log of effects written between two snapshots
+// (appendonly.<generation>.aof). FORMAT.md beside this file is the normative
+// description of both; this package writes, reads, checks and repairs them.
+//
+// Every snapshot file a released version wrote must load forever: type tags
+// and record kinds are only ever appended, never renumbered, and the
+// committed fixture in testdata/ is loaded by a test that checks its exact
+// contents.
+package snapshot
+
+import (
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"strconv"
+)
+
+// Version is the snapshot and log format version this package writes. A
+// reader accepts every version up to it.
+const Version = 1
+
+// SnapshotMagic opens every snapshot file; LogMagic opens every log file.
+const (
+	SnapshotMagic = "RECACHED-SNAPSHOT\n"
+	LogMagic      = "RECACHED-LOG\n"
+)
+
+// File names inside the data directory.
+const (
+	// SnapshotName is the snapshot's file name.
+	SnapshotName = "dump.rcd"
+	logPrefix    = "appendonly."
+	logSuffix    = ".aof"
+)
+
+// Tag is a value type as the format numbers it. Tags are append-only: a
+// number once given to a type is never reused or changed.
+type Tag uint8
+
+// The type tags.
+const (
+	TagString    Tag = 0
+	TagList      Tag = 1
+	TagSet       Tag = 2
+	TagZSet      Tag = 3
+	TagHash      Tag = 4
+	TagJSON      Tag = 5 // reserved (issue 8)
+	TagRateLimit Tag = 6 // reserved (issue 8)
+)
+
+var tagNames = [...]string{"string", "list", "set", "zset", "hash", "json", "ratelimit"}
+
+// String names the tag as TYPE would.
+func (t Tag) String() string {
+	if int(t) < len(tagNames) {
+		return tagNames[t]
+	}
+	return fmt.Sprintf("tag(%d)", uint8(t))
+}
+
+// Snapshot record kinds: the first element of every record array.
+// Append-only, like the tags.
+const (
+	recEnd  = 0 // [0, keys, marks]: last record, followed by the checksum
+	recDB   = 1 // [1, db]: the keys that follow belong to database db
+	recKey  = 2 // [2, tag, key, expire-ms or nil, value]
+	recMark = 3 // [3, client-id, high, last-seen-ms]
+)
+
+// Log record kinds.
+const (
+	logHeader  = 0 // [0, version, generation, created-ms]: the first record
+	logCommand = 1 // [1, db, arg0, arg1, …]: one effect, replayed as a command
+	logMark    = 2 // [2, client-id, high, last-seen-ms]: a DEDUP mark moved
+)
+
+// Marks is one DEDUP client's high-water mark: the highest wire id it has
+// executed and when it was last seen (unix ms), for the 24 h sweep.
+type Marks struct {
+	ClientID string
+	High     uint64
+	LastSeen int64
+}
+
+// Header is what a snapshot or log file says about itself.
+type Header struct {
+	// Version is the format version the file was written with.
+	Version int
+	// Generation numbers snapshots; a log of generation g holds the effects
+	// that follow the snapshot of generation g.
+	Generation uint64
+	// Created is when the file was started, in unix ms.
+	Created int64
+}
+
+// castagnoli is the CRC-32C table; the checksums of both formats use it.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// CorruptError reports a damaged or unreadable file: which one, where and
+// what is wrong with it.
+type CorruptError struct {
+	Path   string
+	Offset int64
+	Msg    string
+}
+
+// Error names the file and the byte offset.
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("%s: corrupt at byte offset %d: %s", e.Path, e.Offset, e.Msg)
+}
+
+// ErrNotExist is returned when the file to read does not exist.
+var ErrNotExist = errors.New("snapshot: file does not exist")
+
+// LogName returns the file name of the log of generation gen.
+func LogName(gen uint64) string {
+	return fmt.Sprintf("%s%d%s", logPrefix, gen, logSuffix)
+}
+
+// ParseLogName returns the generation a log file name carries.
+func ParseLogName(name string) (uint64, bool) {
+	if len(name) <= len(logPrefix)+len(logSuffix) || name[:len(logPrefix)] != logPrefix || name[len(name)-len(logSuffix):] != logSuffix {
+		return 0, false
+	}
+	digits := name[len(logPrefix) : len(name)-len(logSuffix)]
+	g, err := strconv.ParseUint(digits, 10, 64)
+	if err != nil || digits[0] == '+' || strconv.FormatUint(g, 10) != digits {
+		return 0, false
+	}
+	return g, true
+}

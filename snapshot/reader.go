@@ -1,0 +1,435 @@
+package snapshot
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+	"math"
+	"os"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/recached/recached/server/keyspace"
+)
+
+// Record is one key or one DEDUP mark read from a snapshot.
+type Record struct {
+	// IsMark tells a mark (Mark is set) from a key (DB, Key, Entry and
+	// Expire are set).
+	IsMark bool
+	DB     int
+	Key    []byte
+	Entry  *keyspace.Entry
+	// Expire is the absolute expiry in unix ms, 0 for none.
+	Expire int64
+	Mark   Marks
+}
+
+// Reader reads a snapshot record by record, checking it as it goes: the
+// checksum is verified when the end record is reached, so a caller must
+// not trust what it read until Next has returned io.EOF.
+type Reader struct {
+	path string
+	src  io.ReaderAt
+	size int64 // bytes before the checksum
+	cnt  countingReader
+	br   *bufio.Reader
+	dec  *msgpack.Decoder
+	hdr  Header
+	db   int
+	keys uint64
+	mks  uint64
+	done bool
+	err  error
+}
+
+// countingReader counts and checksums what it reads.
+type countingReader struct {
+	r   io.Reader
+	n   int64
+	crc hash.Hash32
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	c.crc.Write(p[:n])
+	return n, err
+}
+
+// Open opens the snapshot at path and reads its header.
+func Open(path string) (*Reader, *os.File, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, fmt.Errorf("%s: %w", path, ErrNotExist)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	r, err := NewReader(path, f, st.Size())
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return r, f, nil
+}
+
+// NewReader reads a snapshot of size bytes from src; path names it in
+// errors. It reads and checks the header.
+func NewReader(path string, src io.ReaderAt, size int64) (*Reader, error) {
+	r := &Reader{path: path, src: src, db: -1}
+	if size == 0 {
+		return nil, r.corruptAt(0, "empty file")
+	}
+	if size < int64(len(SnapshotMagic))+4 {
+		return nil, r.corruptAt(0, "file too short to be a snapshot")
+	}
+	r.size = size - 4
+	r.cnt = countingReader{r: io.NewSectionReader(src, 0, r.size), crc: crc32.New(castagnoli)}
+	r.br = bufio.NewReaderSize(&r.cnt, 64<<10)
+	var magic [len(SnapshotMagic)]byte
+	if _, err := io.ReadFull(r.br, magic[:]); err != nil || string(magic[:]) != SnapshotMagic {
+		return nil, r.corruptAt(0, "not a recached snapshot (bad magic)")
+	}
+	r.dec = msgpack.NewDecoder(r.br)
+	n, err := r.dec.DecodeArrayLen()
+	if err != nil || n < 3 || int64(n) > r.remaining() {
+		return nil, r.corrupt("bad header")
+	}
+	v, err := r.dec.DecodeInt64()
+	if err != nil {
+		return nil, r.corrupt("bad header version")
+	}
+	if v < 1 || v > Version {
+		return nil, r.corrupt(fmt.Sprintf("unsupported format version %d (this build reads versions 1 to %d)", v, Version))
+	}
+	r.hdr.Version = int(v)
+	if r.hdr.Generation, err = r.dec.DecodeUint64(); err != nil {
+		return nil, r.corrupt("bad header generation")
+	}
+	if r.hdr.Created, err = r.dec.DecodeInt64(); err != nil {
+		return nil, r.corrupt("bad header time")
+	}
+	for i := 3; i < n; i++ {
+		if err := r.dec.Skip(); err != nil {
+			return nil, r.corrupt("bad header")
+		}
+	}
+	return r, nil
+}
+
+// Header returns the file's header.
+func (r *Reader) Header() Header { return r.hdr }
+
+// Keys returns the number of keys read so far.
+func (r *Reader) Keys() uint64 { return r.keys }
+
+// pos is the offset of the next unread byte.
+func (r *Reader) pos() int64 { return r.cnt.n - int64(r.br.Buffered()) }
+
+func (r *Reader) remaining() int64 { return r.size - r.pos() }
+
+func (r *Reader) corrupt(msg string) error { return r.corruptAt(r.pos(), msg) }
+
+func (r *Reader) corruptAt(off int64, msg string) error {
+	return &CorruptError{Path: r.path, Offset: off, Msg: msg}
+}
+
+// fail records a decoding error as corruption at the current position.
+func (r *Reader) fail(what string, err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return r.corrupt("truncated file (" + what + ")")
+	}
+	if err != nil {
+		return r.corrupt(what + ": " + err.Error())
+	}
+	return r.corrupt(what)
+}
+
+// Next returns the next key or mark, io.EOF once the end record has been
+// read and the checksum verified, or a *CorruptError. The returned Record
+// is only valid until the next call.
+func (r *Reader) Next() (*Record, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	if r.done {
+		return nil, io.EOF
+	}
+	rec, err := r.next()
+	if err != nil {
+		r.err = err
+		return nil, err
+	}
+	if rec == nil {
+		r.done = true
+		return nil, io.EOF
+	}
+	return rec, nil
+}
+
+func (r *Reader) next() (*Record, error) {
+	for {
+		start := r.pos()
+		n, err := r.dec.DecodeArrayLen()
+		if err != nil || n < 1 {
+			return nil, r.fail("bad record", err)
+		}
+		kind, err := r.dec.DecodeInt64()
+		if err != nil {
+			return nil, r.fail("bad record kind", err)
+		}
+		switch kind {
+		case recEnd:
+			return nil, r.end(n, start)
+		case recDB:
+			if n != 2 {
+				return nil, r.corruptAt(start, "bad database record")
+			}
+			db, err := r.dec.DecodeInt64()
+			if err != nil || db < 0 || db > math.MaxInt32 {
+				return nil, r.fail("bad database index", err)
+			}
+			r.db = int(db)
+		case recKey:
+			if n != 5 {
+				return nil, r.corruptAt(start, "bad key record")
+			}
+			if r.db < 0 {
+				return nil, r.corruptAt(start, "key record before any database record")
+			}
+			return r.key()
+		case recMark:
+			if n != 4 {
+				return nil, r.corruptAt(start, "bad mark record")
+			}
+			return r.mark()
+		default:
+			return nil, r.corruptAt(start, fmt.Sprintf("unknown record kind %d", kind))
+		}
+	}
+}
+
+// end checks the end record's counts, that nothing follows it and the
+// checksum.
+func (r *Reader) end(n int, start int64) error {
+	if n != 3 {
+		return r.corruptAt(start, "bad end record")
+	}
+	keys, err := r.dec.DecodeUint64()
+	if err != nil {
+		return r.fail("bad end record", err)
+	}
+	marks, err := r.dec.DecodeUint64()
+	if err != nil {
+		return r.fail("bad end record", err)
+	}
+	if keys != r.keys || marks != r.mks {
+		return r.corruptAt(start, fmt.Sprintf("end record counts %d keys and %d marks, the file holds %d and %d", keys, marks, r.keys, r.mks))
+	}
+	if r.pos() != r.size {
+		return r.corrupt("unexpected data after the end record")
+	}
+	if _, err := io.Copy(io.Discard, r.br); err != nil {
+		return r.fail("read", err)
+	}
+	var sum [4]byte
+	if _, err := r.src.ReadAt(sum[:], r.size); err != nil {
+		return r.corruptAt(r.size, "cannot read checksum: "+err.Error())
+	}
+	if got, want := r.cnt.crc.Sum32(), binary.BigEndian.Uint32(sum[:]); got != want {
+		return r.corruptAt(r.size, fmt.Sprintf("checksum mismatch (file says %08x, contents hash to %08x)", want, got))
+	}
+	return nil
+}
+
+// bin reads a byte string, refusing lengths the rest of the file cannot
+// hold before allocating.
+func (r *Reader) bin(what string) ([]byte, error) {
+	n, err := r.dec.DecodeBytesLen()
+	if err != nil || n < 0 {
+		return nil, r.fail("bad "+what, err)
+	}
+	if int64(n) > r.remaining() {
+		return nil, r.corrupt(fmt.Sprintf("%s length %d runs past the end of the file", what, n))
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r.br, b); err != nil {
+		return nil, r.fail(what, err)
+	}
+	return b, nil
+}
+
+// arrayLen reads a collection length, refusing counts the rest of the file
+// cannot hold.
+func (r *Reader) arrayLen(what string, min int64) (int, error) {
+	n, err := r.dec.DecodeArrayLen()
+	if err != nil || n < 0 {
+		return 0, r.fail("bad "+what, err)
+	}
+	if int64(n)*min > r.remaining() {
+		return 0, r.corrupt(fmt.Sprintf("%s of %d elements runs past the end of the file", what, n))
+	}
+	return n, nil
+}
+
+func (r *Reader) mark() (*Record, error) {
+	id, err := r.bin("mark client id")
+	if err != nil {
+		return nil, err
+	}
+	high, err := r.dec.DecodeUint64()
+	if err != nil {
+		return nil, r.fail("bad mark", err)
+	}
+	seen, err := r.dec.DecodeInt64()
+	if err != nil {
+		return nil, r.fail("bad mark", err)
+	}
+	r.mks++
+	return &Record{IsMark: true, Mark: Marks{ClientID: string(id), High: high, LastSeen: seen}}, nil
+}
+
+func (r *Reader) key() (*Record, error) {
+	start := r.pos()
+	t, err := r.dec.DecodeInt64()
+	if err != nil {
+		return nil, r.fail("bad type tag", err)
+	}
+	key, err := r.bin("key")
+	if err != nil {
+		return nil, err
+	}
+	var expire int64
+	code, err := r.dec.PeekCode()
+	if err != nil {
+		return nil, r.fail("bad expiry", err)
+	}
+	if code == 0xc0 {
+		_ = r.dec.DecodeNil()
+	} else if expire, err = r.dec.DecodeInt64(); err != nil || expire <= 0 {
+		return nil, r.fail("bad expiry", err)
+	}
+	e := &keyspace.Entry{}
+	switch Tag(t) {
+	case TagString:
+		if e.Str, err = r.bin("string value"); err != nil {
+			return nil, err
+		}
+	case TagHash:
+		if e.Obj, err = r.hash(); err != nil {
+			return nil, err
+		}
+	case TagSet:
+		if e.Obj, err = r.set(); err != nil {
+			return nil, err
+		}
+	default:
+		if t >= 0 && t < int64(len(tagNames)) {
+			return nil, r.corruptAt(start, fmt.Sprintf("values of type %s (tag %d) are not supported by this build", Tag(t), t))
+		}
+		return nil, r.corruptAt(start, fmt.Sprintf("unknown type tag %d", t))
+	}
+	r.keys++
+	return &Record{DB: r.db, Key: key, Entry: e, Expire: expire}, nil
+}
+
+func (r *Reader) hash() (keyspace.Object, error) {
+	n, err := r.arrayLen("hash", 2)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 || n%2 != 0 {
+		return nil, r.corrupt(fmt.Sprintf("hash with %d elements", n))
+	}
+	h := keyspace.NewHash()
+	for i := 0; i < n; i += 2 {
+		f, err := r.bin("hash field")
+		if err != nil {
+			return nil, err
+		}
+		v, err := r.bin("hash value")
+		if err != nil {
+			return nil, err
+		}
+		if !h.Set(f, v) {
+			return nil, r.corrupt("duplicate hash field")
+		}
+	}
+	return h, nil
+}
+
+func (r *Reader) set() (keyspace.Object, error) {
+	n, err := r.arrayLen("set", 1)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, r.corrupt("empty set")
+	}
+	s := keyspace.NewSet()
+	for i := 0; i < n; i++ {
+		m, err := r.bin("set member")
+		if err != nil {
+			return nil, err
+		}
+		if !s.Add(m) {
+			return nil, r.corrupt("duplicate set member")
+		}
+	}
+	return s, nil
+}
+
+// Load reads the whole snapshot at path into ks, calling mark for every
+// DEDUP mark. Keys whose expiry is before now (unix ms) are skipped unless
+// keepExpired is set. It returns the header and the number of keys loaded
+// and skipped. On error ks holds a partial image and must be discarded.
+func Load(path string, ks *keyspace.Keyspace, mark func(Marks), now int64, keepExpired bool) (h Header, loaded, expired int64, err error) {
+	r, f, err := Open(path)
+	if err != nil {
+		return h, 0, 0, err
+	}
+	defer f.Close()
+	h = r.Header()
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return h, loaded, expired, nil
+		}
+		if err != nil {
+			return h, loaded, expired, err
+		}
+		if rec.IsMark {
+			if mark != nil {
+				mark(rec.Mark)
+			}
+			continue
+		}
+		if rec.DB >= len(ks.DBs) {
+			return h, loaded, expired, fmt.Errorf("%s: the snapshot holds database %d but the server has %d databases (--databases)", path, rec.DB, len(ks.DBs))
+		}
+		if rec.Expire != 0 && rec.Expire <= now && !keepExpired {
+			expired++
+			continue
+		}
+		db := ks.DBs[rec.DB]
+		if db.Peek(rec.Key) != nil {
+			return h, loaded, expired, &CorruptError{Path: path, Offset: r.pos(), Msg: fmt.Sprintf("duplicate key %q in database %d", rec.Key, rec.DB)}
+		}
+		rec.Entry.Atime = ks.Clock()
+		db.Set(rec.Key, rec.Entry)
+		if rec.Expire != 0 {
+			db.SetExpiry(rec.Key, rec.Expire)
+		}
+		loaded++
+	}
+}
