@@ -3,6 +3,7 @@ module github.com/recached/recached
 go 1.26.8
 
 require (
+	github.com/gorilla/websocket v1.5.3
 	github.com/panjf2000/gnet/v2 v2.9.7
 	github.com/tidwall/redcon v1.6.4
 )

@@ -1,0 +1,670 @@
+package server
+
+import (
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/recached/recached/resp"
+	"github.com/recached/recached/server/keyspace"
+	recsync "github.com/recached/recached/sync"
+)
+
+// The sync protocol's error replies (SPEC sections 4, 5 and 8). Scope
+// violations use Redis's own ACL texts.
+const (
+	errScopeKey       = "NOPERM this user has no permissions to access one of the keys used as arguments"
+	errScopeChannel   = "NOPERM this user has no permissions to access one of the channels used as arguments"
+	errScopeAll       = "NOPERM this command reads the whole keyspace, which a scoped connection may not do"
+	errNoToken        = "NOPERM this connection has no scope: send SYNC TOKEN <token> first"
+	errOpenSync       = "NOPERM open-mode SYNC is disabled on this server: send SYNC TOKEN <token>"
+	errInvalidToken   = "NOPERM invalid token"
+	errTokenExpired   = "NOPERM token expired"
+	errNoTokenSecret  = "ERR SYNC TOKEN needs a token secret, and this server has none configured"
+	errTooManyQueries = "ERR too many live queries: at most 64 per connection"
+	errQueryTooBig    = "ERR live query matches more than 10000 keys"
+	errTooManyWatched = "ERR too many watched keys: at most 1024 per connection"
+	errQSubInMulti    = "ERR QSUB inside MULTI is not allowed"
+)
+
+// recreateChunk is the most elements one re-creation push carries; bigger
+// values are re-created by several pushes.
+const recreateChunk = 512
+
+// syncer is the engine side of the sync protocol: it owns the router of
+// SYNC scopes, live queries and watched keys, and its effect hook turns
+// every write into mutation and keychange pushes for the other
+// connections interested in the key.
+type syncer struct {
+	srv    *Server
+	router *recsync.Router
+	// secret is the token secret; nil in open mode.
+	secret []byte
+	// noToken is the scope of a WebSocket connection that has not presented
+	// a token in strict mode: it grants nothing.
+	noToken *recsync.Scope
+	scratch sync.Pool // *routeScratch
+}
+
+// routeScratch is one routing's working memory, reused across effects.
+type routeScratch struct {
+	hits, hits2 []recsync.Hit
+	subs        []*recsync.Sub
+	buf         []byte
+	args        [][]byte
+}
+
+func newSyncer(srv *Server, dbs int) *syncer {
+	sy := &syncer{srv: srv, router: recsync.NewRouter(dbs), noToken: recsync.NewScope(nil)}
+	if sec := srv.cfg.TokenSecret; sec != "" {
+		sy.secret = []byte(sec)
+	}
+	sy.scratch.New = func() any { return &routeScratch{} }
+	srv.AddHook(sy.onEffect)
+	srv.resetHooks = append(srv.resetHooks, sy.reset)
+	srv.checkScope = scopeCheck
+	return sy
+}
+
+// scopeCheck is the dispatcher's scope hook: unscoped sessions pass at the
+// cost of one comparison.
+func scopeCheck(s *Session, cmd *Command) bool {
+	return s.scope == nil || s.checkScope(cmd)
+}
+
+// initialScope is a new connection's scope: in strict mode a WebSocket
+// connection starts with no rights until it presents a token; everything
+// else is unchecked until it does.
+func (sy *syncer) initialScope(ws bool) *recsync.Scope {
+	if ws && sy.secret != nil {
+		return sy.noToken
+	}
+	return nil
+}
+
+// syncSub returns the session's sync registrations, made on first use.
+func (s *Session) syncSub() *recsync.Sub {
+	if s.sub == nil {
+		var p recsync.Pusher = nopPusher{}
+		if s.conn != nil {
+			p = s.conn
+		}
+		s.sub = s.srv.syncer.router.NewSub(p, s)
+	}
+	return s.sub
+}
+
+type nopPusher struct{}
+
+func (nopPusher) Push([]byte) {}
+
+// dropSync forgets the session's registrations (connection closed).
+func (s *Session) dropSync() {
+	if s.sub != nil {
+		s.srv.syncer.router.Drop(s.sub)
+	}
+}
+
+// reset is the RESET hook: registrations go and the scope is a new
+// connection's again.
+func (sy *syncer) reset(s *Session) {
+	s.dropSync()
+	s.setScope(sy.initialScope(s.WS))
+}
+
+// setScope sets the session's scope (nil: unchecked) and filters its
+// pub/sub pattern deliveries to channels in it.
+func (s *Session) setScope(sc *recsync.Scope) {
+	s.scope = sc
+	if sc == nil {
+		s.setChannelFilter(nil)
+		return
+	}
+	s.setChannelFilter(sc.Match)
+}
+
+// inScope reports whether the session may use name, a key or a pub/sub
+// channel: always on an unscoped connection, else when its token's
+// patterns match. Pub/sub uses it to filter pattern deliveries.
+func (s *Session) inScope(name []byte) bool {
+	return s.scope == nil || s.scope.Match(name)
+}
+
+// channelArgs returns the pub/sub channel arguments of the commands that
+// name channels, and whether cmd is one of them.
+func channelArgs(cmd *Command, args [][]byte) ([][]byte, bool) {
+	switch cmd.Name {
+	case "subscribe", "ssubscribe":
+		return args[1:], true
+	case "publish", "spublish":
+		return args[1:2], true
+	case "pubsub|numsub", "pubsub|shardnumsub":
+		return args[2:], true
+	}
+	return nil, false
+}
+
+// checkScope enforces a scoped connection's rights before cmd runs (SPEC
+// section 4, strict mode): every key argument and every channel must be in
+// the token's scope, a connection without a token may run no key-bearing
+// command, and no scoped connection may read the whole keyspace. On
+// refusal it replies -NOPERM and reports false: nothing executes.
+func (s *Session) checkScope(cmd *Command) bool {
+	chans, isChan := channelArgs(cmd, s.Args)
+	wholeKeyspace := !cmd.HasKeys() && (cmd.Flags&(FlagAllKeys|FlagAllDBs) != 0 ||
+		cmd.Name == "pubsub|channels" || cmd.Name == "pubsub|shardchannels")
+	if s.scope == s.srv.syncer.noToken {
+		if cmd.HasKeys() || isChan || wholeKeyspace || cmd.Name == "qsub" || cmd.Name == "kwatch" {
+			s.reject(cmd, errNoToken)
+			return false
+		}
+		return true
+	}
+	switch {
+	case cmd.Name == "qsub":
+		return true // its state and pushes are filtered to the scope
+	case cmd.Name == "kwatch":
+		for _, k := range s.Args[1:] {
+			if !s.scope.Match(k) {
+				s.reject(cmd, errScopeKey)
+				return false
+			}
+		}
+		return true
+	case isChan:
+		for _, c := range chans {
+			if !s.scope.Match(c) {
+				s.reject(cmd, errScopeChannel)
+				return false
+			}
+		}
+		return true
+	case wholeKeyspace:
+		s.reject(cmd, errScopeAll)
+		return false
+	}
+	s.keys = cmd.KeyArgs(s.keys[:0], s.Args)
+	for _, k := range s.keys {
+		if !s.scope.Match(k) {
+			s.reject(cmd, errScopeKey)
+			return false
+		}
+	}
+	return true
+}
+
+// onEffect is the sync effect hook. It runs under the shard lock of the
+// effect's key(s), so it only routes, encodes each frame once and hands the
+// bytes to the targets' Push, which queue them.
+func (sy *syncer) onEffect(e *Effect) {
+	if !sy.router.Active() {
+		return
+	}
+	sc := sy.scratch.Get().(*routeScratch)
+	defer sy.putScratch(sc)
+	if e.Key == nil {
+		sy.dbWide(e, sc)
+		return
+	}
+	switch string(e.Args[0]) {
+	case "RENAME":
+		if len(e.Args) == 3 {
+			sy.rename(e, sc)
+			return
+		}
+	case "COPY":
+		if db, ok := copyTargetDB(e); ok {
+			sy.recreateFor(sc, e.Origin, db, e.Args[2])
+			return
+		}
+	case "MOVE":
+		if len(e.Args) == 3 {
+			if db, ok := parseInt(e.Args[2]); ok && db >= 0 && int(db) < len(sy.srv.ks.DBs) {
+				sy.deleteFor(sc, e.Origin, e.DB, e.Key)
+				sy.recreateFor(sc, e.Origin, int(db), e.Key)
+				return
+			}
+		}
+	}
+	sy.route(e, sc)
+}
+
+func (sy *syncer) putScratch(sc *routeScratch) {
+	if cap(sc.buf) > 1<<20 {
+		sc.buf = nil
+	}
+	clear(sc.hits[:cap(sc.hits)])
+	clear(sc.hits2[:cap(sc.hits2)])
+	clear(sc.subs[:cap(sc.subs)])
+	clear(sc.args[:cap(sc.args)])
+	sy.scratch.Put(sc)
+}
+
+// copyTargetDB reads the destination database of a COPY effect
+// ("COPY src dst DB n REPLACE").
+func copyTargetDB(e *Effect) (int, bool) {
+	for i := 3; i+1 < len(e.Args); i++ {
+		if eqFold(e.Args[i], "db") {
+			n, ok := parseInt(e.Args[i+1])
+			return int(n), ok
+		}
+	}
+	return e.DB, len(e.Args) >= 3
+}
+
+// isOrigin reports whether sub belongs to the session that made the effect:
+// a writer never gets its own pushes.
+func isOrigin(sub *recsync.Sub, origin *Session) bool {
+	return origin != nil && sub.Owner == any(origin)
+}
+
+// route delivers an ordinary effect: the effect itself as a mutation push
+// and the key's new value as a keychange.
+func (sy *syncer) route(e *Effect, sc *routeScratch) {
+	sc.hits = sy.router.Route(e.DB, e.Key, sc.hits[:0])
+	if len(sc.hits) == 0 {
+		return
+	}
+	sc.buf = sc.buf[:0]
+	var push, kc []byte
+	for _, h := range sc.hits {
+		if isOrigin(h.Sub, e.Origin) {
+			continue
+		}
+		if h.Kind&recsync.Mutation != 0 {
+			if push == nil {
+				start := len(sc.buf)
+				sc.buf = appendPush(sc.buf, e.Args...)
+				push = sc.buf[start:len(sc.buf):len(sc.buf)]
+			}
+			h.Sub.Conn.Push(push)
+		}
+		if h.Kind&recsync.Keychange != 0 {
+			if kc == nil {
+				start := len(sc.buf)
+				sc.buf = sy.appendKeychange(sc.buf, e.DB, e.Key)
+				kc = sc.buf[start:len(sc.buf):len(sc.buf)]
+			}
+			h.Sub.Conn.Push(kc)
+		}
+	}
+}
+
+// frame returns the frame *f, building it at the end of sc.buf on first
+// use; frames built earlier stay valid.
+func (sc *routeScratch) frame(f *[]byte, build func(b []byte) []byte) []byte {
+	if *f == nil {
+		start := len(sc.buf)
+		sc.buf = build(sc.buf)
+		*f = sc.buf[start:len(sc.buf):len(sc.buf)]
+	}
+	return *f
+}
+
+// rename delivers RENAME src dst: a connection that sees both keys gets the
+// RENAME itself; one that sees only the source gets DEL src; one that sees
+// only the destination gets the destination re-created.
+func (sy *syncer) rename(e *Effect, sc *routeScratch) {
+	src, dst := e.Args[1], e.Args[2]
+	sc.hits = sy.router.Route(e.DB, src, sc.hits[:0])
+	sc.hits2 = sy.router.Route(e.DB, dst, sc.hits2[:0])
+	if len(sc.hits) == 0 && len(sc.hits2) == 0 {
+		return
+	}
+	recsync.SortHits(sc.hits)
+	recsync.SortHits(sc.hits2)
+	sc.buf = sc.buf[:0]
+	var both, del, recreate, kcSrc, kcDst []byte
+	frame := sc.frame
+	db := sy.srv.ks.DBs[e.DB]
+	i, j := 0, 0
+	for i < len(sc.hits) || j < len(sc.hits2) {
+		var sub *recsync.Sub
+		var ks, kd recsync.Kind
+		switch {
+		case j >= len(sc.hits2) || i < len(sc.hits) && recsync.Before(sc.hits[i].Sub, sc.hits2[j].Sub):
+			sub, ks = sc.hits[i].Sub, sc.hits[i].Kind
+			i++
+		case i >= len(sc.hits) || recsync.Before(sc.hits2[j].Sub, sc.hits[i].Sub):
+			sub, kd = sc.hits2[j].Sub, sc.hits2[j].Kind
+			j++
+		default:
+			sub, ks, kd = sc.hits[i].Sub, sc.hits[i].Kind, sc.hits2[j].Kind
+			i++
+			j++
+		}
+		if isOrigin(sub, e.Origin) {
+			continue
+		}
+		switch ms, md := ks&recsync.Mutation != 0, kd&recsync.Mutation != 0; {
+		case ms && md:
+			sub.Conn.Push(frame(&both, func(b []byte) []byte { return appendPush(b, e.Args...) }))
+		case ms:
+			sub.Conn.Push(frame(&del, func(b []byte) []byte { return appendPush(b, bDEL, src) }))
+		case md:
+			sy.pushFrames(sub, frame(&recreate, func(b []byte) []byte { return sy.appendRecreate(b, db, dst, true) }))
+		}
+		if ks&recsync.Keychange != 0 {
+			sub.Conn.Push(frame(&kcSrc, func(b []byte) []byte { return sy.appendKeychange(b, e.DB, src) }))
+		}
+		if kd&recsync.Keychange != 0 {
+			sub.Conn.Push(frame(&kcDst, func(b []byte) []byte { return sy.appendKeychange(b, e.DB, dst) }))
+		}
+	}
+}
+
+// deleteFor tells the connections interested in key of database db that it
+// is gone (MOVE's source).
+func (sy *syncer) deleteFor(sc *routeScratch, origin *Session, db int, key []byte) {
+	sc.hits = sy.router.Route(db, key, sc.hits[:0])
+	var del, kc []byte
+	for _, h := range sc.hits {
+		if isOrigin(h.Sub, origin) {
+			continue
+		}
+		if h.Kind&recsync.Mutation != 0 {
+			h.Sub.Conn.Push(sc.frame(&del, func(b []byte) []byte { return appendPush(b, bDEL, key) }))
+		}
+		if h.Kind&recsync.Keychange != 0 {
+			h.Sub.Conn.Push(sc.frame(&kc, func(b []byte) []byte { return appendNilKeychange(b, key) }))
+		}
+	}
+}
+
+// recreateFor sends the connections interested in key of database db its
+// whole current value (COPY's and MOVE's destination, SWAPDB).
+func (sy *syncer) recreateFor(sc *routeScratch, origin *Session, db int, key []byte) {
+	if db < 0 || db >= len(sy.srv.ks.DBs) {
+		return
+	}
+	sc.hits = sy.router.Route(db, key, sc.hits[:0])
+	var rec, kc []byte
+	for _, h := range sc.hits {
+		if isOrigin(h.Sub, origin) {
+			continue
+		}
+		if h.Kind&recsync.Mutation != 0 {
+			sy.pushFrames(h.Sub, sc.frame(&rec, func(b []byte) []byte {
+				return sy.appendRecreate(b, sy.srv.ks.DBs[db], key, true)
+			}))
+		}
+		if h.Kind&recsync.Keychange != 0 {
+			h.Sub.Conn.Push(sc.frame(&kc, func(b []byte) []byte { return sy.appendKeychange(b, db, key) }))
+		}
+	}
+}
+
+// pushFrames pushes several concatenated frames one Push each, so that a
+// transport that maps pushes to messages sees one value per message.
+func (sy *syncer) pushFrames(sub *recsync.Sub, b []byte) {
+	for len(b) > 0 {
+		n := valueLen(b)
+		if n <= 0 {
+			sub.Conn.Push(b)
+			return
+		}
+		sub.Conn.Push(b[:n])
+		b = b[n:]
+	}
+}
+
+// dbWide delivers an effect on whole databases. A connection cannot be
+// told which of its keys a flush removed (they are gone when the hook
+// runs), so every connection with SYNC patterns or live queries in a
+// flushed database gets the replayable push ">1 FLUSHDB": drop every key
+// this connection synced. Watchers get a nil keychange per watched key.
+// SWAPDB is a flush of both databases followed by the re-creation of every
+// key of their new contents that each connection may see.
+func (sy *syncer) dbWide(e *Effect, sc *routeScratch) {
+	switch string(e.Args[0]) {
+	case "FLUSHDB":
+		sy.flushed(sc, e.Origin, e.DB)
+	case "FLUSHALL":
+		for db := range sy.srv.ks.DBs {
+			sy.flushed(sc, e.Origin, db)
+		}
+	case "SWAPDB":
+		if len(e.Args) != 3 {
+			return
+		}
+		for _, a := range e.Args[1:] {
+			db, ok := parseInt(a)
+			if !ok || db < 0 || int(db) >= len(sy.srv.ks.DBs) {
+				continue
+			}
+			sy.flushed(sc, e.Origin, int(db))
+			sy.replayDB(sc, e.Origin, int(db))
+		}
+	}
+}
+
+var flushDBPush = []byte(">1\r\n$7\r\nFLUSHDB\r\n")
+
+// flushed tells the connections with registrations in db that it was
+// emptied.
+func (sy *syncer) flushed(sc *routeScratch, origin *Session, db int) {
+	sc.subs = sy.router.Members(db, sc.subs[:0])
+	for _, sub := range sc.subs {
+		if !isOrigin(sub, origin) {
+			sub.Conn.Push(flushDBPush)
+		}
+	}
+	sc.buf = sc.buf[:0]
+	sy.router.Watched(db, func(key string, subs []*recsync.Sub) {
+		sc.buf = appendNilKeychange(sc.buf[:0], []byte(key))
+		for _, sub := range subs {
+			if !isOrigin(sub, origin) {
+				sub.Conn.Push(sc.buf)
+			}
+		}
+	})
+}
+
+// replayDB re-creates every key of db for the connections that see it.
+// The caller (SWAPDB) holds every shard lock.
+func (sy *syncer) replayDB(sc *routeScratch, origin *Session, db int) {
+	d := sy.srv.ks.DBs[db]
+	for i := 0; i < keyspace.NumShards; i++ {
+		d.Range(i, func(k string, _ *keyspace.Entry) bool {
+			sc.buf = sc.buf[:0]
+			sy.recreateFor(sc, origin, db, []byte(k))
+			return true
+		})
+	}
+}
+
+// appendPush appends the RESP3 push ">N args…" to b.
+func appendPush(b []byte, args ...[]byte) []byte {
+	b = append(b, '>')
+	b = strconv.AppendInt(b, int64(len(args)), 10)
+	b = append(b, '\r', '\n')
+	for _, a := range args {
+		b = appendBulk(b, a)
+	}
+	return b
+}
+
+func appendBulk(b, v []byte) []byte {
+	b = append(b, '$')
+	b = strconv.AppendInt(b, int64(len(v)), 10)
+	b = append(b, '\r', '\n')
+	b = append(b, v...)
+	return append(b, '\r', '\n')
+}
+
+var keychangeHead = []byte("*3\r\n$9\r\nkeychange\r\n")
+
+// appendKeychange appends ["keychange", key, value] with key's current
+// value in database db: the string, a nil bulk string when absent, or the
+// type name as a simple string.
+func (sy *syncer) appendKeychange(b []byte, db int, key []byte) []byte {
+	b = append(b, keychangeHead...)
+	b = appendBulk(b, key)
+	return appendValue(b, sy.srv.ks.DBs[db].Peek(key))
+}
+
+func appendNilKeychange(b, key []byte) []byte {
+	b = append(b, keychangeHead...)
+	b = appendBulk(b, key)
+	return append(b, "$-1\r\n"...)
+}
+
+// appendValue appends a keychange or qstate value: a string as a bulk
+// string, another type as its marker, absent as a nil bulk string.
+func appendValue(b []byte, e *keyspace.Entry) []byte {
+	switch {
+	case e == nil:
+		return append(b, "$-1\r\n"...)
+	case e.Obj == nil:
+		return appendBulk(b, e.Str)
+	}
+	b = append(b, '+')
+	b = append(b, e.Type().String()...)
+	return append(b, '\r', '\n')
+}
+
+// The Range methods the value types offer; recreation and hydration use
+// them, so that they need no knowledge of the types' internals.
+type (
+	pairRanger interface {
+		Range(fn func(f, v []byte) bool)
+	}
+	memberRanger interface{ Range(fn func(v []byte) bool) }
+	scoreRanger  interface {
+		Range(fn func(m []byte, score float64) bool)
+	}
+	// recreator is implemented by value types whose content has no
+	// generic shape (json, ratelimit): the commands re-creating it at key.
+	recreator interface{ Recreate(key []byte) [][][]byte }
+)
+
+// Re-creation command names.
+var (
+	rcHSET  = []byte("HSET")
+	rcRPUSH = []byte("RPUSH")
+	rcSADD  = []byte("SADD")
+	rcZADD  = []byte("ZADD")
+)
+
+// appendRecreate appends the pushes that re-create key's current value in
+// db from nothing: SET for a string; DEL then HSET, RPUSH, SADD or ZADD in
+// chunks for the other types; then PEXPIREAT when withTTL is set and the
+// key has a time to live. An absent key is a DEL.
+func (sy *syncer) appendRecreate(b []byte, db *keyspace.DB, key []byte, withTTL bool) []byte {
+	e := db.Peek(key)
+	if e == nil {
+		return appendPush(b, bDEL, key)
+	}
+	if e.Obj == nil {
+		b = appendPush(b, bSET, key, e.Str)
+	} else {
+		b = appendPush(b, bDEL, key)
+		b = appendContent(b, key, e)
+	}
+	if at, ok := db.Expiry(key); ok && withTTL {
+		var num [20]byte
+		b = appendPush(b, bPEXPIREAT, key, strconv.AppendInt(num[:0], at, 10))
+	}
+	return b
+}
+
+// appendContent appends the pushes that fill an empty key with e's
+// content, at most recreateChunk elements per push.
+func appendContent(b, key []byte, e *keyspace.Entry) []byte {
+	var args [][]byte
+	flush := func(cmd []byte) {
+		if len(args) > 2 {
+			b = appendPush(b, args...)
+		}
+		args = append(args[:0], cmd, key)
+	}
+	switch o := e.Obj.(type) {
+	case pairRanger:
+		flush(rcHSET)
+		o.Range(func(f, v []byte) bool {
+			if len(args) >= 2+2*recreateChunk {
+				flush(rcHSET)
+			}
+			args = append(args, f, v)
+			return true
+		})
+		flush(nil)
+	case memberRanger:
+		cmd := rcSADD
+		if e.Type() == keyspace.TypeList {
+			cmd = rcRPUSH
+		}
+		flush(cmd)
+		o.Range(func(v []byte) bool {
+			if len(args) >= 2+recreateChunk {
+				flush(cmd)
+			}
+			args = append(args, v)
+			return true
+		})
+		flush(nil)
+	case scoreRanger:
+		flush(rcZADD)
+		o.Range(func(m []byte, score float64) bool {
+			if len(args) >= 2+2*recreateChunk {
+				flush(rcZADD)
+			}
+			args = append(args, resp.AppendFloat(nil, score), m)
+			return true
+		})
+		flush(nil)
+	case recreator:
+		for _, cmd := range o.Recreate(key) {
+			b = appendPush(b, cmd...)
+		}
+	}
+	return b
+}
+
+// valueLen returns the length of the complete RESP value at the start of
+// b, or 0 when b does not start with one. It trusts b, which the server
+// encoded itself.
+func valueLen(b []byte) int {
+	if len(b) == 0 {
+		return 0
+	}
+	end := slices.Index(b, '\n')
+	if end < 1 {
+		return 0
+	}
+	line := b[1 : end-1]
+	pos := end + 1
+	switch b[0] {
+	case '+', '-', ':', ',', '#', '_', '(':
+		return pos
+	case '$', '=', '!':
+		n, ok := parseInt(line)
+		if !ok {
+			return 0
+		}
+		if n < 0 {
+			return pos
+		}
+		if pos+int(n)+2 > len(b) {
+			return 0
+		}
+		return pos + int(n) + 2
+	case '*', '~', '>', '%', '|':
+		n, ok := parseInt(line)
+		if !ok {
+			return 0
+		}
+		if b[0] == '%' || b[0] == '|' {
+			n *= 2
+		}
+		for ; n > 0; n-- {
+			m := valueLen(b[pos:])
+			if m == 0 {
+				return 0
+			}
+			pos += m
+		}
+		return pos
+	}
+	return 0
+}

@@ -1,0 +1,408 @@
+package ws
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/recached/recached/resp"
+	"github.com/recached/recached/server"
+)
+
+// conn is one WebSocket connection. Its reader (serve) parses frames and
+// runs them through the session; its writer (writeLoop) is the only
+// goroutine writing to the socket. Replies and pushes meet in one queue of
+// encoded frames guarded by mu, so the order in which they are queued is the
+// order the peer receives them.
+type conn struct {
+	l      *Listener
+	ws     *websocket.Conn
+	nc     net.Conn
+	s      *server.Session
+	p      resp.Parser
+	remote string
+	local  string
+
+	mu     sync.Mutex
+	out    []byte // encoded frames waiting for the writer
+	frames int    // frames in out and held
+	// While the reader runs a command (executing), pushes are held back
+	// and queued right after the command's reply. A push caused by a write
+	// that follows a live query's registration thus never overtakes the
+	// qstate reply, as on the RESP port, where pushes are written after
+	// the replies of the read being processed.
+	held      []byte
+	executing bool
+	closing   bool // Close was called: send what is queued, then close
+	dead      bool // closed: queue nothing more
+
+	pending atomic.Int64  // bytes queued and not yet written
+	signal  chan struct{} // the writer has work
+	wake    chan struct{} // a blocking command was served
+	done    chan struct{} // closed when the connection is torn down
+	once    sync.Once
+}
+
+func newConn(l *Listener, wsc *websocket.Conn) *conn {
+	nc := wsc.NetConn()
+	return &conn{
+		l:      l,
+		ws:     wsc,
+		nc:     nc,
+		remote: addrString(nc.RemoteAddr()),
+		local:  addrString(nc.LocalAddr()),
+		signal: make(chan struct{}, 1),
+		wake:   make(chan struct{}, 1),
+		done:   make(chan struct{}),
+	}
+}
+
+func addrString(a net.Addr) string {
+	if a == nil {
+		return ""
+	}
+	return a.String()
+}
+
+// Push queues b, one or more RESP values, as one frame per value. It never
+// blocks: a connection whose queue passes its limits is disconnected.
+func (c *conn) Push(b []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dead || c.closing {
+		return
+	}
+	c.queueValues(b, c.executing)
+}
+
+// Pending reports the bytes queued and not yet written to the socket, for
+// the engine's pub/sub output limits.
+func (c *conn) Pending() int { return int(c.pending.Load()) }
+
+// Close sends what is queued, then a close frame, and closes.
+func (c *conn) Close() {
+	c.mu.Lock()
+	c.closing = true
+	c.mu.Unlock()
+	c.kick()
+}
+
+// Wake resumes a reader waiting for a blocking command.
+func (c *conn) Wake() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// RemoteAddr returns the peer's "ip:port".
+func (c *conn) RemoteAddr() string { return c.remote }
+
+// LocalAddr returns the local "ip:port".
+func (c *conn) LocalAddr() string { return c.local }
+
+// kick tells the writer there is work.
+func (c *conn) kick() {
+	select {
+	case c.signal <- struct{}{}:
+	default:
+	}
+}
+
+// kill tears the connection down at once: the socket is closed, which ends
+// a blocked read or write, and queued frames are dropped.
+func (c *conn) kill() {
+	c.mu.Lock()
+	c.killLocked()
+	c.mu.Unlock()
+}
+
+func (c *conn) killLocked() {
+	c.dead = true
+	c.out, c.held = nil, nil
+	c.once.Do(func() {
+		close(c.done)
+		_ = c.nc.Close()
+	})
+}
+
+// queueValues appends one frame per RESP value of b, to the held queue when
+// hold is set. The caller holds mu.
+func (c *conn) queueValues(b []byte, hold bool) {
+	before := len(c.out) + len(c.held)
+	for len(b) > 0 {
+		v := valueLen(b)
+		if v <= 0 {
+			v = len(b) // not RESP the engine should produce: one frame
+		}
+		if hold {
+			c.held = appendFrame(c.held, opText, b[:v])
+		} else {
+			c.out = appendFrame(c.out, opText, b[:v])
+		}
+		c.frames++
+		b = b[v:]
+	}
+	size := len(c.out) + len(c.held)
+	c.pending.Add(int64(size - before))
+	if c.frames > MaxQueuedFrames || size > MaxQueuedBytes && c.frames > 1 {
+		c.killLocked() // a slow consumer: never let it hold up anyone
+		return
+	}
+	if !hold {
+		c.kick()
+	}
+}
+
+// queueControl queues a control frame (ping, pong).
+func (c *conn) queueControl(op byte, payload []byte) {
+	c.mu.Lock()
+	if !c.dead {
+		before := len(c.out)
+		c.out = appendFrame(c.out, op, payload)
+		c.pending.Add(int64(len(c.out) - before))
+	}
+	c.mu.Unlock()
+	c.kick()
+}
+
+// reply queues a reply outside of a command (protocol errors).
+func (c *conn) reply(b []byte) {
+	c.mu.Lock()
+	if !c.dead {
+		c.queueValues(b, false)
+	}
+	c.mu.Unlock()
+}
+
+// serve is the connection's reader; it runs in the HTTP handler's
+// goroutine. It creates the session, then reads frames and runs them one at
+// a time until the peer goes away or the connection closes.
+func (c *conn) serve() {
+	defer c.l.wg.Done()
+	defer c.l.remove(c)
+	s, err := c.l.srv.NewSession(c, true)
+	if err != nil {
+		c.reply([]byte("-" + err.Error() + "\r\n"))
+		c.Close()
+		return
+	}
+	c.s = s
+	defer c.l.srv.CloseSession(s)
+	graceful := c.readLoop()
+	if !graceful {
+		c.kill()
+		return
+	}
+	c.Close()
+}
+
+// readLoop runs frames until the peer closes (graceful), QUIT (graceful),
+// or a read error (not graceful).
+func (c *conn) readLoop() (graceful bool) {
+	timeout := c.l.ReadTimeout
+	extend := func() { _ = c.ws.SetReadDeadline(time.Now().Add(timeout)) }
+	extend()
+	c.ws.SetPongHandler(func(string) error { extend(); return nil })
+	c.ws.SetPingHandler(func(data string) error {
+		extend()
+		c.queueControl(opPong, []byte(data))
+		return nil
+	})
+	closed := false
+	c.ws.SetCloseHandler(func(int, string) error { closed = true; return nil })
+	var buf []byte
+	for {
+		_, r, err := c.ws.NextReader()
+		if err != nil {
+			return closed
+		}
+		var tooBig bool
+		buf, tooBig, err = readFrame(r, buf[:0], MaxFrame)
+		if err != nil {
+			return false
+		}
+		extend()
+		if tooBig {
+			c.reply([]byte("-ERR Protocol error: frame larger than 64 MB\r\n"))
+			continue
+		}
+		if !c.run(buf) {
+			return true
+		}
+		if cap(buf) > 1<<20 {
+			buf = nil
+		}
+		for c.s.Blocked() {
+			select {
+			case <-c.wake:
+			case <-c.done:
+				return false
+			}
+			c.flushLate()
+		}
+	}
+}
+
+// run executes the command in frame and queues its reply. It reports false
+// when the connection must close (QUIT, or closed meanwhile).
+func (c *conn) run(frame []byte) bool {
+	var args [][]byte
+	var err error
+	if len(frame) > 0 {
+		args, err = c.p.ParseFrame(frame)
+	}
+	switch {
+	case err != nil:
+		c.reply([]byte("-ERR " + sanitize(err.Error()) + "\r\n"))
+		return true
+	case len(args) == 0:
+		c.reply([]byte("-ERR Protocol error: empty command\r\n"))
+		return true
+	}
+	s := c.s
+	c.mu.Lock()
+	c.executing = true
+	c.mu.Unlock()
+	s.Exec(args)
+	c.l.srv.Commit()
+	c.mu.Lock()
+	c.executing = false
+	dead := c.dead
+	if !dead {
+		c.queueValues(s.W.B, false)
+	}
+	if !c.dead && len(c.held) > 0 {
+		c.out = append(c.out, c.held...)
+		c.held = c.held[:0]
+		c.kick()
+	}
+	c.mu.Unlock()
+	c.resetReplies()
+	return !dead && !s.Quit
+}
+
+// flushLate queues a reply the engine left in the session's buffer after a
+// blocking command was served.
+func (c *conn) flushLate() {
+	if len(c.s.W.B) == 0 {
+		return
+	}
+	c.reply(c.s.W.B)
+	c.resetReplies()
+}
+
+func (c *conn) resetReplies() {
+	if cap(c.s.W.B) > 1<<20 {
+		c.s.W.B = nil
+		return
+	}
+	c.s.W.B = c.s.W.B[:0]
+}
+
+// writeLoop is the connection's writer: it writes every frame queued since
+// its last write in one socket write, pings the peer periodically and
+// closes the connection when asked to.
+func (c *conn) writeLoop() {
+	defer c.l.wg.Done()
+	ping := time.NewTicker(c.l.PingInterval)
+	defer ping.Stop()
+	var spare []byte
+	for {
+		select {
+		case <-c.signal:
+		case <-ping.C:
+			c.queueControl(opPing, nil)
+			continue
+		case <-c.done:
+			return
+		}
+		c.mu.Lock()
+		batch := c.out
+		c.out = spare[:0]
+		c.frames = 0
+		closing := c.closing && len(c.held) == 0
+		c.mu.Unlock()
+		if len(batch) > 0 {
+			if !c.write(batch) {
+				return
+			}
+			c.pending.Add(-int64(len(batch)))
+			if c.s != nil && c.s.CheckOutput(c.Pending()) {
+				c.kill()
+				return
+			}
+		}
+		if cap(batch) <= 1<<20 {
+			spare = batch
+		} else {
+			spare = nil
+		}
+		if closing {
+			c.mu.Lock()
+			empty := len(c.out) == 0
+			c.mu.Unlock()
+			if empty {
+				c.write(appendFrame(nil, opClose, []byte{0x03, 0xe8})) // 1000, normal closure
+				c.kill()
+				return
+			}
+			c.kick()
+		}
+	}
+}
+
+// write writes b to the socket within the write timeout; on failure the
+// connection is torn down.
+func (c *conn) write(b []byte) bool {
+	_ = c.nc.SetWriteDeadline(time.Now().Add(c.l.WriteTimeout))
+	_, err := c.nc.Write(b)
+	if err != nil {
+		c.kill()
+		return false
+	}
+	return true
+}
+
+// readFrame reads one message into buf. A message longer than limit is
+// read to its end and dropped: tooBig is set and buf holds nothing useful.
+func readFrame(r io.Reader, buf []byte, limit int) (out []byte, tooBig bool, err error) {
+	for {
+		if len(buf) == cap(buf) {
+			if len(buf) > limit {
+				_, err := io.Copy(io.Discard, r)
+				return buf[:0], true, err
+			}
+			grow := min(max(cap(buf), 4096), limit+1-len(buf))
+			buf = slices.Grow(buf, grow)
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			if len(buf) > limit {
+				return buf[:0], true, nil
+			}
+			return buf, false, nil
+		}
+		if err != nil {
+			return buf, false, err
+		}
+	}
+}
+
+// sanitize replaces CR and LF in an error text.
+func sanitize(s string) string {
+	return string(bytes.Map(func(r rune) rune {
+		if r == '\r' || r == '\n' {
+			return ' '
+		}
+		return r
+	}, []byte(s)))
+}

@@ -1,0 +1,489 @@
+package ws_test
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/recached/recached/server"
+	"github.com/recached/recached/server/servertest"
+)
+
+// model is a sync client's local store: it applies mutation pushes exactly
+// as a client library would.
+type model struct {
+	t    *testing.T
+	strs map[string]string
+	hash map[string]map[string]string
+	list map[string][]string
+	set  map[string]map[string]bool
+	zset map[string]map[string]float64
+	exp  map[string]int64 // unix ms
+}
+
+func newModel(t *testing.T) *model {
+	return &model{t: t, strs: map[string]string{}, hash: map[string]map[string]string{},
+		list: map[string][]string{}, set: map[string]map[string]bool{},
+		zset: map[string]map[string]float64{}, exp: map[string]int64{}}
+}
+
+func (m *model) del(k string) {
+	delete(m.strs, k)
+	delete(m.hash, k)
+	delete(m.list, k)
+	delete(m.set, k)
+	delete(m.zset, k)
+	delete(m.exp, k)
+}
+
+// dropEmpty removes a container that became empty, as the server does.
+func (m *model) dropEmpty(k string) {
+	if h, ok := m.hash[k]; ok && len(h) == 0 {
+		m.del(k)
+	}
+	if l, ok := m.list[k]; ok && len(l) == 0 {
+		m.del(k)
+	}
+	if s, ok := m.set[k]; ok && len(s) == 0 {
+		m.del(k)
+	}
+	if z, ok := m.zset[k]; ok && len(z) == 0 {
+		m.del(k)
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("bad integer %q in a push", s)
+	}
+	return n
+}
+
+// apply applies one mutation push.
+func (m *model) apply(args []string) {
+	t := m.t
+	cmd, k := strings.ToUpper(args[0]), ""
+	if len(args) > 1 {
+		k = args[1]
+	}
+	switch cmd {
+	case "SET":
+		keepTTL := false
+		var at int64 = -1
+		for i := 3; i < len(args); i++ {
+			switch strings.ToUpper(args[i]) {
+			case "KEEPTTL":
+				keepTTL = true
+			case "PXAT":
+				at = int64(atoi(t, args[i+1]))
+				i++
+			default:
+				t.Fatalf("SET push with option %q", args[i])
+			}
+		}
+		e, had := m.exp[k]
+		m.del(k)
+		m.strs[k] = args[2]
+		if keepTTL && had {
+			m.exp[k] = e
+		}
+		if at >= 0 {
+			m.exp[k] = at
+		}
+	case "DEL":
+		for _, x := range args[1:] {
+			m.del(x)
+		}
+	case "FLUSHDB":
+		*m = *newModel(t)
+	case "PEXPIREAT":
+		m.exp[k] = int64(atoi(t, args[2]))
+	case "PERSIST":
+		delete(m.exp, k)
+	case "RENAME":
+		dst := args[2]
+		var s string
+		var h map[string]string
+		var l []string
+		var st map[string]bool
+		var z map[string]float64
+		sOK := false
+		if v, ok := m.strs[k]; ok {
+			s, sOK = v, true
+		}
+		h, l, st, z = m.hash[k], m.list[k], m.set[k], m.zset[k]
+		e, hadExp := m.exp[k]
+		m.del(k)
+		m.del(dst)
+		switch {
+		case sOK:
+			m.strs[dst] = s
+		case h != nil:
+			m.hash[dst] = h
+		case l != nil:
+			m.list[dst] = l
+		case st != nil:
+			m.set[dst] = st
+		case z != nil:
+			m.zset[dst] = z
+		}
+		if hadExp {
+			m.exp[dst] = e
+		}
+	case "HSET":
+		if m.hash[k] == nil {
+			m.hash[k] = map[string]string{}
+		}
+		for i := 2; i+1 < len(args); i += 2 {
+			m.hash[k][args[i]] = args[i+1]
+		}
+	case "HDEL":
+		for _, f := range args[2:] {
+			delete(m.hash[k], f)
+		}
+		m.dropEmpty(k)
+	case "RPUSH", "LPUSH":
+		for _, v := range args[2:] {
+			if cmd == "RPUSH" {
+				m.list[k] = append(m.list[k], v)
+			} else {
+				m.list[k] = append([]string{v}, m.list[k]...)
+			}
+		}
+	case "LPOP", "RPOP":
+		n := 1
+		if len(args) > 2 {
+			n = atoi(t, args[2])
+		}
+		l := m.list[k]
+		n = min(n, len(l))
+		if cmd == "LPOP" {
+			m.list[k] = l[n:]
+		} else {
+			m.list[k] = l[:len(l)-n]
+		}
+		m.dropEmpty(k)
+	case "LSET":
+		m.list[k][atoi(t, args[2])] = args[3]
+	case "LTRIM":
+		l := m.list[k]
+		a, b := atoi(t, args[2]), atoi(t, args[3])
+		if a < 0 {
+			a = max(len(l)+a, 0)
+		}
+		if b < 0 {
+			b = len(l) + b
+		}
+		b = min(b, len(l)-1)
+		if a > b {
+			m.list[k] = nil
+		} else {
+			m.list[k] = l[a : b+1]
+		}
+		m.dropEmpty(k)
+	case "LREM":
+		n, v := atoi(t, args[2]), args[3]
+		l := m.list[k]
+		var out []string
+		removed := 0
+		if n >= 0 {
+			for _, x := range l {
+				if x == v && (n == 0 || removed < n) {
+					removed++
+					continue
+				}
+				out = append(out, x)
+			}
+		} else {
+			for i := len(l) - 1; i >= 0; i-- {
+				if l[i] == v && removed < -n {
+					removed++
+					continue
+				}
+				out = append([]string{l[i]}, out...)
+			}
+		}
+		m.list[k] = out
+		m.dropEmpty(k)
+	case "LINSERT":
+		l := m.list[k]
+		i := slices.Index(l, args[4])
+		if i >= 0 {
+			if strings.EqualFold(args[2], "after") {
+				i++
+			}
+			m.list[k] = slices.Insert(l, i, args[5])
+		}
+	case "SADD":
+		if m.set[k] == nil {
+			m.set[k] = map[string]bool{}
+		}
+		for _, v := range args[2:] {
+			m.set[k][v] = true
+		}
+	case "SREM":
+		for _, v := range args[2:] {
+			delete(m.set[k], v)
+		}
+		m.dropEmpty(k)
+	case "ZADD":
+		if m.zset[k] == nil {
+			m.zset[k] = map[string]float64{}
+		}
+		for i := 2; i+1 < len(args); i += 2 {
+			f, err := strconv.ParseFloat(args[i], 64)
+			if err != nil {
+				t.Fatalf("ZADD push with score %q", args[i])
+			}
+			m.zset[k][args[i+1]] = f
+		}
+	case "ZREM":
+		for _, v := range args[2:] {
+			delete(m.zset[k], v)
+		}
+		m.dropEmpty(k)
+	default:
+		t.Fatalf("the test's applier does not know the pushed effect %q", args)
+	}
+}
+
+// state renders the model's key k as the comparison format of
+// serverState, "" when absent or expired at now.
+func (m *model) state(k string, now int64) string {
+	if at, ok := m.exp[k]; ok && at <= now {
+		return ""
+	}
+	var body string
+	switch {
+	case m.strs[k] != "" || hasKey(m.strs, k):
+		body = "string " + strconv.Quote(m.strs[k])
+	case m.hash[k] != nil:
+		body = "hash " + sortedPairs(m.hash[k])
+	case m.list[k] != nil:
+		body = "list " + fmt.Sprintf("%q", m.list[k])
+	case m.set[k] != nil:
+		body = "set " + fmt.Sprintf("%q", slices.Sorted(maps.Keys(m.set[k])))
+	case m.zset[k] != nil:
+		z := map[string]string{}
+		for mem, sc := range m.zset[k] {
+			z[mem] = strconv.FormatFloat(sc, 'g', 17, 64)
+		}
+		body = "zset " + sortedPairs(z)
+	default:
+		return ""
+	}
+	if at, ok := m.exp[k]; ok {
+		body += " exp " + strconv.FormatInt(at, 10)
+	}
+	return body
+}
+
+func hasKey[V any](m map[string]V, k string) bool { _, ok := m[k]; return ok }
+
+func sortedPairs(m map[string]string) string {
+	keys := slices.Sorted(maps.Keys(m))
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%q=%q ", k, m[k])
+	}
+	return b.String()
+}
+
+// parseStrings parses a flat RESP array of bulk strings (or nil bulks).
+func parseStrings(t *testing.T, rep []byte) []string {
+	els, err := servertest.Elements(rep)
+	if err != nil {
+		t.Fatalf("parse %q: %v", rep, err)
+	}
+	out := make([]string, 0, len(els))
+	for _, e := range els {
+		s := string(e)
+		switch s[0] {
+		case '$':
+			i := strings.Index(s, "\r\n")
+			out = append(out, s[i+2:len(s)-2])
+		case '+', ':':
+			out = append(out, s[1:len(s)-2])
+		default:
+			t.Fatalf("unexpected element %q", s)
+		}
+	}
+	return out
+}
+
+// serverState reads key k through c in the model's comparison format.
+func serverState(t *testing.T, c *servertest.Client, k string) string {
+	typ := strings.TrimSpace(tcpDo(t, c, "TYPE", k))[1:]
+	var body string
+	switch typ {
+	case "none":
+		return ""
+	case "string":
+		r := parseStrings(t, []byte("*1\r\n"+tcpDo(t, c, "GET", k)))
+		body = "string " + strconv.Quote(r[0])
+	case "hash":
+		kv := parseStrings(t, []byte(tcpDo(t, c, "HGETALL", k)))
+		h := map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			h[kv[i]] = kv[i+1]
+		}
+		body = "hash " + sortedPairs(h)
+	case "list":
+		body = "list " + fmt.Sprintf("%q", parseStrings(t, []byte(tcpDo(t, c, "LRANGE", k, "0", "-1"))))
+	case "set":
+		s := parseStrings(t, []byte(tcpDo(t, c, "SMEMBERS", k)))
+		sort.Strings(s)
+		body = "set " + fmt.Sprintf("%q", s)
+	case "zset":
+		kv := parseStrings(t, []byte(tcpDo(t, c, "ZRANGE", k, "0", "-1", "WITHSCORES")))
+		z := map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			f, _ := strconv.ParseFloat(kv[i+1], 64)
+			z[kv[i]] = strconv.FormatFloat(f, 'g', 17, 64)
+		}
+		body = "zset " + sortedPairs(z)
+	default:
+		t.Fatalf("TYPE %s = %q", k, typ)
+	}
+	if at := strings.TrimSpace(tcpDo(t, c, "PEXPIRETIME", k)); at != ":-1" {
+		body += " exp " + at[1:]
+	}
+	return body
+}
+
+// drain reads frames until the reply to a PING barrier, applying every
+// mutation push to m.
+func (c *client) drain(m *model) {
+	c.t.Helper()
+	c.send("PING", "barrier")
+	for {
+		f := c.read()
+		if f == "$7\r\nbarrier\r\n" {
+			return
+		}
+		if f[0] != '>' {
+			c.t.Fatalf("unexpected frame %q", f)
+		}
+		m.apply(parseStrings(c.t, []byte("*"+f[1:])))
+	}
+}
+
+// TestModel is the model test: a WebSocket client SYNCed on "m:*" applies
+// every mutation push to a local copy while TCP and WebSocket clients write
+// at random over every data type, with expiry and renames across the scope
+// boundary; in the end its copy equals the server's state for every key in
+// scope.
+func TestModel(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { testModel(t, seed) })
+	}
+}
+
+func testModel(t *testing.T, seed uint64) {
+	e := start(t, server.Config{})
+	sub := e.dial(t)
+	sub.expect("+OK\r\n", "SYNC", "m:*")
+	local := newModel(t)
+	tc := e.tcpClient(t)
+	wsw := e.dial(t)
+	have := func(name string) bool { return e.srv.Table().Lookup([]byte(name)) != nil }
+
+	r := rand.New(rand.NewPCG(seed, 11))
+	key := func() string {
+		if r.IntN(4) == 0 {
+			return "o:" + strconv.Itoa(r.IntN(4))
+		}
+		return "m:" + strconv.Itoa(r.IntN(12))
+	}
+	val := func() string { return strconv.Itoa(r.IntN(5)) }
+	type gen struct {
+		cmd string
+		mk  func() []string
+	}
+	gens := []gen{
+		{"set", func() []string { return []string{"SET", key(), val()} }},
+		{"set", func() []string { return []string{"SET", key(), val(), "PX", strconv.Itoa(1 + r.IntN(30))} }},
+		{"set", func() []string { return []string{"SET", key(), val(), "EX", "3600"} }},
+		{"incr", func() []string { return []string{"INCR", key()} }},
+		{"append", func() []string { return []string{"APPEND", key(), val()} }},
+		{"del", func() []string { return []string{"DEL", key(), key()} }},
+		{"expire", func() []string { return []string{"EXPIRE", key(), "7200"} }},
+		{"pexpire", func() []string { return []string{"PEXPIRE", key(), strconv.Itoa(1 + r.IntN(20))} }},
+		{"persist", func() []string { return []string{"PERSIST", key()} }},
+		{"rename", func() []string { return []string{"RENAME", key(), key()} }},
+		{"copy", func() []string { return []string{"COPY", key(), key(), "REPLACE"} }},
+		{"hset", func() []string { return []string{"HSET", key(), "f" + val(), val(), "g", val()} }},
+		{"hdel", func() []string { return []string{"HDEL", key(), "f" + val()} }},
+		{"hincrby", func() []string { return []string{"HINCRBY", key(), "n", "2"} }},
+		{"rpush", func() []string { return []string{"RPUSH", key(), val(), val()} }},
+		{"lpush", func() []string { return []string{"LPUSH", key(), val()} }},
+		{"lpop", func() []string { return []string{"LPOP", key()} }},
+		{"rpop", func() []string { return []string{"RPOP", key(), "2"} }},
+		{"lrem", func() []string { return []string{"LREM", key(), "1", val()} }},
+		{"ltrim", func() []string { return []string{"LTRIM", key(), "0", "3"} }},
+		{"sadd", func() []string { return []string{"SADD", key(), val(), val()} }},
+		{"srem", func() []string { return []string{"SREM", key(), val()} }},
+		{"spop", func() []string { return []string{"SPOP", key()} }},
+		{"zadd", func() []string { return []string{"ZADD", key(), val(), "z" + val()} }},
+		{"zincrby", func() []string { return []string{"ZINCRBY", key(), "1.5", "z" + val()} }},
+		{"zrem", func() []string { return []string{"ZREM", key(), "z" + val()} }},
+	}
+	var usable []gen
+	var skipped []string
+	for _, g := range gens {
+		if have(g.cmd) {
+			usable = append(usable, g)
+		} else if !slices.Contains(skipped, g.cmd) {
+			skipped = append(skipped, g.cmd)
+		}
+	}
+	if len(skipped) > 0 {
+		t.Logf("commands not implemented yet, left out: %v", skipped)
+	}
+	const ops = 3000
+	for i := 0; i < ops; i++ {
+		args := usable[r.IntN(len(usable))].mk()
+		if i%3 == 0 {
+			wsw.do(args...)
+		} else {
+			tcpDo(t, tc, args...)
+		}
+		if i%500 == 499 {
+			sub.drain(local)
+		}
+	}
+	time.Sleep(100 * time.Millisecond) // let every short time to live pass
+	sub.drain(local)
+	now := time.Now().UnixMilli()
+	keys := map[string]bool{}
+	for i := 0; i < 12; i++ {
+		keys["m:"+strconv.Itoa(i)] = true
+	}
+	compared := 0
+	for k := range keys {
+		want := serverState(t, tc, k)
+		if got := local.state(k, now); got != want {
+			t.Errorf("key %s: local copy %q, server %q", k, got, want)
+		}
+		if want != "" {
+			compared++
+		}
+	}
+	// Out-of-scope keys never reached the copy.
+	for _, ks := range [][]string{slices.Collect(maps.Keys(local.strs)), slices.Collect(maps.Keys(local.hash)),
+		slices.Collect(maps.Keys(local.list)), slices.Collect(maps.Keys(local.set)), slices.Collect(maps.Keys(local.zset))} {
+		for _, k := range ks {
+			if !strings.HasPrefix(k, "m:") {
+				t.Errorf("out-of-scope key %s in the local copy", k)
+			}
+		}
+	}
+	t.Logf("%d ops, %d keys in scope compared equal (%d present)", ops, len(keys), compared)
+}

@@ -1,0 +1,227 @@
+// Package ws is the WebSocket bridge (SPEC section 3): an HTTP server whose
+// path "/" upgrades to a WebSocket carrying one RESP value per frame in each
+// direction, served by the same engine and command table as the RESP port.
+//
+// WebSocket is only a transport here. Each client frame (text or binary)
+// holds one command, parsed with resp.Parser.ParseFrame and run by a
+// server.Session created with ws=true; each server frame, always a text
+// frame, holds exactly one RESP value: the command's reply, or a push.
+//
+// gorilla/websocket performs the handshake and reads client frames. The
+// connection's writer goroutine writes server frames itself, batching every
+// frame queued since its last write into one socket write, so that a
+// connection receiving many pushes costs one system call per batch rather
+// than one per frame; it is the only goroutine writing to the socket.
+package ws
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/recached/recached/server"
+)
+
+// Limits and keepalive defaults.
+const (
+	// MaxFrame is the largest client frame accepted (the seed's 64 MB
+	// message limit). A bigger frame is read to its end and discarded, and
+	// answered with a protocol error; the connection stays open.
+	MaxFrame = 64 << 20
+	// MaxQueuedBytes and MaxQueuedFrames bound a connection's output queue:
+	// a client that lets more pile up (it does not read) is disconnected,
+	// so that it never slows the writers that push to it or other clients.
+	// One frame bigger than MaxQueuedBytes alone in the queue (a large
+	// reply) is allowed.
+	MaxQueuedBytes  = 8 << 20
+	MaxQueuedFrames = 10000
+
+	// DefaultPingInterval is how often the server pings an idle peer.
+	DefaultPingInterval = 20 * time.Second
+	// DefaultReadTimeout is how long a peer may stay silent (no frame, no
+	// pong) before it is dropped as dead.
+	DefaultReadTimeout = 60 * time.Second
+	// DefaultWriteTimeout is how long one socket write may block before the
+	// peer is dropped.
+	DefaultWriteTimeout = 30 * time.Second
+)
+
+// Listener is the WebSocket transport of one server.
+type Listener struct {
+	// PingInterval, ReadTimeout and WriteTimeout are the keepalive
+	// settings; set them before Serve.
+	PingInterval time.Duration
+	ReadTimeout  time.Duration
+	WriteTimeout time.Duration
+
+	srv  *server.Server
+	addr string
+	// protected refuses non-loopback peers when neither a password nor a
+	// token secret is configured, as the RESP port does.
+	protected bool
+	upgrader  websocket.Upgrader
+	hs        *http.Server
+	ln        net.Listener
+	ready     chan struct{}
+
+	mu      sync.Mutex
+	conns   map[*conn]struct{}
+	stopped bool
+	wg      sync.WaitGroup // connection goroutines
+}
+
+// New returns a listener for srv on addr ("127.0.0.1:6380").
+func New(srv *server.Server, addr string) *Listener {
+	cfg := srv.Config()
+	l := &Listener{
+		PingInterval: DefaultPingInterval,
+		ReadTimeout:  DefaultReadTimeout,
+		WriteTimeout: DefaultWriteTimeout,
+		srv:          srv,
+		addr:         addr,
+		protected:    cfg.RequirePass == "" && cfg.TokenSecret == "",
+		ready:        make(chan struct{}),
+		conns:        make(map[*conn]struct{}),
+	}
+	l.upgrader = websocket.Upgrader{
+		ReadBufferSize:  16 << 10,
+		WriteBufferSize: 4 << 10,
+		// Browsers on any origin are the audience: access is granted in
+		// band (AUTH, SYNC TOKEN), not by origin.
+		CheckOrigin: func(*http.Request) bool { return true },
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok"))
+	})
+	mux.HandleFunc("/{$}", l.upgrade)
+	l.hs = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(discard{}, "", 0)}
+	return l
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// Listen binds the listener's address; Addr then reports it.
+func (l *Listener) Listen() error {
+	ln, err := net.Listen("tcp", l.addr)
+	if err != nil {
+		return fmt.Errorf("websocket listener on %s: %w", l.addr, err)
+	}
+	l.ln = ln
+	l.addr = ln.Addr().String()
+	return nil
+}
+
+// Addr returns the address listened on.
+func (l *Listener) Addr() string { return l.addr }
+
+// Ready is closed once the listener accepts connections.
+func (l *Listener) Ready() <-chan struct{} { return l.ready }
+
+// Serve accepts connections until Stop; it binds first if Listen was not
+// called. It returns nil after Stop.
+func (l *Listener) Serve() error {
+	if l.ln == nil {
+		if err := l.Listen(); err != nil {
+			return err
+		}
+	}
+	log.Printf("recached: WebSocket listening on %s", l.addr)
+	close(l.ready)
+	err := l.hs.Serve(l.ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Stop stops accepting, lets every connection send what is queued for it,
+// closes it, and waits for the connections to end or ctx to expire.
+func (l *Listener) Stop(ctx context.Context) error {
+	err := l.hs.Shutdown(ctx)
+	l.mu.Lock()
+	l.stopped = true
+	for c := range l.conns {
+		c.Close()
+	}
+	l.mu.Unlock()
+	done := make(chan struct{})
+	go func() { l.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		l.mu.Lock()
+		for c := range l.conns {
+			c.kill()
+		}
+		l.mu.Unlock()
+		return ctx.Err()
+	}
+	return err
+}
+
+// Conns returns the number of open WebSocket connections.
+func (l *Listener) Conns() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.conns)
+}
+
+// upgrade answers "/": the WebSocket handshake, then the connection's
+// reader runs in this goroutine and its writer in another.
+func (l *Listener) upgrade(w http.ResponseWriter, r *http.Request) {
+	wsc, err := l.upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return // the upgrader has answered with an HTTP error
+	}
+	c := newConn(l, wsc)
+	l.mu.Lock()
+	if l.stopped {
+		l.mu.Unlock()
+		_ = wsc.Close()
+		return
+	}
+	l.conns[c] = struct{}{}
+	l.wg.Add(2)
+	l.mu.Unlock()
+	go c.writeLoop()
+	c.serve()
+}
+
+func (l *Listener) remove(c *conn) {
+	l.mu.Lock()
+	delete(l.conns, c)
+	l.mu.Unlock()
+}
+
+// ListenAndServe runs a listener for srv on addr until ctx ends, then stops
+// it gracefully. It returns once the listener has stopped.
+func ListenAndServe(ctx context.Context, srv *server.Server, addr string) error {
+	l := New(srv, addr)
+	if err := l.Listen(); err != nil {
+		return err
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- l.Serve() }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := l.Stop(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return <-errc
+}
