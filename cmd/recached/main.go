@@ -25,6 +25,7 @@ import (
 
 	"github.com/recached/recached/server"
 	"github.com/recached/recached/server/tcp"
+	"github.com/recached/recached/server/ws"
 )
 
 func main() {
@@ -36,6 +37,9 @@ func main() {
 func run(args []string, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "check" {
 		return runCheck(args[1:], os.Stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "token" {
+		return runToken(args[1:], os.Getenv, os.Stdout, stderr)
 	}
 	cfg, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -137,7 +141,21 @@ func serve(cfg server.Config) error {
 	go srv.Run(ctx)
 	addr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.Port))
 	log.Printf("recached %s starting (go %s, GOMAXPROCS %d)", server.Version, runtime.Version(), runtime.GOMAXPROCS(0))
+	wsDone := make(chan error, 1)
+	if cfg.WSPort != 0 {
+		wsAddr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.WSPort))
+		go func() {
+			wsDone <- ws.ListenAndServe(ctx, srv, wsAddr)
+			cancel() // a WebSocket listener that fails stops the server
+		}()
+	} else {
+		wsDone <- nil
+	}
 	err := tcp.ListenAndServe(ctx, srv, addr, cfg.Loops)
+	cancel()
+	if werr := <-wsDone; werr != nil && err == nil {
+		err = werr
+	}
 	perr := srv.ClosePersistence()
 	if err != nil && !strings.Contains(err.Error(), "closed") {
 		return err
