@@ -1,0 +1,305 @@
+package keyspace
+
+import (
+	"math/bits"
+	"math/rand/v2"
+)
+
+// skipMaxLevel bounds a node's height; with p = 1/4 it is enough for 2^64
+// elements.
+const skipMaxLevel = 32
+
+// zlevel is one forward link of a node. span counts the elements the link
+// jumps over, the target included, which is what makes rank queries
+// O(log n). The span of a link whose next is nil is never read.
+type zlevel struct {
+	next *ZNode
+	span int
+}
+
+// ZNode is one element of a sorted set, in (score, member) order. Nodes are
+// owned by their ZSet: read them only while the set is not modified.
+type ZNode struct {
+	member string
+	score  float64
+	prev   *ZNode
+	levels []zlevel
+	inline [1]zlevel // backing store for the common height-1 node
+}
+
+// Member returns the element's member.
+func (n *ZNode) Member() string { return n.member }
+
+// Score returns the element's score.
+func (n *ZNode) Score() float64 { return n.score }
+
+// Next returns the following element in ascending order, or nil.
+func (n *ZNode) Next() *ZNode { return n.levels[0].next }
+
+// Prev returns the preceding element in ascending order, or nil.
+func (n *ZNode) Prev() *ZNode { return n.prev }
+
+func newZNode(height int, score float64, member string) *ZNode {
+	n := &ZNode{member: member, score: score}
+	if height == 1 {
+		n.levels = n.inline[:]
+	} else {
+		n.levels = make([]zlevel, height)
+	}
+	return n
+}
+
+// before reports whether n sorts before the element (score, member).
+func (n *ZNode) before(score float64, member string) bool {
+	return n.score < score || (n.score == score && n.member < member)
+}
+
+// skipList is a skip list with spans ordered by (score, member), as Redis
+// keeps its large sorted sets. Its head is a sentinel with every level.
+type skipList struct {
+	head   *ZNode
+	tail   *ZNode
+	length int
+	level  int
+}
+
+func (sl *skipList) init() {
+	sl.head = newZNode(skipMaxLevel, 0, "")
+	sl.tail = nil
+	sl.length = 0
+	sl.level = 1
+}
+
+// randomHeight draws a node height: 1 with probability 3/4, 2 with 3/16, ….
+func randomHeight() int {
+	h := 1 + bits.TrailingZeros64(rand.Uint64()|1<<62)/2
+	return min(h, skipMaxLevel)
+}
+
+// search fills update[i] with the last node at level i that sorts before
+// (score, member), and rank[i] with that node's rank (head = 0).
+func (sl *skipList) search(score float64, member string, update *[skipMaxLevel]*ZNode, rank *[skipMaxLevel]int) {
+	x := sl.head
+	r := 0
+	for i := sl.level - 1; i >= 0; i-- {
+		for next := x.levels[i].next; next != nil && next.before(score, member); next = x.levels[i].next {
+			r += x.levels[i].span
+			x = next
+		}
+		update[i] = x
+		if rank != nil {
+			rank[i] = r
+		}
+	}
+}
+
+// insert adds (score, member), which must not be present, and returns its
+// node.
+func (sl *skipList) insert(score float64, member string) *ZNode {
+	n := newZNode(randomHeight(), score, member)
+	sl.link(n)
+	return n
+}
+
+// link puts the unlinked node n at its place in the list.
+func (sl *skipList) link(n *ZNode) {
+	var update [skipMaxLevel]*ZNode
+	var rank [skipMaxLevel]int
+	sl.search(n.score, n.member, &update, &rank)
+	h := len(n.levels)
+	if h > sl.level {
+		for i := sl.level; i < h; i++ {
+			rank[i] = 0
+			update[i] = sl.head
+			sl.head.levels[i].span = sl.length
+		}
+		sl.level = h
+	}
+	for i := 0; i < h; i++ {
+		n.levels[i].next = update[i].levels[i].next
+		update[i].levels[i].next = n
+		n.levels[i].span = update[i].levels[i].span - (rank[0] - rank[i])
+		update[i].levels[i].span = rank[0] - rank[i] + 1
+	}
+	for i := h; i < sl.level; i++ {
+		update[i].levels[i].span++
+	}
+	if update[0] == sl.head {
+		n.prev = nil
+	} else {
+		n.prev = update[0]
+	}
+	if next := n.levels[0].next; next != nil {
+		next.prev = n
+	} else {
+		sl.tail = n
+	}
+	sl.length++
+}
+
+// unlink removes node x given the update vector search built for it.
+func (sl *skipList) unlink(x *ZNode, update *[skipMaxLevel]*ZNode) {
+	for i := 0; i < sl.level; i++ {
+		if update[i].levels[i].next == x {
+			update[i].levels[i].span += x.levels[i].span - 1
+			update[i].levels[i].next = x.levels[i].next
+		} else {
+			update[i].levels[i].span--
+		}
+	}
+	if next := x.levels[0].next; next != nil {
+		next.prev = x.prev
+	} else {
+		sl.tail = x.prev
+	}
+	for sl.level > 1 && sl.head.levels[sl.level-1].next == nil {
+		sl.level--
+	}
+	sl.length--
+}
+
+// find returns the node of (score, member) and fills update for unlink.
+func (sl *skipList) find(score float64, member string, update *[skipMaxLevel]*ZNode) *ZNode {
+	sl.search(score, member, update, nil)
+	x := update[0].levels[0].next
+	if x != nil && x.score == score && x.member == member {
+		return x
+	}
+	return nil
+}
+
+// delete removes (score, member) and returns its node, nil if absent.
+func (sl *skipList) delete(score float64, member string) *ZNode {
+	var update [skipMaxLevel]*ZNode
+	x := sl.find(score, member, &update)
+	if x != nil {
+		sl.unlink(x, &update)
+	}
+	return x
+}
+
+// updateScore moves the element (cur, member) to score and returns its
+// node. The node stays in place when the order allows it.
+func (sl *skipList) updateScore(cur float64, member string, score float64) *ZNode {
+	var update [skipMaxLevel]*ZNode
+	x := sl.find(cur, member, &update)
+	if x == nil {
+		return nil
+	}
+	next := x.levels[0].next
+	if (x.prev == nil || x.prev.before(score, member)) && (next == nil || !next.before(score, member)) {
+		x.score = score
+		return x
+	}
+	sl.unlink(x, &update)
+	x.score = score
+	sl.link(x)
+	return x
+}
+
+// rank returns the 1-based rank of (score, member), 0 if absent.
+func (sl *skipList) rank(score float64, member string) int {
+	x := sl.head
+	r := 0
+	for i := sl.level - 1; i >= 0; i-- {
+		for next := x.levels[i].next; next != nil && (next.before(score, member) || (next.score == score && next.member == member)); next = x.levels[i].next {
+			r += x.levels[i].span
+			x = next
+		}
+		if x != sl.head && x.member == member {
+			return r
+		}
+	}
+	return 0
+}
+
+// byRank returns the node of 1-based rank r, nil when out of range.
+func (sl *skipList) byRank(r int) *ZNode {
+	if r < 1 || r > sl.length {
+		return nil
+	}
+	x := sl.head
+	traversed := 0
+	for i := sl.level - 1; i >= 0; i-- {
+		for x.levels[i].next != nil && traversed+x.levels[i].span <= r {
+			traversed += x.levels[i].span
+			x = x.levels[i].next
+		}
+		if traversed == r {
+			return x
+		}
+	}
+	return nil
+}
+
+// firstWhere returns the first node for which past is false, given that
+// past is true for a prefix of the list and false after it.
+func (sl *skipList) firstWhere(past func(*ZNode) bool, update *[skipMaxLevel]*ZNode) *ZNode {
+	x := sl.head
+	for i := sl.level - 1; i >= 0; i-- {
+		for next := x.levels[i].next; next != nil && past(next); next = x.levels[i].next {
+			x = next
+		}
+		if update != nil {
+			update[i] = x
+		}
+	}
+	return x.levels[0].next
+}
+
+// lastWhere returns the last node for which within is true, given that
+// within is true for a prefix of the list; nil when it holds for none.
+func (sl *skipList) lastWhere(within func(*ZNode) bool) *ZNode {
+	x := sl.head
+	for i := sl.level - 1; i >= 0; i-- {
+		for next := x.levels[i].next; next != nil && within(next); next = x.levels[i].next {
+			x = next
+		}
+	}
+	if x == sl.head {
+		return nil
+	}
+	return x
+}
+
+// deleteFrom unlinks nodes, starting with the one after update[0], until
+// stop is true for one or the list ends; it calls fn for each node removed
+// and returns how many it removed.
+func (sl *skipList) deleteFrom(update *[skipMaxLevel]*ZNode, stop func(*ZNode) bool, fn func(*ZNode)) int {
+	n := 0
+	x := update[0].levels[0].next
+	for x != nil && !stop(x) {
+		next := x.levels[0].next
+		sl.unlink(x, update)
+		fn(x)
+		n++
+		x = next
+	}
+	return n
+}
+
+// cloneFrom fills the empty list sl with src's elements and node heights,
+// appending in order: O(n).
+func (sl *skipList) cloneFrom(src *skipList) {
+	var last [skipMaxLevel]*ZNode
+	var lastRank [skipMaxLevel]int
+	for i := range last {
+		last[i] = sl.head
+	}
+	r := 0
+	var prev *ZNode
+	for x := src.head.levels[0].next; x != nil; x = x.levels[0].next {
+		r++
+		n := newZNode(len(x.levels), x.score, x.member)
+		for i := range n.levels {
+			last[i].levels[i].next = n
+			last[i].levels[i].span = r - lastRank[i]
+			last[i], lastRank[i] = n, r
+		}
+		n.prev = prev
+		prev = n
+	}
+	sl.tail = prev
+	sl.length = r
+	sl.level = src.level
+}
