@@ -93,12 +93,12 @@ type conn struct {
 
 	// Pushes from other goroutines collect in pushBuf and are written by
 	// the event loop in one write per pass (writePushes); queued counts
-	// their bytes until then.
+	// their bytes until then (it sits next to pushMu: one cache line).
 	pushMu    sync.Mutex
+	queued    atomic.Int64
+	pushSched bool
 	pushBuf   []byte
 	pushSpare []byte
-	pushSched bool
-	queued    atomic.Int64
 	pushFn    gnet.AsyncCallback
 }
 
