@@ -104,6 +104,9 @@ type persister struct {
 
 	stop chan struct{}
 	wg   sync.WaitGroup
+
+	// dumpHook, when set (tests), runs after each shard is dumped.
+	dumpHook func(db, shard int)
 }
 
 func newPersister(srv *Server) *persister {
@@ -659,6 +662,9 @@ func (st *snapState) run(p *persister) error {
 			st.mu.Lock()
 			p.keysDone.Store(int64(st.w.Keys()))
 			st.mu.Unlock()
+			if p.dumpHook != nil {
+				p.dumpHook(dbi, i)
+			}
 		}
 	}
 	st.mu.Lock()
