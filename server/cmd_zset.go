@@ -169,7 +169,7 @@ func (s *Session) zstoreResult(dst []byte, pairs []zpair, regroup bool) {
 	}
 	s.db.Set(dst, &keyspace.Entry{Obj: z, Atime: s.srv.ks.Clock()})
 	s.emit(bDEL, dst)
-	var eff zeffect
+	eff := zeffect{n: 2 * len(pairs), size: 24 * len(pairs)}
 	for _, p := range pairs {
 		stored, _ := z.ScoreString(p.member)
 		eff.addScore(stored)
@@ -188,42 +188,52 @@ func (s *Session) zstoreEmpty(dst []byte) {
 	s.W.Int(0)
 }
 
-// zeffect builds the arguments of one effect (ZADD k s m …, ZREM k m …)
-// in a single buffer, so that a command touching many members allocates
-// little.
+// zeffect builds the arguments of one effect (ZADD k s m …, ZREM k m …):
+// two slots for the command and key, then arguments that either refer to
+// the request's own arguments or are formatted into one buffer, so that a
+// command touching many members allocates little. Earlier arguments stay
+// valid when the buffer grows: they keep the old array.
 type zeffect struct {
-	buf  []byte
-	ends []int
 	args [][]byte
+	buf  []byte
+	n    int // expected arguments, for the first allocation
+	size int // expected formatted bytes
 }
 
+// add appends an argument that stays valid until the effect is emitted.
 func (e *zeffect) add(b []byte) {
-	e.buf = append(e.buf, b...)
-	e.ends = append(e.ends, len(e.buf))
+	if e.args == nil {
+		e.args = make([][]byte, 2, 2+max(e.n, 6))
+	}
+	e.args = append(e.args, b)
 }
 
+// addString appends a copy of m.
 func (e *zeffect) addString(m string) {
+	if e.buf == nil {
+		e.buf = make([]byte, 0, max(e.size, 64))
+	}
+	start := len(e.buf)
 	e.buf = append(e.buf, m...)
-	e.ends = append(e.ends, len(e.buf))
+	e.add(e.buf[start:len(e.buf):len(e.buf)])
 }
 
 // addScore appends a score in a form that parses back to the same double.
 func (e *zeffect) addScore(f float64) {
+	if e.buf == nil {
+		e.buf = make([]byte, 0, max(e.size, 32))
+	}
+	start := len(e.buf)
 	e.buf = zappendScore(e.buf, f)
-	e.ends = append(e.ends, len(e.buf))
+	e.add(e.buf[start:len(e.buf):len(e.buf)])
 }
 
 // emit reports the effect cmd key <collected arguments>, if any.
 func (e *zeffect) emit(s *Session, cmd, key []byte) {
-	if len(e.ends) == 0 {
+	if e.args == nil {
 		return
 	}
-	e.args = append(e.args[:0], cmd, key)
-	start := 0
-	for _, end := range e.ends {
-		e.args = append(e.args, e.buf[start:end:end])
-		start = end
-	}
+	e.args[0], e.args[1] = cmd, key
 	s.emit(e.args...)
 }
 
@@ -508,7 +518,7 @@ options:
 	}
 	added, updated, processed := 0, 0, 0
 	var score float64
-	var eff zeffect
+	eff := zeffect{n: 2 * pairs, size: 24 * pairs}
 	for j := 0; j < pairs; j++ {
 		member := s.Args[i+2*j+1]
 		score = scores[j]
