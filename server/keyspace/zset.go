@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"strings"
 	"unsafe"
 )
 
@@ -111,7 +112,7 @@ func (z *ZSet) put(member string, owned bool, score float64) (bool, float64) {
 		score = 0 // a listpack stores -0 as the integer 0
 	}
 	if !owned {
-		member = string([]byte(member))
+		member = strings.Clone(member)
 	}
 	z.sl.insert(score, member)
 	z.dict[member] = score
