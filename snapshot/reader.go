@@ -333,6 +333,10 @@ func (r *Reader) key() (*Record, error) {
 		if e.Obj, err = r.set(); err != nil {
 			return nil, err
 		}
+	case TagZSet:
+		if e.Obj, err = r.zset(); err != nil {
+			return nil, err
+		}
 	default:
 		if t >= 0 && t < int64(len(tagNames)) {
 			return nil, r.corruptAt(start, fmt.Sprintf("values of type %s (tag %d) are not supported by this build", Tag(t), t))
@@ -387,6 +391,34 @@ func (r *Reader) set() (keyspace.Object, error) {
 		}
 	}
 	return s, nil
+}
+
+func (r *Reader) zset() (keyspace.Object, error) {
+	n, err := r.arrayLen("zset", 2)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 || n%2 != 0 {
+		return nil, r.corrupt(fmt.Sprintf("zset with %d elements", n))
+	}
+	z := keyspace.NewZSet()
+	for i := 0; i < n; i += 2 {
+		m, err := r.bin("zset member")
+		if err != nil {
+			return nil, err
+		}
+		score, err := r.dec.DecodeFloat64()
+		if err != nil {
+			return nil, r.fail("bad zset score", err)
+		}
+		if math.IsNaN(score) {
+			return nil, r.corrupt("zset score is NaN")
+		}
+		if !z.Add(m, score) {
+			return nil, r.corrupt("duplicate zset member")
+		}
+	}
+	return z, nil
 }
 
 // Load reads the whole snapshot at path into ks, calling mark for every

@@ -60,6 +60,13 @@ func sampleKeyspace() *keyspace.Keyspace {
 	}
 	db.Set([]byte("intset"), &keyspace.Entry{Obj: ints})
 
+	z := keyspace.NewZSet()
+	z.Add([]byte("neg"), -1.5)
+	z.Add([]byte("zero"), 0)
+	z.Add([]byte("inf"), math.Inf(1))
+	z.Add([]byte("-inf"), math.Inf(-1))
+	z.Add([]byte("pi"), math.Pi)
+	db.Set([]byte("zset"), &keyspace.Entry{Obj: z})
 	addSampleLists(db)
 
 	ks.DBs[2].SetString([]byte("str"), []byte("in db 2"), false)
@@ -129,6 +136,9 @@ func describeValue(e *keyspace.Entry) string {
 		o.Range(func(f, v []byte) bool { parts = append(parts, fmt.Sprintf("%q=%q", f, v)); return true })
 	case *keyspace.Set:
 		o.Range(func(m []byte) bool { parts = append(parts, fmt.Sprintf("%q", m)); return true })
+	case *keyspace.ZSet:
+		sorted = false
+		o.Range(func(m []byte, s float64) bool { parts = append(parts, fmt.Sprintf("%q:%v", m, s)); return true })
 	default:
 		sorted = false
 		parts = describeOther(e)
