@@ -112,3 +112,12 @@ func TestSignTokenRefuses(t *testing.T) {
 		t.Error("VerifyToken with an empty secret accepted a token")
 	}
 }
+
+// TestTokenVector is the worked example of PROTOCOL.md.
+func TestTokenVector(t *testing.T) {
+	const want = "dXNlcjo0MjoqLHJvb206MXwxODkzNDU2MDAw.yTRl145ZoKZIts_AGuXNWJu9Xh0XTBaNV8pBqXFkAWw"
+	tok, err := SignToken([]byte("s3cret"), []string{"user:42:*", "room:1"}, 1893456000)
+	if err != nil || tok != want {
+		t.Fatalf("SignToken = %q, %v; want %q", tok, err, want)
+	}
+}
