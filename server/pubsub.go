@@ -112,7 +112,8 @@ func (st *pubsubState) kindCount(kind int) int {
 	return len(st.channels) + len(st.patterns)
 }
 
-// updateCounts publishes the session's counts after a change.
+// updatePubSubCounts publishes the session's counts after a change and
+// keeps s.subscribed, which dispatch reads, equal to their sum.
 func (s *Session) updatePubSubCounts() {
 	st := &s.ps
 	st.counts[kindChannel].Store(int32(len(st.channels)))
