@@ -33,9 +33,12 @@ const (
 	errZNXXX       = "ERR XX and NX options at the same time are not compatible"
 	errZGTLTNX     = "ERR GT, LT, and/or NX options at the same time are not compatible"
 	errZIncrPair   = "ERR INCR option supports a single increment-element pair"
-	zrandMaxReply  = 1 << 30 // estimated bytes a ZRANDMEMBER reply may take
-	errZNeedKeys   = "ERR at least 1 input key is needed for '"
+	errZNeedKeys   = "ERR at least 1 input key is needed for '" // + command + "' command"
 )
+
+// zrandMaxReply bounds the estimated bytes of a ZRANDMEMBER reply with
+// repetitions, which Redis would build at any size.
+const zrandMaxReply = 1 << 30
 
 func zsetCommands() []*Command {
 	k1 := func(c *Command) *Command {
