@@ -250,12 +250,35 @@ func (s *Session) parseScan(i int, allowType bool) (scanOpts, bool) {
 	return o, true
 }
 
-// parseCursor reads a SCAN cursor, replying on error.
+// parseCursor reads a SCAN cursor as Redis does with strtoul: an optional
+// sign (a negative cursor wraps around), decimal digits, no leading space,
+// nothing after; the empty string is cursor 0. It replies on error.
 func (s *Session) parseCursor(b []byte) (uint64, bool) {
-	c, err := strconv.ParseUint(string(b), 10, 64)
-	if err != nil {
+	if len(b) > 0 && isSpaceByte(b[0]) {
 		s.W.Error("ERR invalid cursor")
 		return 0, false
+	}
+	neg := false
+	d := b
+	if len(d) > 0 && (d[0] == '+' || d[0] == '-') {
+		neg = d[0] == '-'
+		d = d[1:]
+	}
+	if len(d) == 0 && len(b) > 0 {
+		// "+" or "-" alone: strtoul reads nothing and stops at the sign.
+		s.W.Error("ERR invalid cursor")
+		return 0, false
+	}
+	var c uint64
+	for _, ch := range d {
+		if ch < '0' || ch > '9' || c > (math.MaxUint64-uint64(ch-'0'))/10 {
+			s.W.Error("ERR invalid cursor")
+			return 0, false
+		}
+		c = c*10 + uint64(ch-'0')
+	}
+	if neg {
+		c = -c
 	}
 	return c, true
 }
@@ -272,7 +295,10 @@ func cmdScan(s *Session) {
 		return
 	}
 	var keys []string
-	i := int(cur)
+	i := keyspace.NumShards // a cursor no SCAN returned ends the walk
+	if cur < keyspace.NumShards {
+		i = int(cur)
+	}
 	for ; i < keyspace.NumShards && len(keys) < o.count; i++ {
 		s.db.Range(i, func(k string, e *keyspace.Entry) bool {
 			if o.match != "" && !keyspace.Match(o.match, k) {

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"log"
 	"math/bits"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -143,6 +145,8 @@ func (s *Session) call(cmd *Command) {
 	s.lockFor(cmd)
 	s.callLocked(cmd)
 	s.unlock()
+	// Serve clients blocked on keys the command filled (blocking.go).
+	s.srv.serveReady()
 }
 
 // callLocked runs a checked command whose shards are locked and accounts
@@ -165,6 +169,7 @@ func (s *Session) callLocked(cmd *Command) {
 	if !s.inDedup {
 		s.scratch = s.scratch[:0]
 	}
+	defer s.recoverPanic(cmd, n)
 	cmd.Handler(s)
 	cmd.stats.calls.Add(1)
 	if timed {
@@ -174,6 +179,17 @@ func (s *Session) callLocked(cmd *Command) {
 	if len(s.W.B) > n && s.W.B[n] == '-' {
 		cmd.stats.failed.Add(1)
 		s.srv.errorReplies.Add(1)
+	}
+}
+
+// recoverPanic turns a panic in a command handler into an error reply for
+// that command, logged with its stack, instead of a crash of the server.
+func (s *Session) recoverPanic(cmd *Command, n int) {
+	if r := recover(); r != nil {
+		log.Printf("recached: panic in %s: %v\n%s", cmd.Name, r, debug.Stack())
+		s.W.B = s.W.B[:n]
+		s.W.Error("ERR internal error in '" + cmd.Name + "'")
+		cmd.stats.failed.Add(1)
 	}
 }
 
