@@ -193,6 +193,7 @@ func cmdSetBit(s *Session) {
 		e.Str = growZero(e.Str, idx+1)
 		grown = true
 	}
+	e.MarkRaw()
 	shift := 7 - off&7
 	old := e.Str[idx] >> shift & 1
 	if grown || int64(old) != on {
@@ -440,7 +441,9 @@ func cmdBitOp(s *Session) {
 			applyBitop(op, res, src)
 		}
 	}
-	s.db.Set(dest, &keyspace.Entry{Str: res, Atime: s.srv.ks.Clock()})
+	ne := &keyspace.Entry{Str: res, Atime: s.srv.ks.Clock()}
+	ne.MarkRaw()
+	s.db.Set(dest, ne)
 	s.emit(bSET, dest, res)
 	s.W.Int(int64(maxLen))
 }
@@ -644,6 +647,7 @@ func bitfieldCmd(ro bool) Handler {
 				e.Str = growZero(e.Str, need)
 				changed = true
 			}
+			e.MarkRaw()
 		}
 
 		s.W.Array(len(ops))

@@ -179,7 +179,7 @@ func ttlCmd(ms, abs bool) Handler {
 				v = (v + 500) / 1000
 			}
 		} else if !ms {
-			v = at / 1000
+			v = (at + 500) / 1000
 		}
 		s.W.Int(v)
 	}

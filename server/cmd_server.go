@@ -357,15 +357,7 @@ func cmdObjectEncoding(s *Session) {
 // encodingOf names an entry's encoding as Redis would for the same value.
 func encodingOf(e *keyspace.Entry) string {
 	if e.Obj == nil {
-		if len(e.Str) <= 20 {
-			if _, ok := parseInt(e.Str); ok {
-				return "int"
-			}
-		}
-		if len(e.Str) <= 44 {
-			return "embstr"
-		}
-		return "raw"
+		return e.StrEncoding(func(b []byte) bool { _, ok := parseInt(b); return ok })
 	}
 	if enc, ok := e.Obj.(interface{ Encoding() string }); ok {
 		return enc.Encoding()
@@ -624,7 +616,7 @@ func (srv *Server) infoSections() []infoSection {
 			return [][2]string{
 				{"connected_clients", strconv.Itoa(n)}, {"cluster_connections", "0"},
 				{"maxclients", strconv.Itoa(srv.Config().MaxClients)}, {"client_recent_max_input_buffer", "0"},
-				{"client_recent_max_output_buffer", "0"}, {"blocked_clients", "0"}, {"tracking_clients", "0"},
+				{"client_recent_max_output_buffer", "0"}, {"blocked_clients", strconv.FormatInt(srv.BlockedClients(), 10)}, {"tracking_clients", "0"},
 				{"clients_in_timeout_table", "0"},
 			}
 		}},

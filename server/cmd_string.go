@@ -64,6 +64,23 @@ func cmdGet(s *Session) {
 	s.W.Bulk(e.Str)
 }
 
+// isExpiryOpt reports whether a is EX, PX, EXAT or PXAT.
+func isExpiryOpt(a []byte) bool {
+	return eqFold(a, "ex") || eqFold(a, "px") || eqFold(a, "exat") || eqFold(a, "pxat")
+}
+
+// bytesToLower returns a lower-case ASCII copy of b.
+func bytesToLower(b []byte) []byte {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		out[i] = c
+	}
+	return out
+}
+
 // expiryOpt is a parsed EX/PX/EXAT/PXAT/KEEPTTL/PERSIST option.
 type expiryOpt struct {
 	at      int64 // absolute unix ms; 0 none
@@ -120,7 +137,7 @@ func cmdSet(s *Session) {
 	key, val := s.Args[1], s.Args[2]
 	var nx, xx, get bool
 	var o expiryOpt
-	haveExp := false
+	expKind := "" // the expiry option given; it may repeat, the last wins
 	for i := 3; i < len(s.Args); i++ {
 		a := s.Args[i]
 		switch {
@@ -130,14 +147,14 @@ func cmdSet(s *Session) {
 			xx = true
 		case eqFold(a, "get"):
 			get = true
-		case eqFold(a, "keepttl") && !haveExp:
-			o.keepTTL = true
-		case (eqFold(a, "ex") || eqFold(a, "px") || eqFold(a, "exat") || eqFold(a, "pxat")) && !haveExp && !o.keepTTL && i+1 < len(s.Args):
+		case eqFold(a, "keepttl") && (expKind == "" || expKind == "keepttl"):
+			o.keepTTL, expKind = true, "keepttl"
+		case isExpiryOpt(a) && (expKind == "" || eqFold(a, expKind)) && i+1 < len(s.Args):
+			expKind = string(bytesToLower(a))
 			var ok bool
 			if i, ok = s.parseExpiry(i, &o, "set"); !ok {
 				return
 			}
-			haveExp = true
 		default:
 			s.W.Error(errSyntax)
 			return
@@ -177,11 +194,11 @@ func (s *Session) replyOld(old *keyspace.Entry) {
 
 // setString stores val and emits the SET effect with the resulting expiry.
 // Replies that must show the old value are written before calling it.
-func (s *Session) setString(key, val []byte, o expiryOpt) {
+func (s *Session) setString(key, val []byte, o expiryOpt) *keyspace.Entry {
 	if old := s.db.Lookup(key); old != nil && old.Obj != nil {
 		s.db.Delete(key)
 	}
-	s.db.SetString(key, val, o.keepTTL)
+	e := s.db.SetString(key, val, o.keepTTL)
 	switch {
 	case o.at != 0:
 		s.db.SetExpiry(key, o.at)
@@ -191,6 +208,7 @@ func (s *Session) setString(key, val []byte, o expiryOpt) {
 	default:
 		s.emit(bSET, key, val)
 	}
+	return e
 }
 
 func cmdSetNX(s *Session) {
@@ -286,18 +304,18 @@ func cmdGetDel(s *Session) {
 func cmdGetEx(s *Session) {
 	key := s.Args[1]
 	var o expiryOpt
-	set := false
+	expKind := "" // the option given; it may repeat, the last wins
 	for i := 2; i < len(s.Args); i++ {
 		a := s.Args[i]
 		switch {
-		case eqFold(a, "persist") && !set:
-			o.persist, set = true, true
-		case (eqFold(a, "ex") || eqFold(a, "px") || eqFold(a, "exat") || eqFold(a, "pxat")) && !set && i+1 < len(s.Args):
+		case eqFold(a, "persist") && (expKind == "" || expKind == "persist"):
+			o.persist, expKind = true, "persist"
+		case isExpiryOpt(a) && (expKind == "" || eqFold(a, expKind)) && i+1 < len(s.Args):
+			expKind = string(bytesToLower(a))
 			var ok bool
 			if i, ok = s.parseExpiry(i, &o, "getex"); !ok {
 				return
 			}
-			set = true
 		default:
 			s.W.Error(errSyntax)
 			return
@@ -342,6 +360,7 @@ func cmdAppend(s *Session) {
 		return
 	}
 	e.Str = append(e.Str, s.Args[2]...)
+	e.MarkRaw()
 	s.emit(bSET, key, e.Str, bKEEPTTL)
 	s.W.Int(int64(len(e.Str)))
 }
@@ -400,7 +419,7 @@ func incrCmd(sign int64, byArg bool) Handler {
 		if e == nil {
 			s.db.SetString(key, v, false)
 		} else {
-			e.Str = append(e.Str[:0], v...)
+			s.db.SetString(key, v, true) // keeps the TTL, resets the encoding
 		}
 		s.emit(bSET, key, v, bKEEPTTL)
 		s.W.Int(cur)
@@ -519,10 +538,11 @@ func cmdIncrByFloat(s *Session) {
 	}
 	v := []byte(formatLongDouble(sum))
 	if e == nil {
-		s.db.SetString(key, v, false)
+		e = s.db.SetString(key, v, false)
 	} else {
 		e.Str = append(e.Str[:0], v...)
 	}
+	e.MarkNoInt()
 	s.emit(bSET, key, v, bKEEPTTL)
 	s.W.Bulk(v)
 }
@@ -590,13 +610,13 @@ func cmdSetRange(s *Session) {
 			s.W.Int(0)
 			return
 		}
-		if off+int64(len(val)) > maxStringLen {
+		if off > maxStringLen-int64(len(val)) {
 			s.W.Error(errStringTooLong)
 			return
 		}
 		b := make([]byte, off+int64(len(val)))
 		copy(b[off:], val)
-		s.setString(key, b, expiryOpt{})
+		s.setString(key, b, expiryOpt{}).MarkRaw()
 		s.W.Int(int64(len(b)))
 		return
 	}
@@ -604,7 +624,7 @@ func cmdSetRange(s *Session) {
 		s.W.Int(int64(len(e.Str)))
 		return
 	}
-	if off+int64(len(val)) > maxStringLen {
+	if off > maxStringLen-int64(len(val)) {
 		s.W.Error(errStringTooLong)
 		return
 	}
@@ -612,6 +632,7 @@ func cmdSetRange(s *Session) {
 		e.Str = append(e.Str, make([]byte, need-len(e.Str))...)
 	}
 	copy(e.Str[off:], val)
+	e.MarkRaw()
 	s.emit(bSET, key, e.Str, bKEEPTTL)
 	s.W.Int(int64(len(e.Str)))
 }

@@ -53,7 +53,11 @@ type Entry struct {
 	flags uint8
 }
 
-const flagExpires = 1
+const (
+	flagExpires = 1 << iota
+	flagRaw         // a string changed in place (APPEND, SETRANGE, SETBIT, …)
+	flagNoInt       // a string stored as text even when it reads as an integer
+)
 
 // Type returns the entry's data type.
 func (e *Entry) Type() Type {
@@ -61,6 +65,28 @@ func (e *Entry) Type() Type {
 		return TypeString
 	}
 	return e.Obj.Type()
+}
+
+// MarkRaw records that a string value was changed in place, which Redis
+// stores in its "raw" encoding whatever the value.
+func (e *Entry) MarkRaw() { e.flags |= flagRaw }
+
+// MarkNoInt records that a string was stored as text (INCRBYFLOAT), which
+// Redis keeps "embstr" even when it reads as an integer.
+func (e *Entry) MarkNoInt() { e.flags |= flagNoInt }
+
+// StrEncoding names a string value's encoding as Redis 7.0 would report it
+// for the same history: "int", "embstr" or "raw".
+func (e *Entry) StrEncoding(isInt func([]byte) bool) string {
+	switch {
+	case e.flags&flagRaw != 0:
+		return "raw"
+	case e.flags&flagNoInt == 0 && len(e.Str) <= 20 && isInt(e.Str):
+		return "int"
+	case len(e.Str) <= 44:
+		return "embstr"
+	}
+	return "raw"
 }
 
 // HasExpiry reports whether the key has a time to live.
@@ -210,6 +236,7 @@ func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
 		e.Str = append(make([]byte, 0, len(val)), val...)
 	}
 	e.Obj = nil
+	e.flags &^= flagRaw | flagNoInt
 	if !keepTTL && e.flags&flagExpires != 0 {
 		e.flags &^= flagExpires
 		delete(s.exp, string(key))
