@@ -55,8 +55,8 @@ type Entry struct {
 
 const (
 	flagExpires = 1 << iota
-	flagRaw         // a string changed in place (APPEND, SETRANGE, SETBIT, …)
-	flagNoInt       // a string stored as text even when it reads as an integer
+	flagRaw     // a string changed in place (APPEND, SETRANGE, SETBIT, …)
+	flagNoInt   // a string stored as text even when it reads as an integer
 )
 
 // Type returns the entry's data type.
