@@ -38,6 +38,7 @@ func connectionCommands() []*Command {
 			{Name: "no-evict", Arity: 3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "7.0.0", Syntax: "ON | OFF", Summary: "Sets the client eviction mode of the connection.", Categories: "admin slow dangerous connection", Handler: cmdClientNoEvict},
 			{Name: "no-touch", Arity: 3, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "7.2.0", Syntax: "ON | OFF", Summary: "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", Categories: "slow connection", Handler: cmdClientNoTouch},
 			{Name: "help", Arity: 2, Flags: FlagLoading | FlagStale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Categories: "slow connection", Handler: cmdClientHelp},
+			{Name: "unblock", Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "5.0.0", Syntax: "client-id [TIMEOUT | ERROR]", Summary: "Unblocks a client blocked by a blocking command from a different connection.", Complexity: "O(log N) where N is the number of client connections", Categories: "admin slow dangerous connection", Handler: cmdClientUnblock},
 		}},
 	}
 }

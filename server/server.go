@@ -87,6 +87,8 @@ type Server struct {
 	extraInfo []infoSection
 	// persist is the snapshot and append-only log state (persist.go).
 	persist *persister
+	// blocking is the clients blocked in BLPOP and its kin (blocking.go).
+	blocking blockRegistry
 
 	start   time.Time
 	nextID  atomic.Int64
@@ -132,6 +134,7 @@ func New(cfg Config) *Server {
 	}
 	srv.watches.keys = make(map[watchedKey]map[*Session]struct{})
 	srv.hooks = append(srv.hooks, func(e *Effect) { srv.watches.touch(e.DB, e.Key) })
+	srv.hooks = append(srv.hooks, srv.blocking.onEffect)
 	srv.initPubSub()
 	srv.ks = keyspace.New(cfg.Databases, srv.onExpire)
 	srv.dedup = dedup.New(nil)

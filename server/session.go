@@ -29,9 +29,12 @@ type Session struct {
 	// the transport closes the connection after sending W.
 	Quit bool
 
-	// blocked is set while a blocking command waits; the transport runs no
-	// further request of the connection until it is cleared and Wake called.
-	blocked atomic.Bool
+	// blocked is the state of a blocking command (blocking.go): while it
+	// is not blockNone the transport runs no further request of the
+	// connection. blockReply is the answer waiting for Blocked to hand it
+	// over.
+	blocked    atomic.Int32
+	blockReply []byte
 
 	db      *keyspace.DB
 	conn    Conn
@@ -94,10 +97,6 @@ func newSession(srv *Server, c Conn, ws bool) *Session {
 	return s
 }
 
-// Blocked reports whether the session waits in a blocking command; the
-// transport must not run its next request until Wake is called.
-func (s *Session) Blocked() bool { return s.blocked.Load() }
-
 // Conn returns the session's transport connection.
 func (s *Session) Conn() Conn { return s.conn }
 
@@ -118,6 +117,7 @@ func (s *Session) setProto(p int) {
 // release drops what the session holds in shared structures; the server
 // calls it when the connection closes.
 func (s *Session) release() {
+	s.releaseBlocked()
 	s.unwatchAll()
 	s.pubsubRelease()
 	s.dropSync()
