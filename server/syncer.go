@@ -569,56 +569,70 @@ func (sy *syncer) appendRecreate(b []byte, db *keyspace.DB, key []byte, withTTL 
 }
 
 // appendContent appends the pushes that fill an empty key with e's
-// content, at most recreateChunk elements per push.
+// content, at most recreateChunk elements (members, field-value or
+// score-member pairs) per push. The Range callbacks' slices are only valid
+// during the call, so each element is encoded as it comes.
 func appendContent(b, key []byte, e *keyspace.Entry) []byte {
-	var args [][]byte
-	flush := func(cmd []byte) {
-		if len(args) > 2 {
-			b = appendPush(b, args...)
-		}
-		args = append(args[:0], cmd, key)
-	}
+	var scratch [32]byte
 	switch o := e.Obj.(type) {
 	case pairRanger:
-		flush(rcHSET)
-		o.Range(func(f, v []byte) bool {
-			if len(args) >= 2+2*recreateChunk {
-				flush(rcHSET)
-			}
-			args = append(args, f, v)
-			return true
-		})
-		flush(nil)
+		c := chunker{b: b, cmd: rcHSET, key: key, per: 2}
+		o.Range(func(f, v []byte) bool { c.add(f, v); return true })
+		return c.flush()
 	case memberRanger:
 		cmd := rcSADD
 		if e.Type() == keyspace.TypeList {
 			cmd = rcRPUSH
 		}
-		flush(cmd)
-		o.Range(func(v []byte) bool {
-			if len(args) >= 2+recreateChunk {
-				flush(cmd)
-			}
-			args = append(args, v)
-			return true
-		})
-		flush(nil)
+		c := chunker{b: b, cmd: cmd, key: key, per: 1}
+		o.Range(func(v []byte) bool { c.add(v); return true })
+		return c.flush()
 	case scoreRanger:
-		flush(rcZADD)
+		c := chunker{b: b, cmd: rcZADD, key: key, per: 2}
 		o.Range(func(m []byte, score float64) bool {
-			if len(args) >= 2+2*recreateChunk {
-				flush(rcZADD)
-			}
-			args = append(args, resp.AppendFloat(nil, score), m)
+			c.add(resp.AppendFloat(scratch[:0], score), m)
 			return true
 		})
-		flush(nil)
+		return c.flush()
 	case recreator:
 		for _, cmd := range o.Recreate(key) {
 			b = appendPush(b, cmd...)
 		}
 	}
 	return b
+}
+
+// chunker builds "cmd key elements…" pushes of at most recreateChunk
+// elements of per arguments each.
+type chunker struct {
+	b, body  []byte
+	cmd, key []byte
+	per      int
+	n        int // arguments in body
+}
+
+func (c *chunker) add(args ...[]byte) {
+	if c.n >= recreateChunk*c.per {
+		c.flush()
+	}
+	for _, a := range args {
+		c.body = appendBulk(c.body, a)
+	}
+	c.n += len(args)
+}
+
+// flush appends the pending push, if any, and returns the output.
+func (c *chunker) flush() []byte {
+	if c.n > 0 {
+		c.b = append(c.b, '>')
+		c.b = strconv.AppendInt(c.b, int64(2+c.n), 10)
+		c.b = append(c.b, '\r', '\n')
+		c.b = appendBulk(c.b, c.cmd)
+		c.b = appendBulk(c.b, c.key)
+		c.b = append(c.b, c.body...)
+		c.body, c.n = c.body[:0], 0
+	}
+	return c.b
 }
 
 // valueLen returns the length of the complete RESP value at the start of

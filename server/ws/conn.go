@@ -32,16 +32,17 @@ type conn struct {
 
 	mu     sync.Mutex
 	out    []byte // encoded frames waiting for the writer
-	frames int    // frames in out and held
+	frames int    // frames in out
 	// While the reader runs a command (executing), pushes are held back
 	// and queued right after the command's reply. A push caused by a write
 	// that follows a live query's registration thus never overtakes the
 	// qstate reply, as on the RESP port, where pushes are written after
 	// the replies of the read being processed.
-	held      []byte
-	executing bool
-	closing   bool // Close was called: send what is queued, then close
-	dead      bool // closed: queue nothing more
+	held       []byte
+	heldFrames int
+	executing  bool
+	closing    bool // Close was called: send what is queued, then close
+	dead       bool // closed: queue nothing more
 
 	pending atomic.Int64  // bytes queued and not yet written
 	signal  chan struct{} // the writer has work
@@ -144,15 +145,16 @@ func (c *conn) queueValues(b []byte, hold bool) {
 		}
 		if hold {
 			c.held = appendFrame(c.held, opText, b[:v])
+			c.heldFrames++
 		} else {
 			c.out = appendFrame(c.out, opText, b[:v])
+			c.frames++
 		}
-		c.frames++
 		b = b[v:]
 	}
 	size := len(c.out) + len(c.held)
 	c.pending.Add(int64(size - before))
-	if c.frames > MaxQueuedFrames || size > MaxQueuedBytes && c.frames > 1 {
+	if n := c.frames + c.heldFrames; n > MaxQueuedFrames || size > MaxQueuedBytes && n > 1 {
 		c.killLocked() // a slow consumer: never let it hold up anyone
 		return
 	}
@@ -219,6 +221,9 @@ func (c *conn) readLoop() (graceful bool) {
 	closed := false
 	c.ws.SetCloseHandler(func(int, string) error { closed = true; return nil })
 	var buf []byte
+	// unblocked is closed when the blocking command the session waits in
+	// has been served (see awaitUnblock); nil when it is not blocked.
+	var unblocked chan struct{}
 	for {
 		_, r, err := c.ws.NextReader()
 		if err != nil {
@@ -230,6 +235,14 @@ func (c *conn) readLoop() (graceful bool) {
 			return false
 		}
 		extend()
+		if unblocked != nil {
+			select {
+			case <-unblocked:
+				unblocked = nil
+			case <-c.done:
+				return false
+			}
+		}
 		if tooBig {
 			c.reply([]byte("-ERR Protocol error: frame larger than 64 MB\r\n"))
 			continue
@@ -240,15 +253,31 @@ func (c *conn) readLoop() (graceful bool) {
 		if cap(buf) > 1<<20 {
 			buf = nil
 		}
+		if c.s.Blocked() {
+			unblocked = c.awaitUnblock()
+		}
+	}
+}
+
+// awaitUnblock waits, in a goroutine of its own, for the session's blocking
+// command to be served, and returns a channel closed when it has been. The
+// reader meanwhile goes on reading, so that a peer that disconnects while
+// blocked is noticed, but runs nothing until the channel is closed; until
+// then only the waiting goroutine touches the session.
+func (c *conn) awaitUnblock() chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		defer close(ch)
 		for c.s.Blocked() {
 			select {
 			case <-c.wake:
 			case <-c.done:
-				return false
+				return
 			}
-			c.flushLate()
 		}
-	}
+		c.flushLate()
+	}()
+	return ch
 }
 
 // run executes the command in frame and queues its reply. It reports false
@@ -281,7 +310,8 @@ func (c *conn) run(frame []byte) bool {
 	}
 	if !c.dead && len(c.held) > 0 {
 		c.out = append(c.out, c.held...)
-		c.held = c.held[:0]
+		c.frames += c.heldFrames
+		c.held, c.heldFrames = c.held[:0], 0
 		c.kick()
 	}
 	c.mu.Unlock()

@@ -256,7 +256,7 @@ func (m *model) apply(args []string) {
 
 // state renders the model's key k as the comparison format of
 // serverState, "" when absent or expired at now.
-func (m *model) state(k string, now int64) string {
+func (m *model) state(k string, now int64, withExp bool) string {
 	if at, ok := m.exp[k]; ok && at <= now {
 		return ""
 	}
@@ -279,7 +279,7 @@ func (m *model) state(k string, now int64) string {
 	default:
 		return ""
 	}
-	if at, ok := m.exp[k]; ok {
+	if at, ok := m.exp[k]; ok && withExp {
 		body += " exp " + strconv.FormatInt(at, 10)
 	}
 	return body
@@ -319,7 +319,7 @@ func parseStrings(t *testing.T, rep []byte) []string {
 }
 
 // serverState reads key k through c in the model's comparison format.
-func serverState(t *testing.T, c *servertest.Client, k string) string {
+func serverState(t *testing.T, c *servertest.Client, k string, withExp bool) string {
 	typ := strings.TrimSpace(tcpDo(t, c, "TYPE", k))[1:]
 	var body string
 	switch typ {
@@ -352,7 +352,7 @@ func serverState(t *testing.T, c *servertest.Client, k string) string {
 	default:
 		t.Fatalf("TYPE %s = %q", k, typ)
 	}
-	if at := strings.TrimSpace(tcpDo(t, c, "PEXPIRETIME", k)); at != ":-1" {
+	if at := strings.TrimSpace(tcpDo(t, c, "PEXPIRETIME", k)); at != ":-1" && withExp {
 		body += " exp " + at[1:]
 	}
 	return body
@@ -368,6 +368,9 @@ func (c *client) drain(m *model) {
 		if f == "$7\r\nbarrier\r\n" {
 			return
 		}
+		if strings.HasPrefix(f, "*3\r\n$9\r\nkeychange\r\n") {
+			continue // a live query's notification; the pushes carry the data
+		}
 		if f[0] != '>' {
 			c.t.Fatalf("unexpected frame %q", f)
 		}
@@ -375,11 +378,29 @@ func (c *client) drain(m *model) {
 	}
 }
 
+// qsub registers a live query and loads its qstate into m; the hydration
+// pushes that follow are applied by the next drain.
+func (c *client) qsub(m *model, pattern string) {
+	c.t.Helper()
+	f := c.do("QSUB", pattern)
+	els, err := servertest.Elements([]byte(f))
+	if err != nil || len(els) < 2 || string(els[0]) != bulk("qstate") {
+		c.t.Fatalf("QSUB reply %q", f)
+	}
+	for i := 2; i+1 < len(els); i += 2 {
+		k := parseStrings(c.t, []byte("*1\r\n"+string(els[i])))[0]
+		if v := string(els[i+1]); v[0] == '$' {
+			m.strs[k] = parseStrings(c.t, []byte("*1\r\n"+v))[0]
+		}
+	}
+}
+
 // TestModel is the model test: a WebSocket client SYNCed on "m:*" applies
 // every mutation push to a local copy while TCP and WebSocket clients write
 // at random over every data type, with expiry and renames across the scope
 // boundary; in the end its copy equals the server's state for every key in
-// scope.
+// scope. A second client joins midway with a live query (QSUB): its qstate,
+// hydration pushes and later pushes must build the same values.
 func TestModel(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { testModel(t, seed) })
@@ -447,8 +468,13 @@ func testModel(t *testing.T, seed uint64) {
 	if len(skipped) > 0 {
 		t.Logf("commands not implemented yet, left out: %v", skipped)
 	}
+	qc := e.dial(t)
+	qlocal := newModel(t)
 	const ops = 3000
 	for i := 0; i < ops; i++ {
+		if i == ops/3 {
+			qc.qsub(qlocal, "m:*")
+		}
 		args := usable[r.IntN(len(usable))].mk()
 		if i%3 == 0 {
 			wsw.do(args...)
@@ -457,10 +483,15 @@ func testModel(t *testing.T, seed uint64) {
 		}
 		if i%500 == 499 {
 			sub.drain(local)
+			qc.drain(qlocal)
 		}
 	}
 	time.Sleep(100 * time.Millisecond) // let every short time to live pass
+	for i := 0; i < 12; i++ {
+		tcpDo(t, tc, "EXISTS", "m:"+strconv.Itoa(i)) // expire what is due
+	}
 	sub.drain(local)
+	qc.drain(qlocal)
 	now := time.Now().UnixMilli()
 	keys := map[string]bool{}
 	for i := 0; i < 12; i++ {
@@ -468,9 +499,13 @@ func testModel(t *testing.T, seed uint64) {
 	}
 	compared := 0
 	for k := range keys {
-		want := serverState(t, tc, k)
-		if got := local.state(k, now); got != want {
+		want := serverState(t, tc, k, true)
+		if got := local.state(k, now, true); got != want {
 			t.Errorf("key %s: local copy %q, server %q", k, got, want)
+		}
+		// The live query's copy: qstate carries no time to live.
+		if got, want := qlocal.state(k, now, false), serverState(t, tc, k, false); got != want {
+			t.Errorf("key %s: live query copy %q, server %q", k, got, want)
 		}
 		if want != "" {
 			compared++

@@ -366,3 +366,114 @@ func TestRenameAcrossScope(t *testing.T) {
 	}
 	c.noFrame()
 }
+
+// TestPubSubOnWebSocket checks pub/sub over the bridge: SUBSCRIBE replies
+// once with the subscription count, deliveries are pushes, and in strict
+// mode pattern deliveries are filtered to the token's scope.
+func TestPubSubOnWebSocket(t *testing.T) {
+	const secret = "k"
+	e := start(t, server.Config{TokenSecret: secret})
+	tok, _ := recsync.SignToken([]byte(secret), []string{"chan:*"}, 0)
+	c := e.dial(t)
+	c.expect("+OK\r\n", "SYNC", "TOKEN", tok)
+	c.expect(":2\r\n", "SUBSCRIBE", "chan:1", "chan:2")
+	c.expect(":3\r\n", "PSUBSCRIBE", "*")
+	c.expect("$2\r\nok\r\n", "ECHO", "ok") // any command runs while subscribed
+	tc := e.tcpClient(t)
+	tcpDo(t, tc, "PUBLISH", "other", "hidden")
+	tcpDo(t, tc, "PUBLISH", "chan:1", "hi")
+	for _, want := range []string{
+		push("message", "chan:1", "hi"),
+		push("pmessage", "*", "chan:1", "hi"),
+	} {
+		if got := c.read(); got != want {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	}
+	c.noFrame()
+	c.expect(":2\r\n", "UNSUBSCRIBE", "chan:1")
+}
+
+// TestCommandDocs checks the sync commands are described by COMMAND, as
+// every table entry is.
+func TestCommandDocs(t *testing.T) {
+	e := start(t, server.Config{})
+	tc := e.tcpClient(t)
+	for _, name := range []string{"sync", "qsub", "qunsub", "kwatch", "kunwatch"} {
+		got := tcpDo(t, tc, "COMMAND", "INFO", name)
+		if !strings.HasPrefix(got, "*1\r\n*") || !strings.Contains(got, name) {
+			t.Errorf("COMMAND INFO %s = %.120q", name, got)
+		}
+		if got := tcpDo(t, tc, "COMMAND", "DOCS", name); !strings.Contains(got, "summary") {
+			t.Errorf("COMMAND DOCS %s = %.120q", name, got)
+		}
+	}
+}
+
+// TestHydration checks the pushes that follow a qstate for every non-string
+// type, and the re-creation a RENAME into scope pushes.
+func TestHydration(t *testing.T) {
+	e := start(t, server.Config{})
+	tc := e.tcpClient(t)
+	c := e.dial(t)
+	tcpDo(t, tc, "HSET", "y:h", "f", "1")
+	tcpDo(t, tc, "RPUSH", "y:l", "a", "b", "a")
+	tcpDo(t, tc, "SADD", "y:s", "3", "1", "2")
+	tcpDo(t, tc, "ZADD", "y:z", "2", "b", "1.5", "a")
+	tcpDo(t, tc, "SET", "y:str", "v")
+	want := "*12\r\n" + bulk("qstate") + bulk("y:*") + bulk("y:h") + "+hash\r\n" + bulk("y:l") + "+list\r\n" +
+		bulk("y:s") + "+set\r\n" + bulk("y:str") + bulk("v") + bulk("y:z") + "+zset\r\n"
+	c.expect(want, "QSUB", "y:*")
+	for _, w := range []string{
+		push("DEL", "y:h"), push("HSET", "y:h", "f", "1"),
+		push("DEL", "y:l"), push("RPUSH", "y:l", "a", "b", "a"),
+		push("DEL", "y:s"), push("SADD", "y:s", "1", "2", "3"),
+		push("DEL", "y:z"), push("ZADD", "y:z", "1.5", "a", "2", "b"),
+	} {
+		if got := c.read(); got != w {
+			t.Fatalf("got %q, want %q", got, w)
+		}
+	}
+	c.noFrame()
+	// A list renamed into the scope of a SYNCed client is re-created, with
+	// its time to live.
+	s := e.dial(t)
+	s.expect("+OK\r\n", "SYNC", "in:*")
+	tcpDo(t, tc, "RPUSH", "out:l", "x", "y")
+	tcpDo(t, tc, "PEXPIREAT", "out:l", "99999999999999")
+	tcpDo(t, tc, "RENAME", "out:l", "in:l")
+	for _, w := range []string{push("DEL", "in:l"), push("RPUSH", "in:l", "x", "y"), push("PEXPIREAT", "in:l", "99999999999999")} {
+		if got := s.read(); got != w {
+			t.Fatalf("got %q, want %q", got, w)
+		}
+	}
+	s.noFrame()
+
+	// Big values are re-created 512 elements per push.
+	args := []string{"SADD", "big:s"}
+	for i := 0; i < 1100; i++ {
+		args = append(args, "m"+strconv.Itoa(i))
+	}
+	tcpDo(t, tc, args...)
+	if got := c.do("QSUB", "big:*"); got != "*4\r\n"+bulk("qstate")+bulk("big:*")+bulk("big:s")+"+set\r\n" {
+		t.Fatalf("QSUB big:* = %q", got)
+	}
+	if got := c.read(); got != push("DEL", "big:s") {
+		t.Fatalf("got %q", got)
+	}
+	members := map[string]bool{}
+	for _, n := range []int{512, 512, 76} {
+		f := c.read()
+		els := parseStrings(t, []byte("*"+f[1:]))
+		if len(els) != 2+n || els[0] != "SADD" || els[1] != "big:s" {
+			t.Fatalf("chunk of %d: %.80q", n, f)
+		}
+		for _, m := range els[2:] {
+			members[m] = true
+		}
+	}
+	if len(members) != 1100 {
+		t.Fatalf("re-created %d distinct members, want 1100", len(members))
+	}
+	c.noFrame()
+}

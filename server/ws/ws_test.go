@@ -259,4 +259,11 @@ func TestBlocking(t *testing.T) {
 		t.Fatalf("RPUSH after BLPOP: %q", got)
 	}
 	c.expect(arr("list", "mine"), "BLPOP", "list", "0")
+
+	// A client that goes away while blocked is noticed and released.
+	gone := e.dial(t)
+	gone.send("BLPOP", "nothing", "0")
+	waitFor(t, "the client to block", func() bool { return e.srv.BlockedClients() == 1 })
+	gone.c.Close()
+	waitFor(t, "the blocked client to be released", func() bool { return e.srv.BlockedClients() == 0 && e.ws.Conns() == 1 })
 }
