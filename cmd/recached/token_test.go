@@ -2,10 +2,18 @@ package main
 
 import (
 	"bytes"
+	"net"
+	"net/http"
+	"os/exec"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
+
+	"github.com/recached/recached/server/tcp"
 	recsync "github.com/recached/recached/sync"
 )
 
@@ -63,5 +71,77 @@ func TestRunToken(t *testing.T) {
 				t.Fatalf("expiry %d for ttl %v", exp, tc.ttl)
 			}
 		})
+	}
+}
+
+// TestBinaryWebSocket runs the real binary with the WebSocket bridge and a
+// token secret: a token printed by "recached token" opens its scope, and
+// SIGTERM closes the WebSocket connection cleanly.
+func TestBinaryWebSocket(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := build(t)
+	port, err := tcp.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, _ := startBinary(t, bin, "--ws-port", strconv.Itoa(port), "--token-secret", "S")
+	out, err := exec.Command(bin, "token", "--secret", "S", "--patterns", "a:*", "--ttl", "1h").Output()
+	if err != nil {
+		t.Fatalf("recached token: %v", err)
+	}
+	tok := strings.TrimSpace(string(out))
+	wsAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	var c *websocket.Conn
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var resp *http.Response
+		c, resp, err = websocket.DefaultDialer.Dial("ws://"+wsAddr+"/", nil)
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("dial the WebSocket port: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	defer c.Close()
+	do := func(args ...string) string {
+		t.Helper()
+		if err := c.WriteMessage(websocket.TextMessage, []byte(strings.Join(args, " "))); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, b, err := c.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	steps := []struct {
+		cmd  []string
+		want string
+	}{
+		{[]string{"GET", "a:1"}, "-NOPERM this connection has no scope: send SYNC TOKEN <token> first\r\n"},
+		{[]string{"SYNC", "TOKEN", tok}, "+OK\r\n"},
+		{[]string{"SET", "a:1", "x"}, "+OK\r\n"},
+		{[]string{"GET", "b"}, "-NOPERM this user has no permissions to access one of the keys used as arguments\r\n"},
+	}
+	for _, st := range steps {
+		if got := do(st.cmd...); got != st.want {
+			t.Fatalf("%q: got %q, want %q", st.cmd, got, st.want)
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, _, err := c.ReadMessage(); !websocket.IsCloseError(err, websocket.CloseNormalClosure) {
+		t.Fatalf("after SIGTERM: %v, want a normal close", err)
+	}
+	if code := waitExit(t, cmd); code != 0 {
+		t.Fatalf("exit code %d", code)
 	}
 }

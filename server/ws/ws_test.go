@@ -9,6 +9,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/recached/recached/server"
+	"github.com/recached/recached/server/ws"
 )
 
 func TestHealthzAndRoutes(t *testing.T) {
@@ -266,4 +267,33 @@ func TestBlocking(t *testing.T) {
 	waitFor(t, "the client to block", func() bool { return e.srv.BlockedClients() == 1 })
 	gone.c.Close()
 	waitFor(t, "the blocked client to be released", func() bool { return e.srv.BlockedClients() == 0 && e.ws.Conns() == 1 })
+}
+
+// TestKeepalive checks that a peer that answers no ping is dropped after
+// the read timeout while one that does (its library answers pings as it
+// reads) stays connected.
+func TestKeepalive(t *testing.T) {
+	e := start(t, server.Config{}, func(l *ws.Listener) {
+		l.PingInterval = 50 * time.Millisecond
+		l.ReadTimeout = 500 * time.Millisecond
+	})
+	dead := e.dial(t) // never reads, so never answers a ping
+	_ = dead
+	alive := e.dial(t)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			if _, _, err := alive.c.ReadMessage(); err != nil {
+				return
+			}
+		}
+	}()
+	waitFor(t, "the silent peer to be dropped", func() bool { return e.ws.Conns() == 1 })
+	time.Sleep(time.Second) // two read timeouts: the answering peer stays
+	if n := e.ws.Conns(); n != 1 {
+		t.Fatalf("%d connections, want the answering one", n)
+	}
+	alive.c.Close()
+	<-done
 }
