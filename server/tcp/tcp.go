@@ -213,9 +213,6 @@ func (l *Listener) OnTraffic(gc gnet.Conn) gnet.Action {
 		return gnet.None
 	}
 	if need := cc.p.Need(); need > 0 && gc.InboundBuffered() < need {
-		// The answer of a blocking command, which Blocked appended to W,
-		// must not wait for the rest of the next request.
-		l.flush(gc, cc.s)
 		return gnet.None
 	}
 	buf, _ := gc.Peek(-1)
