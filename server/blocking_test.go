@@ -152,6 +152,9 @@ func TestBlockingServe(t *testing.T) {
 		{"blmove wrong destination", "2", []string{"BLMOVE", "k", "d", "LEFT", "LEFT", "0"}, [][]string{{"SET", "d", "s"}, {"RPUSH", "k", "1"}}, "-" + errWrongType + "\r\n", [][2]string{{"LLEN k", ":1\r\n"}}},
 		{"rename fills", "2", []string{"BLPOP", "k", "0"}, [][]string{{"RPUSH", "src", "v"}, {"RENAME", "src", "k"}}, "*2\r\n$1\r\nk\r\n$1\r\nv\r\n", nil},
 		{"copy fills", "2", []string{"BLPOP", "k", "0"}, [][]string{{"RPUSH", "src", "v"}, {"COPY", "src", "k"}}, "*2\r\n$1\r\nk\r\n$1\r\nv\r\n", [][2]string{{"LLEN src", ":1\r\n"}}},
+		{"move fills", "2", []string{"BLPOP", "k", "0"}, [][]string{{"SELECT", "1"}, {"RPUSH", "k", "v"}, {"MOVE", "k", "0"}}, "*2\r\n$1\r\nk\r\n$1\r\nv\r\n", nil},
+		{"swapdb fills", "2", []string{"BLPOP", "k", "0"}, [][]string{{"SELECT", "2"}, {"RPUSH", "k", "v"}, {"SWAPDB", "0", "2"}}, "*2\r\n$1\r\nk\r\n$1\r\nv\r\n", nil},
+		{"copy to another db fills", "2", []string{"BLPOP", "k", "0"}, [][]string{{"SELECT", "3"}, {"RPUSH", "k", "v"}, {"COPY", "k", "k", "DB", "0"}}, "*2\r\n$1\r\nk\r\n$1\r\nv\r\n", nil},
 		{"exec fills", "2", []string{"BLPOP", "k", "0"}, [][]string{{"MULTI"}, {"RPUSH", "k", "v"}, {"EXEC"}}, "*2\r\n$1\r\nk\r\n$1\r\nv\r\n", nil},
 	}
 	for _, tc := range tests {
@@ -184,7 +187,7 @@ func TestBlockingServe(t *testing.T) {
 	}
 }
 
-// TestBlockingMoveToKeyMovesMove checks that a BLMOVE's push serves the
+// TestBlockingChain checks that a BLMOVE's push serves the
 // clients blocked on its destination.
 func TestBlockingChain(t *testing.T) {
 	srv := New(DefaultConfig())
