@@ -555,3 +555,57 @@ func TestListObject(t *testing.T) {
 		t.Fatal("wrong length")
 	}
 }
+
+// TestListHotPathAllocs checks that reading and popping do not allocate
+// and that a push allocates only the element's copy.
+func TestListHotPathAllocs(t *testing.T) {
+	srv := New(DefaultConfig())
+	s := newSession(srv, nil, false)
+	args := func(a ...string) [][]byte {
+		b := make([][]byte, len(a))
+		for i, x := range a {
+			b[i] = []byte(x)
+		}
+		return b
+	}
+	for i := 0; i < 200; i++ {
+		s.Exec(args("RPUSH", "k", "element"))
+	}
+	tests := []struct {
+		cmds [][][]byte
+		max  float64
+	}{
+		{[][][]byte{args("LRANGE", "k", "0", "99")}, 0},
+		{[][][]byte{args("LINDEX", "k", "50")}, 0},
+		{[][][]byte{args("LLEN", "k")}, 0},
+		{[][][]byte{args("RPUSH", "k", "element"), args("LPOP", "k")}, 1},
+		{[][][]byte{args("LPUSH", "k", "element"), args("RPOP", "k", "1")}, 1},
+		{[][][]byte{args("LMOVE", "k", "k", "LEFT", "RIGHT")}, 0},
+	}
+	for _, tc := range tests {
+		n := testing.AllocsPerRun(500, func() {
+			for _, c := range tc.cmds {
+				s.W.B = s.W.B[:0]
+				s.Exec(c)
+			}
+		})
+		if n > tc.max {
+			t.Errorf("%s: %.1f allocations, want at most %.0f", tc.cmds[0][0], n, tc.max)
+		}
+	}
+}
+
+func BenchmarkExecLRange100(b *testing.B) {
+	srv := New(DefaultConfig())
+	s := newSession(srv, nil, false)
+	for i := 0; i < 600; i++ {
+		s.Exec([][]byte{[]byte("LPUSH"), []byte("mylist"), []byte("xxx")})
+	}
+	in := [][]byte{[]byte("LRANGE"), []byte("mylist"), []byte("0"), []byte("99")}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s.W.B = s.W.B[:0]
+		s.Exec(in)
+	}
+}
