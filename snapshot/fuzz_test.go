@@ -14,12 +14,33 @@ import (
 // an error or records, never panic, hang or allocate beyond the input's
 // size. Seed corpora live in testdata/fuzz, so plain "go test" runs them.
 
-func FuzzSnapshotReader(f *testing.F) {
+// smallSnapshot is a seed: the fuzzing engine slows to a crawl on inputs of
+// hundreds of kilobytes, so seeds stay small.
+func smallSnapshot(f *testing.F) []byte {
+	ks := keyspace.New(2, nil)
+	ks.DBs[0].SetString([]byte("s"), []byte("v"), false)
+	ks.DBs[0].SetExpiry([]byte("s"), farFuture)
+	h := keyspace.NewHash()
+	h.Set([]byte("f"), []byte("v"))
+	ks.DBs[0].Set([]byte("h"), &keyspace.Entry{Obj: h})
+	set := keyspace.NewSet()
+	set.Add([]byte("1"))
+	set.Add([]byte("m"))
+	ks.DBs[1].Set([]byte("set"), &keyspace.Entry{Obj: set})
+	z := keyspace.NewZSet()
+	z.Add([]byte("m"), 1.5)
+	ks.DBs[1].Set([]byte("z"), &keyspace.Entry{Obj: z})
 	dir := f.TempDir()
-	writeKeyspace(f, dir, sampleKeyspace(), sampleMarks(), Header{Generation: 1})
-	if b, err := os.ReadFile(filepath.Join(dir, SnapshotName)); err == nil {
-		f.Add(b)
+	writeKeyspace(f, dir, ks, sampleMarks()[:1], Header{Generation: 1})
+	b, err := os.ReadFile(filepath.Join(dir, SnapshotName))
+	if err != nil {
+		f.Fatal(err)
 	}
+	return b
+}
+
+func FuzzSnapshotReader(f *testing.F) {
+	f.Add(smallSnapshot(f))
 	f.Add([]byte(SnapshotMagic))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := NewReader("fuzz.rcd", bytes.NewReader(b), int64(len(b)))
@@ -71,11 +92,7 @@ func FuzzLogReader(f *testing.F) {
 
 // FuzzLoad loads arbitrary snapshots into a keyspace.
 func FuzzLoad(f *testing.F) {
-	dir := f.TempDir()
-	writeKeyspace(f, dir, sampleKeyspace(), nil, Header{})
-	if b, err := os.ReadFile(filepath.Join(dir, SnapshotName)); err == nil {
-		f.Add(b)
-	}
+	f.Add(smallSnapshot(f))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		path := filepath.Join(t.TempDir(), SnapshotName)
 		if err := os.WriteFile(path, b, 0o644); err != nil {
