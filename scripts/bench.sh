@@ -8,10 +8,14 @@ ROUNDS="${ROUNDS:-3}"
 mkdir -p bin
 go build -o bin/recached ./cmd/recached
 go build -o bin/redisbench ./bench/redisbench
+go build -o bin/pubsubbench ./bench/pubsub
 
-echo "== redis-benchmark: strings, then collections at pipeline 16"
+echo "== redis-benchmark: strings, then collections at pipeline 16; pub/sub fan-out"
 ./bin/redisbench -recached bin/recached -rounds "$ROUNDS" \
-	-more lpush,rpop,sadd,hset,zadd,lrange_100 "$@"
+	-more lpush,rpop,sadd,hset,zadd,lrange_100 \
+	-ext "pubsub fan-out 200 subs P=1|deliveries|bin/pubsubbench -subs 200 -messages 20000 -pipeline 1" \
+	-ext "pubsub fan-out 200 subs P=16|deliveries|bin/pubsubbench -subs 200 -messages 50000 -pipeline 16" \
+	"$@"
 
 for prog in pubsub fanout persist; do
 	if [ -f "bench/$prog/main.go" ] && [ -x "scripts/bench-$prog.sh" ]; then

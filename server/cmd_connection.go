@@ -74,6 +74,7 @@ func cmdQuit(s *Session) {
 
 func cmdReset(s *Session) {
 	s.multi = nil
+	s.multiLen.Store(0)
 	s.unwatchAll()
 	s.selectDB(0)
 	s.setProto(2)
@@ -315,13 +316,13 @@ func (s *Session) clientLine(now time.Time) string {
 	if c := s.lastCmd.Load(); c != nil {
 		cmd = c.Name
 	}
+	ch, pat, shard := s.PubSubCounts()
 	flags := "N"
-	if s.subscribed > 0 {
+	if ch+pat+shard > 0 {
 		flags = "P"
 	}
-	multi := -1
-	if s.multi != nil {
-		multi = len(s.multi.cmds)
+	multi := int(s.multiLen.Load()) - 1
+	if multi >= 0 {
 		flags = "x"
 	}
 	addr, laddr := "", ""
@@ -329,9 +330,9 @@ func (s *Session) clientLine(now time.Time) string {
 		addr, laddr = s.conn.RemoteAddr(), s.conn.LocalAddr()
 	}
 	idle := int64(s.srv.ks.Clock()) - s.lastActive.Load()
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=0 multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
 		s.ID, addr, laddr, s.ID+7, str(&s.name), int64(now.Sub(s.created)/time.Second), idle, flags,
-		s.dbShown.Load(), 0, 0, multi, cmd, s.proto.Load(), str(&s.libName), str(&s.libVer))
+		s.dbShown.Load(), ch, pat, shard, multi, cmd, s.proto.Load(), str(&s.libName), str(&s.libVer))
 }
 
 func cmdClientInfo(s *Session) {
@@ -371,7 +372,7 @@ func cmdClientList(s *Session) {
 		if ids != nil && !ids[c.ID] {
 			continue
 		}
-		if typ == "pubsub" && c.subscribed == 0 || typ == "normal" && c.subscribed > 0 || typ == "master" || typ == "replica" || typ == "slave" {
+		if !c.ofType(typ) {
 			continue
 		}
 		b.WriteString(c.clientLine(now))
@@ -448,13 +449,29 @@ func cmdClientKill(s *Session) {
 		if c.conn == nil || addr != "" && c.conn.RemoteAddr() != addr || laddr != "" && c.conn.LocalAddr() != laddr {
 			continue
 		}
-		if typ == "pubsub" && c.subscribed == 0 || typ == "normal" && c.subscribed > 0 || typ == "master" || typ == "replica" || typ == "slave" {
+		if !c.ofType(typ) {
 			continue
 		}
 		c.kill(s)
 		killed++
 	}
 	s.W.Int(int64(killed))
+}
+
+// ofType reports whether a session is of a CLIENT LIST/KILL TYPE ("" is
+// any); it reads only fields that are safe from other goroutines.
+func (c *Session) ofType(typ string) bool {
+	ch, pat, shard := c.PubSubCounts()
+	sub := ch+pat+shard > 0
+	switch typ {
+	case "":
+		return true
+	case "pubsub":
+		return sub
+	case "normal":
+		return !sub
+	}
+	return false // master, replica, slave: there are none
 }
 
 // kill closes c's connection; when c is the caller it closes after the reply.

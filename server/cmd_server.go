@@ -109,7 +109,7 @@ func writeCommandInfo(s *Session, c *Command) {
 	for _, cat := range cats {
 		s.W.Simple("@" + cat)
 	}
-	s.W.Array(0) // tips
+	s.W.Set(0) // tips
 	if c.FirstKey > 0 {
 		s.W.Array(1)
 		s.W.Map(3)

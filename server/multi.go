@@ -26,6 +26,7 @@ func (s *Session) queue(cmd *Command) {
 		args[i] = append([]byte(nil), a...)
 	}
 	s.multi.cmds = append(s.multi.cmds, queuedCmd{cmd, args})
+	s.multiLen.Add(1)
 	s.W.Simple("QUEUED")
 }
 
@@ -35,6 +36,7 @@ func cmdMulti(s *Session) {
 		return
 	}
 	s.multi = &multiState{}
+	s.multiLen.Store(1)
 	s.W.OK()
 }
 
@@ -44,6 +46,7 @@ func cmdDiscard(s *Session) {
 		return
 	}
 	s.multi = nil
+	s.multiLen.Store(0)
 	s.unwatchAll()
 	s.W.OK()
 }
@@ -58,6 +61,7 @@ func cmdExec(s *Session) {
 		return
 	}
 	s.multi = nil
+	s.multiLen.Store(0)
 	if m.failed {
 		s.unwatchAll()
 		s.W.Error(errExecAbort)

@@ -52,7 +52,10 @@ type Session struct {
 	noTouch    bool
 
 	multi *multiState
-	watch *watchState
+	// multiLen is 1 + the commands queued in an open MULTI, 0 without one,
+	// for CLIENT LIST from other goroutines.
+	multiLen atomic.Int32
+	watch    *watchState
 
 	// Subscribed counts channels and patterns; in RESP2 a subscribed
 	// connection may only run the pub/sub context commands.

@@ -56,6 +56,8 @@ func main() {
 	extraTests := flag.String("more", "", "further tests at pipeline 16 (e.g. lpush,rpop,sadd,hset,zadd,lrange_100)")
 	memKeys := flag.Int("memkeys", 1000000, "keys for the memory row (0 skips)")
 	loops := flag.Int("loops", 1, "recached event loops")
+	var exts extFlags
+	flag.Var(&exts, "ext", `external load program run against both servers: "label|unit|program args…"; it gets -addr and prints unit=N and seconds=S (repeatable)`)
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -99,6 +101,9 @@ func main() {
 	}()
 
 	res := map[string]map[string][]result{}
+	if len(exts) > 0 {
+		defer runExternal(servers, exts, *rounds)
+	}
 	for r := 0; r < *rounds; r++ {
 		order := []*server{servers[0], servers[1]}
 		if r%2 == 1 {
@@ -302,4 +307,72 @@ func freePort() int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// ext is an external load program: its label, the key=value unit it counts
+// (deliveries, pushes, …) and its command line.
+type ext struct {
+	label, unit string
+	argv        []string
+}
+
+type extFlags []ext
+
+func (e *extFlags) String() string { return fmt.Sprint(len(*e)) }
+
+func (e *extFlags) Set(v string) error {
+	f := strings.SplitN(v, "|", 3)
+	if len(f) != 3 || strings.TrimSpace(f[2]) == "" {
+		return fmt.Errorf("want label|unit|program args…")
+	}
+	*e = append(*e, ext{label: f[0], unit: f[1], argv: strings.Fields(f[2])})
+	return nil
+}
+
+// runExternal runs each external program against both servers in rotated
+// rounds and prints units per second and server CPU per unit side by side.
+func runExternal(servers []*server, exts []ext, rounds int) {
+	fmt.Printf("\n%-34s %12s %12s %7s %12s %12s %7s\n", "external (median of rounds)", "recached/s", "redis/s", "ratio", "rc cpu/unit", "redis cpu/unit", "cpu x")
+	for _, x := range exts {
+		got := map[string][]result{}
+		for r := 0; r < rounds; r++ {
+			order := []*server{servers[0], servers[1]}
+			if r%2 == 1 {
+				order[0], order[1] = order[1], order[0]
+			}
+			for _, s := range order {
+				args := append(append([]string(nil), x.argv[1:]...), "-addr", s.addr)
+				before := s.cpu()
+				out, err := exec.Command(x.argv[0], args...).CombinedOutput()
+				after := s.cpu()
+				if err != nil {
+					log.Printf("%s against %s: %v\n%s", x.label, s.name, err, out)
+					continue
+				}
+				units, secs := kv(string(out), x.unit), kv(string(out), "seconds")
+				if units <= 0 || secs <= 0 {
+					log.Printf("%s against %s: no %s= or seconds= in output:\n%s", x.label, s.name, x.unit, out)
+					continue
+				}
+				res := result{rps: units / secs, cpuNsPR: float64(after-before) * 1e9 / ticksPerSecond / units}
+				fmt.Fprintf(os.Stderr, "%-9s %-34s %10.0f %s/s %8.0f ns cpu/%s\n", s.name, x.label, res.rps, x.unit, res.cpuNsPR, x.unit)
+				got[s.name] = append(got[s.name], res)
+			}
+		}
+		a, b := median(got["recached"]), median(got["redis"])
+		fmt.Printf("%-34s %12.0f %12.0f %6.2fx %10.0fns %10.0fns %6.2fx\n", x.label, a.rps, b.rps, a.rps/b.rps, a.cpuNsPR, b.cpuNsPR, a.cpuNsPR/b.cpuNsPR)
+	}
+}
+
+// kv finds the last "key=number" in out.
+func kv(out, key string) float64 {
+	v := 0.0
+	for _, f := range strings.Fields(out) {
+		if strings.HasPrefix(f, key+"=") {
+			if x, err := strconv.ParseFloat(strings.TrimPrefix(f, key+"="), 64); err == nil {
+				v = x
+			}
+		}
+	}
+	return v
 }
