@@ -115,6 +115,8 @@ var workload = [][]string{
 	{"HSET", "h", "a", "1", "b", "2", "c", "3"}, {"HDEL", "h", "b"}, {"HINCRBY", "h", "a", "10"},
 	{"SADD", "s", "x", "y", "z", "1", "2"}, {"SREM", "s", "y"}, {"SPOP", "s"},
 	{"ZADD", "z", "1", "one", "2", "two", "3.5", "three"}, {"ZINCRBY", "z", "10", "one"}, {"ZREM", "z", "two"},
+	{"RPUSH", "l", "a", "b", "c", "d"}, {"LPUSH", "l", "z"}, {"LPOP", "l"}, {"RPOP", "l"}, {"LSET", "l", "0", "A"},
+	{"LINSERT", "l", "BEFORE", "c", "bb"}, {"RPUSH", "l2", "x", "y"}, {"LMOVE", "l2", "l", "LEFT", "RIGHT"}, {"LTRIM", "l", "0", "2"},
 	{"SELECT", "3"}, {"SET", "in3", "three"}, {"HSET", "h3", "f", "v"}, {"SELECT", "0"},
 	{"MULTI"}, {"SET", "tx1", "a"}, {"SET", "tx2", "b"}, {"DEL", "tx1"}, {"EXEC"},
 	{"RENAME", "tx2", "renamed"}, {"COPY", "h", "hcopy", "DB", "5"}, {"MOVE", "renamed", "6"},

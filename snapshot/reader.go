@@ -325,6 +325,10 @@ func (r *Reader) key() (*Record, error) {
 		if e.Str, err = r.bin("string value"); err != nil {
 			return nil, err
 		}
+	case TagList:
+		if e.Obj, err = r.list(); err != nil {
+			return nil, err
+		}
 	case TagHash:
 		if e.Obj, err = r.hash(); err != nil {
 			return nil, err
@@ -370,6 +374,25 @@ func (r *Reader) hash() (keyspace.Object, error) {
 		}
 	}
 	return h, nil
+}
+
+func (r *Reader) list() (keyspace.Object, error) {
+	n, err := r.arrayLen("list", 1)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, r.corrupt("empty list")
+	}
+	l := keyspace.NewList()
+	for i := 0; i < n; i++ {
+		v, err := r.bin("list element")
+		if err != nil {
+			return nil, err
+		}
+		l.PushBack(v)
+	}
+	return l, nil
 }
 
 func (r *Reader) set() (keyspace.Object, error) {
