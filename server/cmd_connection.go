@@ -325,6 +325,9 @@ func (s *Session) clientLine(now time.Time) string {
 	if multi >= 0 {
 		flags = "x"
 	}
+	if s.isBlocked() {
+		flags = "b"
+	}
 	addr, laddr := "", ""
 	if s.conn != nil {
 		addr, laddr = s.conn.RemoteAddr(), s.conn.LocalAddr()
@@ -494,6 +497,7 @@ func cmdClientHelp(s *Session) {
 		"LIST [options ...]", "    Return information about client connections.",
 		"SETNAME <name>", "    Assign the name <name> to the current connection.",
 		"SETINFO <LIB-NAME|LIB-VER> <value>", "    Set client library name or version.",
+		"UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client.",
 		"NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
 		"NO-TOUCH (ON|OFF)", "    Will not touch LRU/LFU stats when this mode is on.",
 		"HELP", "    Print this help.",
