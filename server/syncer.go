@@ -1,7 +1,6 @@
 package server
 
 import (
-	"slices"
 	"strconv"
 	"sync"
 
@@ -342,7 +341,7 @@ func (sy *syncer) rename(e *Effect, sc *routeScratch) {
 		case ms:
 			sub.Conn.Push(frame(&del, func(b []byte) []byte { return appendPush(b, bDEL, src) }))
 		case md:
-			sy.pushFrames(sub, frame(&recreate, func(b []byte) []byte { return sy.appendRecreate(b, db, dst, true) }))
+			sub.Conn.Push(frame(&recreate, func(b []byte) []byte { return sy.appendRecreate(b, db, dst, true) }))
 		}
 		if ks&recsync.Keychange != 0 {
 			sub.Conn.Push(frame(&kcSrc, func(b []byte) []byte { return sy.appendKeychange(b, e.DB, src) }))
@@ -384,27 +383,13 @@ func (sy *syncer) recreateFor(sc *routeScratch, origin *Session, db int, key []b
 			continue
 		}
 		if h.Kind&recsync.Mutation != 0 {
-			sy.pushFrames(h.Sub, sc.frame(&rec, func(b []byte) []byte {
+			h.Sub.Conn.Push(sc.frame(&rec, func(b []byte) []byte {
 				return sy.appendRecreate(b, sy.srv.ks.DBs[db], key, true)
 			}))
 		}
 		if h.Kind&recsync.Keychange != 0 {
 			h.Sub.Conn.Push(sc.frame(&kc, func(b []byte) []byte { return sy.appendKeychange(b, db, key) }))
 		}
-	}
-}
-
-// pushFrames pushes several concatenated frames one Push each, so that a
-// transport that maps pushes to messages sees one value per message.
-func (sy *syncer) pushFrames(sub *recsync.Sub, b []byte) {
-	for len(b) > 0 {
-		n := valueLen(b)
-		if n <= 0 {
-			sub.Conn.Push(b)
-			return
-		}
-		sub.Conn.Push(b[:n])
-		b = b[n:]
 	}
 }
 
@@ -633,52 +618,4 @@ func (c *chunker) flush() []byte {
 		c.body, c.n = c.body[:0], 0
 	}
 	return c.b
-}
-
-// valueLen returns the length of the complete RESP value at the start of
-// b, or 0 when b does not start with one. It trusts b, which the server
-// encoded itself.
-func valueLen(b []byte) int {
-	if len(b) == 0 {
-		return 0
-	}
-	end := slices.Index(b, '\n')
-	if end < 1 {
-		return 0
-	}
-	line := b[1 : end-1]
-	pos := end + 1
-	switch b[0] {
-	case '+', '-', ':', ',', '#', '_', '(':
-		return pos
-	case '$', '=', '!':
-		n, ok := parseInt(line)
-		if !ok {
-			return 0
-		}
-		if n < 0 {
-			return pos
-		}
-		if pos+int(n)+2 > len(b) {
-			return 0
-		}
-		return pos + int(n) + 2
-	case '*', '~', '>', '%', '|':
-		n, ok := parseInt(line)
-		if !ok {
-			return 0
-		}
-		if b[0] == '%' || b[0] == '|' {
-			n *= 2
-		}
-		for ; n > 0; n-- {
-			m := valueLen(b[pos:])
-			if m == 0 {
-				return 0
-			}
-			pos += m
-		}
-		return pos
-	}
-	return 0
 }

@@ -25,8 +25,9 @@ var (
 )
 
 // Pusher delivers frames outside the request/reply cycle; the server's
-// transport connections implement it. Push must not block and must not
-// keep b after it returns.
+// transport connections implement it. b holds one or more complete RESP
+// values (a message-oriented transport sends each as its own message).
+// Push must not block and must not keep b after it returns.
 type Pusher interface {
 	Push(b []byte)
 }

@@ -355,6 +355,13 @@ func TestRenameAcrossScope(t *testing.T) {
 		{[]string{"COPY", "out:b", "in:c"}, []string{push("SET", "in:c", "v1"), push("PEXPIREAT", "in:c", "99999999999999")}},
 		{[]string{"MOVE", "in:c", "3"}, []string{push("DEL", "in:c")}},
 		{[]string{"FLUSHDB"}, []string{push("FLUSHDB")}},
+		// Writes to another database are not this client's; SWAPDB brings
+		// them in: a flush, then the re-creation of what is in scope.
+		{[]string{"SELECT", "1"}, nil},
+		{[]string{"SET", "in:s", "v"}, nil},
+		{[]string{"SET", "out:s", "v"}, nil},
+		{[]string{"SWAPDB", "0", "1"}, []string{push("FLUSHDB"), push("SET", "in:s", "v")}},
+		{[]string{"FLUSHALL"}, []string{push("FLUSHDB")}},
 	}
 	for _, st := range steps {
 		tcpDo(t, tc, st.cmd...)
