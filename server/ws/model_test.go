@@ -1,6 +1,7 @@
 package ws_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -24,13 +25,14 @@ type model struct {
 	list map[string][]string
 	set  map[string]map[string]bool
 	zset map[string]map[string]float64
+	json map[string]any   // documents, as encoding/json decodes them
 	exp  map[string]int64 // unix ms
 }
 
 func newModel(t *testing.T) *model {
 	return &model{t: t, strs: map[string]string{}, hash: map[string]map[string]string{},
 		list: map[string][]string{}, set: map[string]map[string]bool{},
-		zset: map[string]map[string]float64{}, exp: map[string]int64{}}
+		zset: map[string]map[string]float64{}, json: map[string]any{}, exp: map[string]int64{}}
 }
 
 func (m *model) del(k string) {
@@ -39,6 +41,7 @@ func (m *model) del(k string) {
 	delete(m.list, k)
 	delete(m.set, k)
 	delete(m.zset, k)
+	delete(m.json, k)
 	delete(m.exp, k)
 }
 
@@ -119,6 +122,7 @@ func (m *model) apply(args []string) {
 			s, sOK = v, true
 		}
 		h, l, st, z = m.hash[k], m.list[k], m.set[k], m.zset[k]
+		doc, isDoc := m.json[k]
 		e, hadExp := m.exp[k]
 		m.del(k)
 		m.del(dst)
@@ -133,6 +137,8 @@ func (m *model) apply(args []string) {
 			m.set[dst] = st
 		case z != nil:
 			m.zset[dst] = z
+		case isDoc:
+			m.json[dst] = doc
 		}
 		if hadExp {
 			m.exp[dst] = e
@@ -249,9 +255,66 @@ func (m *model) apply(args []string) {
 			delete(m.zset[k], v)
 		}
 		m.dropEmpty(k)
+	case "JSET", "JMERGE", "JDEL":
+		if len(args) > 2 && args[2] != "$" {
+			t.Fatalf("the test only writes whole documents, got %q", args)
+		}
+		if cmd == "JDEL" {
+			m.del(k)
+			return
+		}
+		var v any
+		if err := json.Unmarshal([]byte(args[3]), &v); err != nil {
+			t.Fatalf("push %q: %v", args, err)
+		}
+		if cmd == "JMERGE" {
+			v = mergePatch(m.json[k], v)
+		}
+		if v == nil {
+			m.del(k)
+			return
+		}
+		e, had := m.exp[k]
+		if _, isDoc := m.json[k]; !isDoc {
+			m.del(k)
+			had = false
+		}
+		m.json[k] = v
+		if had {
+			m.exp[k] = e
+		}
 	default:
 		t.Fatalf("the test's applier does not know the pushed effect %q", args)
 	}
+}
+
+// mergePatch applies an RFC 7386 merge patch to target.
+func mergePatch(target, patch any) any {
+	pm, ok := patch.(map[string]any)
+	if !ok {
+		return patch
+	}
+	tm, ok := target.(map[string]any)
+	if !ok {
+		tm = map[string]any{}
+	}
+	for k, v := range pm {
+		if v == nil {
+			delete(tm, k)
+		} else {
+			tm[k] = mergePatch(tm[k], v)
+		}
+	}
+	return tm
+}
+
+// canonicalJSON re-encodes a decoded document with sorted object keys.
+func canonicalJSON(t *testing.T, v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // state renders the model's key k as the comparison format of
@@ -276,6 +339,8 @@ func (m *model) state(k string, now int64, withExp bool) string {
 			z[mem] = strconv.FormatFloat(sc, 'g', 17, 64)
 		}
 		body = "zset " + sortedPairs(z)
+	case hasKey(m.json, k):
+		body = "json " + canonicalJSON(m.t, m.json[k])
 	default:
 		return ""
 	}
@@ -349,6 +414,13 @@ func serverState(t *testing.T, c *servertest.Client, k string, withExp bool) str
 			z[kv[i]] = strconv.FormatFloat(f, 'g', 17, 64)
 		}
 		body = "zset " + sortedPairs(z)
+	case "json":
+		text := parseStrings(t, []byte("*1\r\n"+tcpDo(t, c, "JGET", k)))[0]
+		var v any
+		if err := json.Unmarshal([]byte(text), &v); err != nil {
+			t.Fatalf("JGET %s = %q: %v", k, text, err)
+		}
+		body = "json " + canonicalJSON(t, v)
 	default:
 		t.Fatalf("TYPE %s = %q", k, typ)
 	}
@@ -424,6 +496,25 @@ func testModel(t *testing.T, seed uint64) {
 		return "m:" + strconv.Itoa(r.IntN(12))
 	}
 	val := func() string { return strconv.Itoa(r.IntN(5)) }
+	scalar := func() string {
+		switch r.IntN(3) {
+		case 0:
+			return val()
+		case 1:
+			return strconv.Quote("s" + val())
+		}
+		return `{"n":` + val() + `}`
+	}
+	doc := func() string { return `{"a":` + scalar() + `,"b":[` + val() + `]}` }
+	patch := func() string {
+		switch r.IntN(6) {
+		case 0:
+			return "null"
+		case 1:
+			return scalar()
+		}
+		return `{"a":null,"c":` + scalar() + `}`
+	}
 	type gen struct {
 		cmd string
 		mk  func() []string
@@ -455,6 +546,9 @@ func testModel(t *testing.T, seed uint64) {
 		{"zadd", func() []string { return []string{"ZADD", key(), val(), "z" + val()} }},
 		{"zincrby", func() []string { return []string{"ZINCRBY", key(), "1.5", "z" + val()} }},
 		{"zrem", func() []string { return []string{"ZREM", key(), "z" + val()} }},
+		{"jset", func() []string { return []string{"JSET", key(), "$", doc()} }},
+		{"jmerge", func() []string { return []string{"JMERGE", key(), "$", patch()} }},
+		{"jdel", func() []string { return []string{"JDEL", key()} }},
 	}
 	var usable []gen
 	var skipped []string
