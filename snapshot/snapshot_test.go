@@ -312,6 +312,21 @@ func TestCorruptSnapshots(t *testing.T) {
 	}
 }
 
+func TestDuplicateKey(t *testing.T) {
+	b := craft(Version, func(enc *msgpack.Encoder) {
+		keyRecord(enc, uint64(TagString), func() { _ = enc.EncodeBytes([]byte("one")) })
+		keyRecord(enc, uint64(TagString), func() { _ = enc.EncodeBytes([]byte("two")) })
+		endRecord(enc, 2, 0)
+	})
+	path := filepath.Join(t.TempDir(), SnapshotName)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := Load(path, keyspace.New(1, nil), nil, 0, false); !IsCorrupt(err) || !strings.Contains(err.Error(), "2 key records hold only 1 distinct keys") {
+		t.Errorf("duplicate key: %v", err)
+	}
+}
+
 // TestEveryDamageIsDetected truncates a real snapshot at every length and
 // flips every byte of it: every variant must fail cleanly.
 func TestEveryDamageIsDetected(t *testing.T) {
