@@ -35,6 +35,7 @@ type Config struct {
 	AppendOnly  bool
 	AppendFsync string
 	Loops       int
+	Procs       int
 }
 
 // DefaultConfig returns the defaults SPEC section 1 lists.
@@ -50,6 +51,7 @@ func DefaultConfig() Config {
 		AppendOnly:  true,
 		AppendFsync: "everysec",
 		Loops:       1,
+		Procs:       1,
 	}
 }
 

@@ -73,6 +73,7 @@ func parseFlags(args []string, stderr io.Writer) (server.Config, error) {
 	appendOnly := fs.String("appendonly", "yes", "append-only log: yes or no")
 	fs.StringVar(&cfg.AppendFsync, "appendfsync", cfg.AppendFsync, "log fsync policy: always, everysec or no")
 	fs.IntVar(&cfg.Loops, "loops", cfg.Loops, "event loops serving RESP (1 measured best on 2 cores)")
+	fs.IntVar(&cfg.Procs, "procs", cfg.Procs, "GOMAXPROCS: cores the server may use at once (0: all; 1 measured best on 2 cores, where the clients need the other)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: recached [flags]\n       recached token --secret S --patterns 'p1,p2' [--ttl 1h]\n       recached check FILE [--fix]\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -124,6 +125,9 @@ func serve(cfg server.Config) error {
 			return err
 		}
 		defer stop()
+	}
+	if cfg.Procs > 0 && os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(cfg.Procs)
 	}
 	srv := server.New(cfg)
 	if err := srv.OpenPersistence(); err != nil {
