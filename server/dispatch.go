@@ -41,7 +41,12 @@ func (s *Session) Exec(args [][]byte) {
 func (s *Session) prepare(args [][]byte) *Command {
 	s.Args = args
 	s.lastActive.Store(int64(s.srv.ks.Clock()))
-	cmd := s.srv.table.Lookup(args[0])
+	// Pipelines repeat one command: compare with the last before hashing.
+	cmd := s.lastTop
+	if cmd == nil || !eqFold(args[0], cmd.Name) {
+		cmd = s.srv.table.Lookup(args[0])
+		s.lastTop = cmd
+	}
 	if cmd == nil {
 		s.reject(nil, unknownCommand(args))
 		return nil
@@ -134,7 +139,7 @@ func sanitize(s string) string {
 
 // timeSample is how often command durations are measured for INFO
 // commandstats.
-const timeSample = 8
+const timeSample = 32
 
 // call runs a checked command under its locks.
 func (s *Session) call(cmd *Command) {
