@@ -86,7 +86,7 @@ func families() [][]*Command {
 		connectionCommands(), serverCommands(), keyCommands(),
 		stringCommands(), bitCommands(), hashCommands(), listCommands(),
 		setCommands(), zsetCommands(), pubsubCommands(), syncCommands(),
-		persistCommands(), dedupCommands(), lcsCommands(),
+		persistCommands(), dedupCommands(), lcsCommands(), jsonCommands(), ratelimitCommands(),
 	}
 }
 
