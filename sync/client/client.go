@@ -185,9 +185,15 @@ type Message struct {
 	Payload []byte
 }
 
-// Client is a sync client. Its methods are safe for concurrent use;
-// callbacks run one at a time on the client's connection goroutine and may
-// call the client's methods but must not block for long.
+// Client is a sync client. Its methods are safe for concurrent use.
+//
+// OnState and the callbacks of queries, watches and subscriptions run one
+// at a time on the client's connection goroutine, the one that reads
+// replies: they may call the client's methods that do not wait (Write,
+// Send, Query, Get, …) but must not wait for a reply (Do, Write.Wait),
+// call Close, or block for long. OnDrop runs on the goroutine that made
+// the write that overflowed the outbox; OnError on the connection
+// goroutine or the outbox saver's.
 type Client struct {
 	opts    Options
 	scheme  string

@@ -324,3 +324,43 @@ func TestBackoff(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxClientsRefusal checks that the error a full server sends before
+// closing a new connection is not taken for the reply to a write: the
+// write waits, and runs once a slot frees.
+func TestMaxClientsRefusal(t *testing.T) {
+	s := startServer(t, server.Config{MaxClients: 1})
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			holder := newClient(t, Options{URL: s.url("tcp")})
+			waitFor(t, "holder open", func() bool { return holder.State() == StateOpen })
+			errs := make(chan error, 64)
+			c := newClient(t, Options{URL: s.url(tr), OnState: func(e Event) {
+				if e.State == StateOffline {
+					select {
+					case errs <- e.Err:
+					default:
+					}
+				}
+			}})
+			w := c.Write("INCR", "mc"+tr)
+			select {
+			case err := <-errs:
+				if err == nil || !strings.Contains(err.Error(), "max number of clients") {
+					t.Errorf("offline with %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no offline event")
+			}
+			select {
+			case <-w.Done():
+				t.Fatalf("write resolved by the refusal")
+			default:
+			}
+			holder.Close()
+			if v, err := w.Wait(ctx10(t)); err != nil || v.Int != 1 {
+				t.Errorf("write after the slot freed: %v %v", v, err)
+			}
+		})
+	}
+}

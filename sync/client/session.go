@@ -132,15 +132,17 @@ const maxKWatch = 1024
 // startConn makes cn the client's connection and queues the session
 // establishment in the seed's order: AUTH, (HELLO 3 on TCP,) SYNC, one QSUB
 // per live query, then KWATCH and the subscriptions. The outbox is
-// replayed once all of them are answered (openLocked). It returns nil when
-// the client was closed meanwhile, and whether the session is already
-// open (nothing to establish).
-func (c *Client) startConn(t transport) (*conn, bool) {
+// replayed once all of them are answered (openLocked). With nothing else
+// to establish, a PING stands in: a server that refuses the connection
+// (maxclients) answers it with its error, which must not be taken for the
+// reply to the first write. It returns nil when the client was closed
+// meanwhile.
+func (c *Client) startConn(t transport) *conn {
 	cn := &conn{t: t, tcp: c.scheme == "tcp", signal: make(chan struct{}, 1), done: make(chan struct{})}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return nil, false
+		return nil
 	}
 	c.cn = cn
 	if c.opts.Password != "" {
@@ -183,10 +185,9 @@ func (c *Client) startConn(t transport) (*conn, bool) {
 		cn.send(pending{kind: pendSub, setup: true, what: "PSUBSCRIBE " + p, confirm: "psubscribe"}, bPSUB, []byte(p))
 	}
 	if cn.setupLeft == 0 {
-		c.openLocked(cn)
-		return cn, true
+		cn.send(pending{kind: pendFatal, setup: true, what: "PING"}, []byte("PING"))
 	}
-	return cn, false
+	return cn
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -221,13 +222,10 @@ func (c *Client) openLocked(cn *conn) {
 // that were sent fail with ErrConnectionLost, writes wait for the next
 // connection.
 func (c *Client) serve(t transport) (opened bool, err error) {
-	cn, open := c.startConn(t)
+	cn := c.startConn(t)
 	if cn == nil {
 		t.close()
 		return false, ErrClosed
-	}
-	if open {
-		c.setState(Event{State: StateOpen})
 	}
 	go c.writeLoop(cn)
 	err = c.readLoop(cn)
