@@ -46,8 +46,8 @@ const (
 	TagSet       Tag = 2
 	TagZSet      Tag = 3
 	TagHash      Tag = 4
-	TagJSON      Tag = 5 // reserved (issue 8)
-	TagRateLimit Tag = 6 // reserved (issue 8)
+	TagJSON      Tag = 5
+	TagRateLimit Tag = 6
 )
 
 var tagNames = [...]string{"string", "list", "set", "zset", "hash", "json", "ratelimit"}

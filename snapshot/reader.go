@@ -341,6 +341,14 @@ func (r *Reader) key() (*Record, error) {
 		if e.Obj, err = r.zset(); err != nil {
 			return nil, err
 		}
+	case TagJSON:
+		if e.Obj, err = r.json(); err != nil {
+			return nil, err
+		}
+	case TagRateLimit:
+		if e.Obj, err = r.ratelimit(); err != nil {
+			return nil, err
+		}
 	default:
 		if t >= 0 && t < int64(len(tagNames)) {
 			return nil, r.corruptAt(start, fmt.Sprintf("values of type %s (tag %d) are not supported by this build", Tag(t), t))

@@ -260,6 +260,10 @@ func TagOf(t keyspace.Type) (Tag, bool) {
 		return TagZSet, true
 	case keyspace.TypeHash:
 		return TagHash, true
+	case keyspace.TypeJSON:
+		return TagJSON, true
+	case keyspace.TypeRateLimit:
+		return TagRateLimit, true
 	}
 	return 0, false
 }
@@ -305,6 +309,12 @@ func encodeBin(enc *msgpack.Encoder, b []byte) error {
 // order, hash fields and values alternating, sorted-set members and scores
 // alternating.
 func encodeObject(enc *msgpack.Encoder, tag Tag, o keyspace.Object) error {
+	switch tag {
+	case TagJSON:
+		return encodeJSON(enc, o)
+	case TagRateLimit:
+		return encodeRateLimit(enc, o)
+	}
 	n := -1
 	if l, ok := o.(lener); ok {
 		n = l.Len()
