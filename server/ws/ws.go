@@ -27,6 +27,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/recached/recached/server"
+	"github.com/recached/recached/sync/web"
 )
 
 // Limits and keepalive defaults.
@@ -103,6 +104,8 @@ func New(srv *server.Server, addr string) *Listener {
 		_, _ = w.Write([]byte("ok"))
 	})
 	mux.HandleFunc("/{$}", l.upgrade)
+	// The browser client and its demo: GET /recached-edge.js, /demo/.
+	web.NewHandler().Register(mux)
 	l.hs = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(discard{}, "", 0)}
 	return l
 }

@@ -1,0 +1,287 @@
+// Type declarations of recached-edge (recached-edge.js), the browser client
+// of recached's sync protocol.
+
+/** The seed's client outbox limit: beyond it the oldest write is dropped. */
+export const MAX_OUTBOX: 10000;
+/** Live queries per connection. */
+export const MAX_QUERIES: 64;
+/** Watched keys per connection. */
+export const MAX_WATCHED: 1024;
+/** Bulk string and whole message limit, in bytes. */
+export const MAX_MESSAGE: number;
+/** The module's version. */
+export const VERSION: string;
+/** The IndexedDB schema version this module writes. */
+export const SCHEMA_VERSION: number;
+/** The object stores of the client's database; upgrades only add stores. */
+export const STORES: ReadonlyArray<{ readonly name: string; readonly keyPath: string }>;
+
+/** An error reply from the server; code is its prefix ("ERR", "NOPERM", …). */
+export class ReplyError extends Error {
+  constructor(message: string);
+  readonly code: string;
+}
+/** A malformed frame from the server. */
+export class ProtocolError extends Error {}
+/** A write dropped, unacknowledged, from a full outbox. */
+export class DroppedError extends Error {}
+/** A plain command whose connection dropped before its reply. */
+export class ConnectionLostError extends Error {}
+/** The client was closed first. */
+export class ClosedError extends Error {}
+
+/** A command argument: numbers, bigints and booleans are sent in decimal. */
+export type Arg = string | number | bigint | boolean;
+
+/** A parsed RESP value: type is its prefix character. */
+export interface RespValue {
+  type: string;
+  value: any;
+}
+
+/** The seed's frame taxonomy. */
+export type FrameKind = 'reply' | 'mutation' | 'pubsub' | 'keychange' | 'confirm';
+
+export function utf8Length(s: string): number;
+/** Encodes a command as a RESP array of bulk strings (one frame's text). */
+export function encodeCommand(args: ReadonlyArray<Arg>): string;
+/** Parses a frame holding exactly one RESP value. */
+export function parseFrame(data: string | ArrayBuffer | Uint8Array): RespValue;
+/** A parsed value as plain JavaScript (errors become ReplyError values). */
+export function toJS(v: RespValue): any;
+/** Classifies a frame; interested tells whether a keychange's key is one the client follows. */
+export function classifyFrame(v: RespValue, interested?: (key: string) => boolean): FrameKind;
+export function isQState(v: RespValue): boolean;
+/** Redis KEYS glob matching. */
+export function globMatch(pattern: string, key: string): boolean;
+/** (epoch << 32) | counter, in decimal. */
+export function wireId(epoch: number, counter: number): string;
+export function splitWireId(id: string): { epoch: number; counter: number };
+
+/**
+ * A key's value as plain JavaScript: a string; an object of fields (hash);
+ * an array (list); a sorted array of members (set); [member, score] pairs
+ * in rank order (sorted set); {type} for a type the store does not model;
+ * null when the key does not exist.
+ */
+export type PlainValue =
+  | string
+  | Record<string, string>
+  | string[]
+  | Array<[string, number]>
+  | { type: string }
+  | null;
+
+export interface Entry {
+  type: 'string' | 'hash' | 'list' | 'set' | 'zset' | 'other';
+  marker: string;
+  value: any;
+  expireAt: number;
+}
+
+/** The local replica: applies the effects the server pushes. */
+export class Store {
+  constructor(now?: () => number);
+  keys: Map<string, Entry>;
+  raw(key: string): Entry | undefined;
+  match(pattern?: string): string[];
+  setState(key: string, v: RespValue): boolean;
+  removeMatching(pattern: string, listed: Set<string>): string[];
+  retain(keep: (key: string) => boolean): void;
+  /** Applies one effect; returns the keys changed, or null when not understood. */
+  apply(args: ReadonlyArray<string>): string[] | null;
+}
+export function cloneEntry(e: Entry | undefined): Entry | undefined;
+export function entriesEqual(a: Entry | undefined, b: Entry | undefined): boolean;
+export function plainValue(e: Entry | undefined): PlainValue;
+export function keysOf(args: ReadonlyArray<string>): string[];
+/** The effects of a write request: predicted (no reply) or derived from the server's reply. */
+export function effectsOf(st: Store, args: ReadonlyArray<string>, reply?: RespValue): string[][] | null;
+
+export interface SavedWrite {
+  key: [number, number, number];
+  clientId: string;
+  id: string;
+  args: string[];
+}
+export interface Identity {
+  slot: number;
+  clientId: string;
+  epoch: number;
+}
+export interface Storage {
+  claim(slot: number, newId: () => string): Promise<Identity>;
+  identity(slot: number): Promise<Identity | undefined>;
+  writes(): Promise<SavedWrite[]>;
+  save(ops: Array<{ key: [number, number, number]; write: SavedWrite | null }>): Promise<void>;
+  close(): void;
+}
+export class IDBStorage implements Storage {
+  static open(idb: IDBFactory, name: string): Promise<IDBStorage>;
+  claim(slot: number, newId: () => string): Promise<Identity>;
+  identity(slot: number): Promise<Identity | undefined>;
+  writes(): Promise<SavedWrite[]>;
+  save(ops: Array<{ key: [number, number, number]; write: SavedWrite | null }>): Promise<void>;
+  close(): void;
+}
+export class MemoryStorage implements Storage {
+  claim(slot: number, newId: () => string): Promise<Identity>;
+  identity(slot: number): Promise<Identity | undefined>;
+  writes(): Promise<SavedWrite[]>;
+  save(ops: Array<{ key: [number, number, number]; write: SavedWrite | null }>): Promise<void>;
+  close(): void;
+}
+/** Creates the missing object stores (in an upgrade); never drops one. */
+export function upgradeSchema(db: IDBDatabase): void;
+export function openDatabase(idb: IDBFactory, name: string): Promise<IDBDatabase>;
+
+export type State = 'connecting' | 'open' | 'offline' | 'closed';
+
+export interface StateEvent {
+  state: State;
+  /** Why the client is offline or closed ("NOPERM invalid token", "connection closed (code 1006)", "offline"). */
+  reason?: string;
+  /** Delay before the next attempt, in ms. */
+  retryIn?: number;
+  /** Connection attempts since the last open session. */
+  attempt: number;
+}
+
+export interface ConnectOptions {
+  /** Sent as SYNC TOKEN <token> (strict scoping). */
+  token?: string;
+  /** Sent as SYNC <pattern…> (open mode) when there is no token. */
+  patterns?: string[];
+  password?: string;
+  username?: string;
+  /** Storage namespace (IndexedDB database and Web Lock names). Default "default". */
+  name?: string;
+  /** Reconnection backoff bounds in ms (full jitter). Defaults 100 and 10 000. */
+  minBackoff?: number;
+  maxBackoff?: number;
+  /** At most, and by default, 10 000. */
+  outboxLimit?: number;
+  /** Default globalThis.indexedDB; null keeps everything in memory. */
+  indexedDB?: IDBFactory | null;
+  /** Default navigator.locks; null uses one identity slot. */
+  locks?: LockManager | null;
+  WebSocket?: any;
+  now?: () => number;
+  random?: () => number;
+}
+
+export interface Handle {
+  /** Stops the query, watch or subscription. */
+  close(): void;
+  /** Resolves once the server accepted it. */
+  ready: Promise<void>;
+}
+
+export interface Stats {
+  connects: number;
+  replies: number;
+  dups: number;
+  dropped: number;
+  mutations: number;
+  unknownEffects: number;
+  keychanges: number;
+  messages: number;
+  ignored: number;
+}
+
+export interface EventMap {
+  state: StateEvent;
+  outbox: number;
+  drop: { id: string; clientId: string; args: string[] };
+  error: Error;
+  identity: { clientId: string; epoch: number; slot: number };
+}
+
+export class Client {
+  constructor(url: string, options?: ConnectOptions);
+  readonly url: string;
+  readonly state: State;
+  readonly outboxSize: number;
+  readonly clientId: string;
+  readonly epoch: number;
+  readonly slot: number;
+  readonly stats: Stats;
+  /** The confirmed store (server state as known); reads below add pending writes. */
+  readonly store: Store;
+  /** Resolves once identity, epoch and the saved outbox are loaded. */
+  readonly ready: Promise<void>;
+
+  on<K extends keyof EventMap>(event: K, fn: (arg: EventMap[K]) => void): () => void;
+  outbox(): Array<{ id: string; clientId: string; args: string[] }>;
+  /** Whether key has writes waiting for their acknowledgment. */
+  pending(key: string): boolean;
+  /** Resolves once every outbox change so far is saved to IndexedDB. */
+  persisted(): Promise<void>;
+
+  goOffline(): void;
+  goOnline(): void;
+  dropConnection(): void;
+  reconnect(): void;
+  setToken(token: string): void;
+  setPassword(password: string): void;
+  close(): Promise<void>;
+
+  command(...args: Arg[]): Promise<any>;
+  set(key: string, value: Arg, ...options: Arg[]): Promise<string | null>;
+  del(...keys: string[]): Promise<number>;
+  incr(key: string): Promise<number>;
+  incrby(key: string, by: number | bigint): Promise<number>;
+  decr(key: string): Promise<number>;
+  decrby(key: string, by: number | bigint): Promise<number>;
+  append(key: string, value: string): Promise<number>;
+  hset(key: string, fields: Record<string, Arg>): Promise<number>;
+  hset(key: string, ...fieldValues: Arg[]): Promise<number>;
+  hdel(key: string, ...fields: string[]): Promise<number>;
+  hincrby(key: string, field: string, by: number | bigint): Promise<number>;
+  lpush(key: string, ...values: Arg[]): Promise<number>;
+  rpush(key: string, ...values: Arg[]): Promise<number>;
+  lpop(key: string, count?: number): Promise<string | string[] | null>;
+  rpop(key: string, count?: number): Promise<string | string[] | null>;
+  sadd(key: string, ...members: Arg[]): Promise<number>;
+  srem(key: string, ...members: Arg[]): Promise<number>;
+  zadd(key: string, members: Record<string, number>): Promise<number>;
+  zadd(key: string, ...scoreMembers: Arg[]): Promise<number>;
+  zrem(key: string, ...members: Arg[]): Promise<number>;
+  zincrby(key: string, by: number, member: string): Promise<string>;
+  expire(key: string, seconds: number): Promise<number>;
+  pexpire(key: string, ms: number): Promise<number>;
+  persist(key: string): Promise<number>;
+  publish(channel: string, message: string): Promise<number>;
+
+  get(key: string): string | null;
+  mget(...keys: string[]): Array<string | null>;
+  exists(...keys: string[]): number;
+  type(key: string): string;
+  ttl(key: string): number;
+  pttl(key: string): number;
+  hget(key: string, field: string): string | null;
+  hgetall(key: string): Record<string, string>;
+  hkeys(key: string): string[];
+  hlen(key: string): number;
+  hexists(key: string, field: string): boolean;
+  lrange(key: string, start?: number, stop?: number): string[];
+  llen(key: string): number;
+  lindex(key: string, index: number): string | null;
+  smembers(key: string): string[];
+  sismember(key: string, member: string): boolean;
+  scard(key: string): number;
+  zrange(key: string, start?: number, stop?: number, opts?: { withScores?: false; rev?: boolean }): string[];
+  zrange(key: string, start: number, stop: number, opts: { withScores: true; rev?: boolean }): Array<[string, number]>;
+  zscore(key: string, member: string): number | null;
+  zcard(key: string): number;
+  keys(pattern?: string): string[];
+  value(key: string): PlainValue;
+
+  query(pattern: string, callback: (key: string, value: PlainValue) => void): Handle;
+  watch(key: string, callback: (key: string, value: PlainValue) => void): Handle;
+  subscribe(channel: string, callback: (message: string, channel: string) => void): Handle;
+  psubscribe(pattern: string, callback: (message: string, channel: string, pattern: string) => void): Handle;
+}
+
+/** Connects to a recached WebSocket bridge; the client loads its storage, then connects and reconnects until close(). */
+export function connect(url: string, options?: ConnectOptions): Client;
