@@ -318,6 +318,10 @@ func TestJSONEffectsReplay(t *testing.T) {
 	src.srv.ks.Now, dst.srv.ks.Now = clock, clock
 	r := rand.New(rand.NewPCG(8, 8))
 	counts := map[string]int{}
+	// A client's local replica applies the same effects with
+	// keyspace.ApplyJSONEffect.
+	local := map[string]*keyspace.JSON{}
+	localExp := map[string]int64{}
 	for i := 0; i < 5000; i++ {
 		k := keys[r.IntN(2)]
 		var args []string
@@ -363,15 +367,44 @@ func TestJSONEffectsReplay(t *testing.T) {
 			if rep, _ := dst.run(eff...); strings.HasPrefix(rep, "-") {
 				t.Fatalf("replaying %q (from %q): %s", eff, args, rep)
 			}
+			switch eff[0] {
+			case "JSET", "JMERGE", "JDEL":
+				b := make([][]byte, len(eff)-2)
+				for i, a := range eff[2:] {
+					b[i] = []byte(a)
+				}
+				doc, err := keyspace.ApplyJSONEffect(local[eff[1]], eff[0], b)
+				if err != nil {
+					t.Fatalf("local replica applying %q (from %q): %v", eff, args, err)
+				}
+				if local[eff[1]] = doc; doc == nil {
+					delete(localExp, eff[1])
+				}
+			case "DEL":
+				local[eff[1]] = nil
+				delete(localExp, eff[1])
+			case "PEXPIREAT":
+				localExp[eff[1]], _ = strconv.ParseInt(eff[2], 10, 64)
+			}
 		}
 		for _, key := range keys {
 			if a, b := dumpTyped(src, key), dumpTyped(dst, key); a != b {
 				t.Fatalf("after %q (effects %q), key %s:\n server  %s\n replica %s", args, effects, key, a, b)
 			}
+			if at, ok := localExp[key]; ok && at <= now {
+				local[key] = nil // expired here as on the server
+				delete(localExp, key)
+			}
+			if e := src.s.db.Peek([]byte(key)); key != "rl" && (e == nil) != (local[key] == nil) {
+				t.Fatalf("after %q: server has %s, the local replica %v", args, dumpTyped(src, key), local[key])
+			} else if e != nil && key != "rl" && string(e.Obj.(*keyspace.JSON).Text()) != string(local[key].Text()) {
+				t.Fatalf("after %q: server has %s, the local replica %s", args, e.Obj.(*keyspace.JSON).Text(), local[key].Text())
+			}
 		}
 	}
 	// The random commands must have exercised every path, not only errors.
-	for _, c := range []string{"JSET", "JMERGE", "JDEL", "JNUMINCRBY", "JARRAPPEND", "THROTTLE"} {
+	t.Logf("successful commands: %v", counts)
+	for _, c := range []string{"JSET", "JMERGE", "JDEL", "JNUMINCRBY", "JARRAPPEND", "THROTTLE", "PEXPIRE"} {
 		if counts[c] < 50 {
 			t.Errorf("only %d successful %s commands", counts[c], c)
 		}

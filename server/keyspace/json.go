@@ -1144,3 +1144,56 @@ func (j *JSON) ArrAppend(p JSONPath, vals []JSONValue) (*JSONValue, error) {
 	v.elems = append(v.elems, vals...)
 	return v, nil
 }
+
+// ApplyJSONEffect applies one json effect as the server pushes it to sync
+// clients, for a client's local replica: cmd is "JSET" (args: path, value),
+// "JMERGE" (args: path, patch) or "JDEL" (args: path, or none for the
+// root). doc is the key's current document, nil when it has none; it is
+// changed in place. The result is the key's document afterwards, nil when
+// the effect deleted it. An effect that does not fit doc is an error and
+// changes nothing the caller keeps.
+func ApplyJSONEffect(doc *JSON, cmd string, args [][]byte) (*JSON, error) {
+	if len(args) == 0 && cmd == "JDEL" {
+		return nil, nil
+	}
+	if len(args) != 2 && (cmd == "JSET" || cmd == "JMERGE") || len(args) != 1 && cmd == "JDEL" {
+		return doc, jsonErr("wrong number of arguments for a " + cmd + " effect")
+	}
+	p, err := ParseJSONPath(args[0])
+	if err != nil {
+		return doc, err
+	}
+	switch cmd {
+	case "JDEL":
+		if p.IsRoot() || doc == nil {
+			return nil, nil
+		}
+		_, err := doc.Delete(p)
+		return doc, err
+	case "JSET", "JMERGE":
+	default:
+		return doc, jsonErr("unknown json effect " + cmd)
+	}
+	v, err := ParseJSONValue(args[1])
+	if err != nil {
+		return doc, err
+	}
+	if doc == nil {
+		if !p.IsRoot() {
+			return nil, jsonErr("new documents must be created at the root path '$'")
+		}
+		if cmd == "JMERGE" && v.kind == JSONNull {
+			return nil, nil
+		}
+		doc = NewJSON(JSONValue{})
+	}
+	if cmd == "JSET" {
+		_, err = doc.Set(p, v, JSONAlways)
+		return doc, err
+	}
+	remove, err := doc.Merge(p, v)
+	if remove {
+		return nil, err
+	}
+	return doc, err
+}

@@ -614,3 +614,48 @@ func sample1K() string {
 	sb.WriteString(`],"counters":{"visits":1024,"posts":17,"likes":349},"bio":"First programmer; wrote the notes on the Analytical Engine."}`)
 	return sb.String()
 }
+
+func TestApplyJSONEffect(t *testing.T) {
+	b := func(s ...string) [][]byte {
+		out := make([][]byte, len(s))
+		for i, x := range s {
+			out[i] = []byte(x)
+		}
+		return out
+	}
+	steps := []struct {
+		cmd  string
+		args [][]byte
+		want string // the document afterwards, "-" for none
+		err  string
+	}{
+		{"JSET", b("$.a", "1"), "-", `new documents must be created at the root path '$'`},
+		{"JMERGE", b("$", "null"), "-", ""},
+		{"JMERGE", b("$", `{"a":{"b":null,"c":[1]}}`), `{"a":{"c":[1]}}`, ""},
+		{"JSET", b("$.a.c[0]", `"x"`), `{"a":{"c":["x"]}}`, ""},
+		{"JSET", b("$.a.c[1]", `"x"`), `{"a":{"c":["x"]}}`, `index 1 is out of range for '$.a.c', an array of length 1`},
+		{"JDEL", b("$.a.c"), `{"a":{}}`, ""},
+		{"JSET", b("$", "[1]", "NX"), `{"a":{}}`, `wrong number of arguments for a JSET effect`},
+		{"JGET", b("$", "1"), `{"a":{}}`, `unknown json effect JGET`},
+		{"JSET", b("$", "{"), `{"a":{}}`, `invalid JSON: unexpected end of input`},
+		{"JMERGE", b("$", "null"), "-", ""},
+		{"JSET", b("$", "[]"), `[]`, ""},
+		{"JDEL", nil, "-", ""},
+		{"JDEL", b("$.x"), "-", ""},
+	}
+	var doc *JSON
+	for _, st := range steps {
+		var err error
+		doc, err = ApplyJSONEffect(doc, st.cmd, st.args)
+		if (err == nil) != (st.err == "") || err != nil && err.Error() != st.err {
+			t.Fatalf("%s %q: error %v, want %q", st.cmd, st.args, err, st.err)
+		}
+		got := "-"
+		if doc != nil {
+			got = string(doc.Text())
+		}
+		if got != st.want {
+			t.Fatalf("%s %q: document %s, want %s", st.cmd, st.args, got, st.want)
+		}
+	}
+}
