@@ -58,6 +58,9 @@ func ParseJSONPath(b []byte) (JSONPath, error) {
 	default:
 		return p, pathErr(b, "it must start with '$'")
 	}
+	if n := countSegments(b[i:]); n > 0 {
+		p.segs = make([]pathSeg, 0, min(n, MaxJSONDepth))
+	}
 	for i < len(b) {
 		if len(p.segs) == MaxJSONDepth {
 			return JSONPath{}, pathErr(b, "more than "+strconv.Itoa(MaxJSONDepth)+" segments")
@@ -125,6 +128,18 @@ func ParseJSONPath(b []byte) (JSONPath, error) {
 		}
 	}
 	return p, nil
+}
+
+// countSegments returns an upper bound of the number of segments in b:
+// its '.' and '[' bytes.
+func countSegments(b []byte) int {
+	n := 0
+	for _, c := range b {
+		if c == '.' || c == '[' {
+			n++
+		}
+	}
+	return n
 }
 
 // isPathNameByte reports whether c may appear in a dot name.
