@@ -150,12 +150,14 @@ func Throttle(tat, now int64, q Quota, quantity int64) (ThrottleResult, error) {
 		return ThrottleResult{}, ErrGCRARange
 	}
 	newTAT := tat + increment
-	allowAt := newTAT - tolerance
 	var ttl int64
-	if diff := now - allowAt; diff < 0 {
+	// The request would run ahead of the schedule by newTAT-now; it passes
+	// within the tolerance. (Both differences are taken so that neither
+	// can overflow.)
+	if ahead := newTAT - now; ahead > tolerance {
 		res.Limited = true
 		if increment <= tolerance {
-			res.RetryAfter = -diff
+			res.RetryAfter = ahead - tolerance
 		}
 		ttl = tat - now
 		res.TAT = tat

@@ -161,3 +161,17 @@ func BenchmarkThrottle(b *testing.B) {
 		}
 	}
 }
+
+// TestThrottleHugeTolerance: a tolerance near the int64 limit at today's
+// clock must not overflow into a refusal.
+func TestThrottleHugeTolerance(t *testing.T) {
+	q, err := NewQuota(8, 1, 1_000_000_000) // one request in 31 years, bursts of 9
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := int64(1_700_000_000) * sec
+	res, err := Throttle(0, now, q, 1)
+	if err != nil || res.Limited || res.Remaining != 8 {
+		t.Fatalf("%+v %v", res, err)
+	}
+}
