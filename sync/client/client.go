@@ -195,14 +195,16 @@ type Message struct {
 // the write that overflowed the outbox; OnError on the connection
 // goroutine or the outbox saver's.
 type Client struct {
-	opts    Options
-	scheme  string
-	addr    string
-	url     string
-	id      string
-	idb     []byte
-	storage Storage
-	store   *Store
+	opts   Options
+	scheme string
+	addr   string
+	url    string
+	id     string
+	// dedupHead is the encoded "DEDUP" and client id that start every
+	// wrapped write.
+	dedupHead []byte
+	storage   Storage
+	store     *Store
 
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -347,7 +349,7 @@ func (c *Client) loadIdentity() error {
 	if len(id) > 64 || strings.ContainsAny(id, " \t\r\n") {
 		return fmt.Errorf("client: stored client id %q is not 1 to 64 bytes without spaces", id)
 	}
-	c.id, c.idb = id, []byte(id)
+	c.id, c.dedupHead = id, dedupHead([]byte(id))
 	b, err = c.storage.Load(nameEpoch)
 	if err != nil {
 		return err

@@ -181,7 +181,7 @@ func (c *Client) WriteArgs(args [][]byte) *Write {
 		dropped = c.dropOldestLocked()
 	}
 	if cn := c.cn; cn != nil && cn.open {
-		cn.sendWrite(c.idb, w)
+		cn.sendWrite(c.dedupHead, w)
 		w.sent = true
 	}
 	c.mu.Unlock()

@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"net"
 	"os"
@@ -362,5 +363,92 @@ func TestMaxClientsRefusal(t *testing.T) {
 				t.Errorf("write after the slot freed: %v %v", v, err)
 			}
 		})
+	}
+}
+
+// recordingConn records what the client writes to a real connection.
+type recordingConn struct {
+	net.Conn
+	mu  *sync.Mutex
+	out *bytes.Buffer
+}
+
+func (c recordingConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	c.out.Write(p)
+	c.mu.Unlock()
+	return c.Conn.Write(p)
+}
+
+// TestSessionOrderOnTheWire checks the bytes a client sends on connecting
+// with everything to establish and a write waiting in the outbox: AUTH,
+// HELLO 3, SYNC TOKEN, QSUB, KWATCH, SUBSCRIBE, PSUBSCRIBE, then the write
+// wrapped in DEDUP with its wire id.
+func TestSessionOrderOnTheWire(t *testing.T) {
+	secret := "s3cret"
+	s := startServer(t, server.Config{RequirePass: "pw", TokenSecret: secret})
+	token, err := recsync.SignToken([]byte(secret), []string{"o:*"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var out bytes.Buffer
+	var d net.Dialer
+	gate := make(chan struct{}) // the first dial waits for the registrations
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return recordingConn{c, &mu, &out}, nil
+	}
+	storage := NewMemoryStorage()
+	// An offline client leaves a write in the saved outbox.
+	off, err := New(Options{URL: deadURL(t), Storage: storage, OutboxSaveInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	off.Write("SET", "o:1", "v")
+	if err := off.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(Options{URL: s.url("tcp"), Storage: storage, Password: "pw", Token: token, NetDial: dial, OutboxSaveInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// Registered before the first connection: part of its establishment.
+	c.Query("o:*", func(string, Value) {})
+	c.Watch("o:w", func(string, Value) {})
+	c.Subscribe("o:ch", func(Message) {})
+	c.PSubscribe("o:p*", func(Message) {})
+	close(gate)
+	ob := c.Outbox()
+	if len(ob) != 1 {
+		t.Fatalf("outbox %d", len(ob))
+	}
+	if _, err := ob[0].Wait(ctx10(t)); err != nil {
+		t.Fatal(err)
+	}
+	wid := strconv.FormatUint(1<<32|1, 10)
+	want := "*2\r\n$4\r\nAUTH\r\n$2\r\npw\r\n" +
+		"*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n" +
+		"*3\r\n$4\r\nSYNC\r\n$5\r\nTOKEN\r\n$" + strconv.Itoa(len(token)) + "\r\n" + token + "\r\n" +
+		"*2\r\n$4\r\nQSUB\r\n$3\r\no:*\r\n" +
+		"*2\r\n$6\r\nKWATCH\r\n$3\r\no:w\r\n" +
+		"*2\r\n$9\r\nSUBSCRIBE\r\n$4\r\no:ch\r\n" +
+		"*2\r\n$10\r\nPSUBSCRIBE\r\n$4\r\no:p*\r\n" +
+		"*6\r\n$5\r\nDEDUP\r\n$32\r\n" + c.ID() + "\r\n$" + strconv.Itoa(len(wid)) + "\r\n" + wid + "\r\n" +
+		"$3\r\nSET\r\n$3\r\no:1\r\n$1\r\nv\r\n"
+	mu.Lock()
+	got := out.String()
+	mu.Unlock()
+	if got != want {
+		t.Errorf("client sent\n%q\nwant\n%q", got, want)
 	}
 }

@@ -78,12 +78,13 @@ func (cn *conn) push(p pending) {
 	cn.kick()
 }
 
-// sendWrite queues w wrapped as DEDUP <id> <wire-id> <args…>.
-func (cn *conn) sendWrite(id []byte, w *Write) {
+// sendWrite queues w wrapped as DEDUP <client-id> <wire-id> <args…>; head
+// is the encoded "DEDUP" and client id (dedupHead).
+func (cn *conn) sendWrite(head []byte, w *Write) {
 	b := append(cn.out, '*')
 	b = strconv.AppendInt(b, int64(3+len(w.Args)), 10)
-	b = append(b, "\r\n$5\r\nDEDUP\r\n"...)
-	b = appendBulk(b, id)
+	b = append(b, '\r', '\n')
+	b = append(b, head...)
 	var num [20]byte
 	b = appendBulk(b, strconv.AppendUint(num[:0], w.ID, 10))
 	for _, a := range w.Args {
@@ -99,6 +100,12 @@ func (cn *conn) sendCall(call *Call) {
 	cn.out = resp.AppendCommand(cn.out, call.Args...)
 	cn.ends = append(cn.ends, len(cn.out))
 	cn.push(pending{kind: pendCall, call: call})
+}
+
+// dedupHead returns the encoded first two arguments of every DEDUP the
+// client sends: "DEDUP" and its client id.
+func dedupHead(id []byte) []byte {
+	return appendBulk(appendBulk(nil, []byte("DEDUP")), id)
 }
 
 func appendBulk(b, v []byte) []byte {
@@ -209,7 +216,7 @@ func (c *Client) openLocked(cn *conn) {
 		it := c.queue.at(i)
 		switch {
 		case it.w != nil && !it.w.sent:
-			cn.sendWrite(c.idb, it.w)
+			cn.sendWrite(c.dedupHead, it.w)
 			it.w.sent = true
 		case it.c != nil && !it.c.sent:
 			cn.sendCall(it.c)
