@@ -70,7 +70,9 @@ type Watch struct {
 // Watch watches key, sending KWATCH now when connected and on every later
 // connection. Keychange frames carry a string's value, a nil for a deleted
 // key, or the type of another value, whose content only a live query or
-// the SYNC scope brings.
+// the SYNC scope brings. KWATCH returns no state: after a reconnect the
+// local value stays as last known until the key's next change (a live
+// query re-hydrates instead).
 func (c *Client) Watch(key string, fn func(key string, v Value)) *Watch {
 	w := &Watch{c: c, key: key, fn: fn}
 	c.mu.Lock()
