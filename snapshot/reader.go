@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"unsafe"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -45,6 +46,61 @@ type Reader struct {
 	mks  uint64
 	done bool
 	err  error
+
+	// rec is the record Next returns, reused for every key: callers use a
+	// record before asking for the next one.
+	rec Record
+	// arena holds the bytes of keys and small string values, and entries
+	// the entries of keys: one allocation serves thousands of keys, which
+	// is most of what makes loading fast.
+	arena   []byte
+	entries []keyspace.Entry
+}
+
+// arenaChunk and entryChunk size the reader's bulk allocations; values
+// larger than arenaMax get their own.
+const (
+	arenaChunk = 256 << 10
+	arenaMax   = 4 << 10
+	entryChunk = 1024
+)
+
+// binKept reads a byte string like bin, into the reader's arena when small.
+// The slice's capacity is its length, so growing it never touches a
+// neighbour.
+func (r *Reader) binKept(what string) ([]byte, error) {
+	n, err := r.dec.DecodeBytesLen()
+	if err != nil || n < 0 {
+		return nil, r.fail("bad "+what, err)
+	}
+	if int64(n) > r.remaining() {
+		return nil, r.corrupt(fmt.Sprintf("%s length %d runs past the end of the file", what, n))
+	}
+	var b []byte
+	if n > arenaMax {
+		b = make([]byte, n)
+	} else {
+		if len(r.arena)+n > cap(r.arena) {
+			r.arena = make([]byte, 0, arenaChunk)
+		}
+		start := len(r.arena)
+		r.arena = r.arena[:start+n]
+		b = r.arena[start : start+n : start+n]
+	}
+	if _, err := io.ReadFull(r.br, b); err != nil {
+		return nil, r.fail(what, err)
+	}
+	return b, nil
+}
+
+// newEntry hands out an entry from the reader's current chunk.
+func (r *Reader) newEntry() *keyspace.Entry {
+	if len(r.entries) == 0 {
+		r.entries = make([]keyspace.Entry, entryChunk)
+	}
+	e := &r.entries[0]
+	r.entries = r.entries[1:]
+	return e
 }
 
 // countingReader counts and checksums what it reads.
@@ -305,7 +361,7 @@ func (r *Reader) key() (*Record, error) {
 	if err != nil {
 		return nil, r.fail("bad type tag", err)
 	}
-	key, err := r.bin("key")
+	key, err := r.binKept("key")
 	if err != nil {
 		return nil, err
 	}
@@ -319,10 +375,10 @@ func (r *Reader) key() (*Record, error) {
 	} else if expire, err = r.dec.DecodeInt64(); err != nil || expire <= 0 {
 		return nil, r.fail("bad expiry", err)
 	}
-	e := &keyspace.Entry{}
+	e := r.newEntry()
 	switch Tag(t) {
 	case TagString:
-		if e.Str, err = r.bin("string value"); err != nil {
+		if e.Str, err = r.binKept("string value"); err != nil {
 			return nil, err
 		}
 	case TagList:
@@ -356,7 +412,8 @@ func (r *Reader) key() (*Record, error) {
 		return nil, r.corruptAt(start, fmt.Sprintf("unknown type tag %d", t))
 	}
 	r.keys++
-	return &Record{DB: r.db, Key: key, Entry: e, Expire: expire}, nil
+	r.rec = Record{DB: r.db, Key: key, Entry: e, Expire: expire}
+	return &r.rec, nil
 }
 
 func (r *Reader) hash() (keyspace.Object, error) {
@@ -494,12 +551,10 @@ func Load(path string, ks *keyspace.Keyspace, mark func(Marks), now int64, keepE
 			expired++
 			continue
 		}
-		db := ks.DBs[rec.DB]
 		rec.Entry.Atime = ks.Clock()
-		db.Set(rec.Key, rec.Entry)
-		if rec.Expire != 0 {
-			db.SetExpiry(rec.Key, rec.Expire)
-		}
+		// The key's bytes live in the reader's arena and are never
+		// written again, so the map can keep them without a copy.
+		ks.DBs[rec.DB].Load(unsafe.String(unsafe.SliceData(rec.Key), len(rec.Key)), rec.Entry, rec.Expire)
 		loaded++
 	}
 }

@@ -219,6 +219,19 @@ func (db *DB) Set(key []byte, e *Entry) {
 	s.m[string(key)] = e
 }
 
+// Load stores e under key k, with expiry at (unix ms, 0 for none), for a
+// loader filling an empty database: it does not look for a previous value,
+// which it overwrites, and keeps k as it is.
+func (db *DB) Load(k string, e *Entry, at int64) {
+	s := &db.shards[int(maphash.String(db.ks.seed, k)&(NumShards-1))]
+	e.flags &^= flagExpires
+	if at != 0 {
+		e.flags |= flagExpires
+		s.exp[k] = at
+	}
+	s.m[k] = e
+}
+
 // SetString stores a string value under key, reusing the existing entry and
 // its buffer when it has one. It keeps the time to live when keepTTL is set.
 // The value is copied.

@@ -58,6 +58,9 @@ func (l *Listener) Serve() error {
 	return gnet.Run(l, "tcp://"+l.addr,
 		gnet.WithNumEventLoop(l.loops),
 		gnet.WithReusePort(false),
+		// Like Redis: a restarted server binds at once, whatever its last
+		// connections left in TIME_WAIT.
+		gnet.WithReuseAddr(true),
 		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
 		gnet.WithReadBufferCap(64<<10),
 		gnet.WithLogLevel(logging.ErrorLevel),
