@@ -49,7 +49,12 @@ func New(now func() time.Time) *Table {
 // run. An admitted id becomes the new mark before the write runs, so a
 // replay arriving meanwhile is refused.
 func (t *Table) Admit(clientID []byte, wireID uint64) bool {
-	now := t.now().UnixMilli()
+	return t.AdmitAt(clientID, wireID, t.now().UnixMilli())
+}
+
+// AdmitAt is Admit with the time of use given (unix ms), for callers that
+// keep a coarse clock: marks idle for a day are what it is for.
+func (t *Table) AdmitAt(clientID []byte, wireID uint64, now int64) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e := t.marks[string(clientID)]

@@ -31,7 +31,7 @@ func cmdDedup(s *Session) {
 		s.W.Error("ERR DEDUP wire id must be a decimal unsigned 64-bit integer")
 		return
 	}
-	if inner := s.srv.table.Lookup(s.Args[3]); inner != nil && (inner.Flags&FlagConnection != 0 || inner.Wraps > 0) {
+	if inner := s.lookup(s.Args[3], true); inner != nil && (inner.Flags&FlagConnection != 0 || inner.Wraps > 0) {
 		s.W.Error("ERR DEDUP cannot wrap '" + inner.Name + "': it is connection-scoped and must run on every replay")
 		return
 	}
@@ -39,7 +39,7 @@ func cmdDedup(s *Session) {
 		s.W.Error("ERR DEDUP cannot be nested")
 		return
 	}
-	if !s.srv.dedup.Admit(cid, id) {
+	if !s.srv.dedup.AdmitAt(cid, id, s.srv.coarseNow.Load()) {
 		s.W.Simple("DUP")
 		return
 	}

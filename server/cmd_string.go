@@ -178,7 +178,7 @@ func cmdSet(s *Session) {
 	if get {
 		s.replyOld(old)
 	}
-	s.setString(key, val, o)
+	s.replaceString(key, old, val, o)
 	if !get {
 		s.W.OK()
 	}
@@ -195,10 +195,13 @@ func (s *Session) replyOld(old *keyspace.Entry) {
 // setString stores val and emits the SET effect with the resulting expiry.
 // Replies that must show the old value are written before calling it.
 func (s *Session) setString(key, val []byte, o expiryOpt) *keyspace.Entry {
-	if old := s.db.Lookup(key); old != nil && old.Obj != nil {
-		s.db.Delete(key)
-	}
-	e := s.db.SetString(key, val, o.keepTTL)
+	return s.replaceString(key, s.db.Lookup(key), val, o)
+}
+
+// replaceString is setString for a key the command has looked up: cur is
+// its live entry, of any type, or nil.
+func (s *Session) replaceString(key []byte, cur *keyspace.Entry, val []byte, o expiryOpt) *keyspace.Entry {
+	e := s.db.ReplaceString(key, cur, val, o.keepTTL)
 	switch {
 	case o.at != 0:
 		s.db.SetExpiry(key, o.at)

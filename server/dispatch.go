@@ -41,12 +41,7 @@ func (s *Session) Exec(args [][]byte) {
 func (s *Session) prepare(args [][]byte) *Command {
 	s.Args = args
 	s.lastActive.Store(int64(s.srv.ks.Clock()))
-	// Pipelines repeat one command: compare with the last before hashing.
-	cmd := s.lastTop
-	if cmd == nil || !eqFold(args[0], cmd.Name) {
-		cmd = s.srv.table.Lookup(args[0])
-		s.lastTop = cmd
-	}
+	cmd := s.lookup(args[0], s.inDedup)
 	if cmd == nil {
 		s.reject(nil, unknownCommand(args))
 		return nil
@@ -80,6 +75,23 @@ func (s *Session) prepare(args [][]byte) *Command {
 	}
 	s.lastCmd.Store(cmd)
 	return cmd
+}
+
+// lookup finds a top-level command by name. Pipelines repeat one command,
+// so it compares with the last one found before hashing; wrapped commands
+// (DEDUP's) have a slot of their own so that the two do not evict each
+// other.
+func (s *Session) lookup(name []byte, wrapped bool) *Command {
+	slot := &s.lastTop
+	if wrapped {
+		slot = &s.lastWrapped
+	}
+	if c := *slot; c != nil && eqFold(name, c.Name) {
+		return c
+	}
+	c := s.srv.table.Lookup(name)
+	*slot = c
+	return c
 }
 
 // reject answers a command that will not run, and poisons an open
@@ -208,7 +220,7 @@ func (s *Session) lockFor(cmd *Command) {
 // with args in database db.
 func (s *Session) addLocks(cmd *Command, args [][]byte, db int) {
 	if cmd.Wraps > 0 {
-		inner := s.srv.table.Lookup(args[min(cmd.Wraps, len(args)-1)])
+		inner := s.lookup(args[min(cmd.Wraps, len(args)-1)], true)
 		if inner == nil || len(args) <= cmd.Wraps || inner.Wraps > 0 {
 			return
 		}

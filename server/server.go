@@ -102,7 +102,10 @@ type Server struct {
 
 	watches watchRegistry
 	dedup   *dedup.Table
-	pubsub  pubsubRegistry
+	// coarseNow is the unix time in ms as of the last tick (100 ms), for
+	// bookkeeping that does not need a precise clock.
+	coarseNow atomic.Int64
+	pubsub    pubsubRegistry
 	// syncer routes writes to sync clients (syncer.go).
 	syncer *syncer
 
@@ -140,6 +143,7 @@ func New(cfg Config) *Server {
 	srv.initPubSub()
 	srv.ks = keyspace.New(cfg.Databases, srv.onExpire)
 	srv.dedup = dedup.New(nil)
+	srv.coarseNow.Store(time.Now().UnixMilli())
 	srv.syncer = newSyncer(srv, cfg.Databases)
 	srv.lastSave.Store(time.Now().Unix())
 	srv.persist = newPersister(srv)
@@ -188,7 +192,8 @@ func (srv *Server) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case now := <-t.C:
+			srv.coarseNow.Store(now.UnixMilli())
 			srv.ks.Tick()
 			srv.activeExpire()
 		case <-sweep.C:

@@ -67,13 +67,14 @@ type Session struct {
 	sub   *recsync.Sub
 	scope *recsync.Scope
 
-	lastTop *Command // the last top-level command looked up, for pipelines
-	keys    [][]byte
-	masks   []uint64
-	lockDB  uint64 // bit i set: masks[i] has shards locked
-	inExec  bool
-	eff     Effect
-	calls   uint64 // commands run, for sampling their duration
+	lastTop     *Command // the last top-level command looked up, for pipelines
+	lastWrapped *Command // the same for commands wrapped by DEDUP
+	keys        [][]byte
+	masks       []uint64
+	lockDB      uint64 // bit i set: masks[i] has shards locked
+	inExec      bool
+	eff         Effect
+	calls       uint64 // commands run, for sampling their duration
 
 	// inDedup is set while a DEDUP-wrapped command runs, with its mark.
 	inDedup     bool

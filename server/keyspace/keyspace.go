@@ -236,11 +236,16 @@ func (db *DB) Load(k string, e *Entry, at int64) {
 // its buffer when it has one. It keeps the time to live when keepTTL is set.
 // The value is copied.
 func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
-	s := db.shardFor(key)
-	e := s.m[string(key)]
+	return db.ReplaceString(key, db.shardFor(key).m[string(key)], val, keepTTL)
+}
+
+// ReplaceString is SetString for a caller that has just looked the key up:
+// cur is its entry (nil when absent), which saves a second map access.
+func (db *DB) ReplaceString(key []byte, cur *Entry, val []byte, keepTTL bool) *Entry {
+	e := cur
 	if e == nil {
 		e = &Entry{Str: append(make([]byte, 0, len(val)), val...), Atime: db.ks.Clock()}
-		s.m[string(key)] = e
+		db.shardFor(key).m[string(key)] = e
 		return e
 	}
 	if e.Obj == nil && cap(e.Str) >= len(val) && cap(e.Str) <= 2*len(val)+16 {
@@ -252,7 +257,7 @@ func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
 	e.flags &^= flagRaw | flagNoInt
 	if !keepTTL && e.flags&flagExpires != 0 {
 		e.flags &^= flagExpires
-		delete(s.exp, string(key))
+		delete(db.shardFor(key).exp, string(key))
 	}
 	return e
 }
