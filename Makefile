@@ -22,6 +22,7 @@ test-deps:
 
 unit:
 	$(GO) test -count=1 -timeout 30m $(PKGS)
+	node --test sync/web/test/
 
 # The packages with concurrency under the race detector.
 race:

@@ -7,6 +7,7 @@ set -euo pipefail
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v redis-benchmark >/dev/null 2>&1 || need+=(redis-tools)
+command -v chromium >/dev/null 2>&1 || need+=(chromium) # sync/web's browser end-to-end tests
 
 if [ ${#need[@]} -eq 0 ]; then
 	exit 0

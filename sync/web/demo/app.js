@@ -22,16 +22,23 @@ const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
 // -- rendering ----------------------------------------------------------------
 
 let scheduled = false;
-/** Re-renders once per frame, whatever the number of changes. */
+/**
+ * Re-renders once per task, whatever the number of changes in it (not per
+ * animation frame: a tab in the background gets none, and it should still
+ * be current when it comes back).
+ */
 function render() {
   if (scheduled) return;
   scheduled = true;
-  requestAnimationFrame(() => {
+  queueMicrotask(() => {
     scheduled = false;
     renderTodos();
     renderCounter();
   });
 }
+
+/** The list items by key, kept across renders so that focus and clicks survive updates. */
+const items = new Map();
 
 function renderTodos() {
   const list = $('list');
@@ -39,37 +46,59 @@ function renderTodos() {
     .filter((k) => client.type(k) === 'hash')
     .map((key) => ({ key, ...client.hgetall(key) }))
     .sort((a, b) => Number(a.at || 0) - Number(b.at || 0) || (a.key < b.key ? -1 : 1));
-  list.replaceChildren();
-  if (todos.length === 0) {
-    const li = document.createElement('li');
-    li.className = 'empty';
-    li.textContent = 'Nothing to do. Add something above.';
-    list.append(li);
+  const keep = new Set(todos.map((t) => t.key));
+  for (const [key, li] of items) {
+    if (!keep.has(key)) {
+      li.remove();
+      items.delete(key);
+    }
   }
-  for (const t of todos) {
-    const li = document.createElement('li');
-    li.dataset.key = t.key;
-    li.classList.toggle('done', t.done === '1');
+  let empty = list.querySelector('.empty');
+  if (todos.length === 0 && !empty) {
+    empty = document.createElement('li');
+    empty.className = 'empty';
+    empty.textContent = 'Nothing to do. Add something above.';
+    list.append(empty);
+  } else if (todos.length > 0 && empty) {
+    empty.remove();
+  }
+  todos.forEach((t, i) => {
+    let li = items.get(t.key);
+    if (!li) {
+      li = todoItem(t.key);
+      items.set(t.key, li);
+    }
+    const done = t.done === '1';
+    li.classList.toggle('done', done);
     li.classList.toggle('pending', client.pending(t.key));
-    const box = document.createElement('input');
-    box.type = 'checkbox';
-    box.checked = t.done === '1';
-    box.setAttribute('aria-label', 'Done');
-    box.addEventListener('change', () => write(client.hset(t.key, 'done', box.checked ? '1' : '0')));
-    const text = document.createElement('span');
-    text.className = 'text';
-    text.textContent = t.text || '';
-    const remove = document.createElement('button');
-    remove.className = 'remove';
-    remove.type = 'button';
-    remove.title = 'Delete';
-    remove.textContent = '×';
-    remove.addEventListener('click', () => write(client.del(t.key)));
-    li.append(box, text, remove);
-    list.append(li);
-  }
+    const box = /** @type {HTMLInputElement} */ (li.querySelector('input'));
+    if (box.checked !== done) box.checked = done;
+    const text = /** @type {HTMLElement} */ (li.querySelector('.text'));
+    if (text.textContent !== (t.text || '')) text.textContent = t.text || '';
+    if (list.children[i] !== li) list.insertBefore(li, list.children[i] || null);
+  });
   const left = todos.filter((t) => t.done !== '1').length;
   $('left').textContent = `${left} item${left === 1 ? '' : 's'} left`;
+}
+
+/** A new list item for a todo key. @param {string} key */
+function todoItem(key) {
+  const li = document.createElement('li');
+  li.dataset.key = key;
+  const box = document.createElement('input');
+  box.type = 'checkbox';
+  box.setAttribute('aria-label', 'Done');
+  box.addEventListener('change', () => write(client.hset(key, 'done', box.checked ? '1' : '0')));
+  const text = document.createElement('span');
+  text.className = 'text';
+  const remove = document.createElement('button');
+  remove.className = 'remove';
+  remove.type = 'button';
+  remove.title = 'Delete';
+  remove.textContent = '×';
+  remove.addEventListener('click', () => write(client.del(key)));
+  li.append(box, text, remove);
+  return li;
 }
 
 function renderCounter() {

@@ -1,0 +1,797 @@
+package web_test
+
+// End-to-end tests of recached-edge in real headless Chromium against a real
+// recached process: the page imports /recached-edge.js from the server and
+// talks to it over the WebSocket bridge, exactly as an application would.
+//
+// They need Debian's chromium (scripts/install-test-deps.sh installs it);
+// without it they are skipped with a message saying so.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/recached/recached/resp"
+)
+
+// chromium returns the path of the browser, or skips the test.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{os.Getenv("RECACHED_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("chromium"); err == nil {
+		return p
+	}
+	t.Skip("chromium not found: run scripts/install-test-deps.sh (or set RECACHED_CHROMIUM)")
+	return ""
+}
+
+// moduleRoot returns the directory of go.mod.
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found")
+		}
+		dir = parent
+	}
+}
+
+// buildRecached builds the server binary into a temporary directory.
+func buildRecached(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "recached")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/recached")
+	cmd.Dir = moduleRoot(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/recached: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// freePort returns a loopback TCP port nobody listens on now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// syncBuffer is a bytes.Buffer safe for a process's output and a reader.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// server is a recached process on loopback ports, restartable on the same
+// ports and directory.
+type server struct {
+	t      *testing.T
+	bin    string
+	dir    string
+	port   int
+	wsPort int
+	args   []string
+	cmd    *exec.Cmd
+	out    *syncBuffer
+	exited chan struct{}
+}
+
+func startServer(t *testing.T, bin string, extra ...string) *server {
+	t.Helper()
+	s := &server{t: t, bin: bin, dir: t.TempDir(), port: freePort(t), wsPort: freePort(t), args: extra, out: &syncBuffer{}}
+	s.start()
+	t.Cleanup(func() {
+		s.stop()
+		if t.Failed() {
+			t.Logf("server output:\n%s", s.out.String())
+		}
+	})
+	return s
+}
+
+func (s *server) start() {
+	s.t.Helper()
+	args := append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(s.port), "--ws-port", strconv.Itoa(s.wsPort), "--dir", s.dir}, s.args...)
+	s.cmd = exec.Command(s.bin, args...)
+	s.cmd.Stdout = s.out
+	s.cmd.Stderr = s.out
+	if err := s.cmd.Start(); err != nil {
+		s.t.Fatalf("start recached: %v", err)
+	}
+	s.exited = make(chan struct{})
+	go func(cmd *exec.Cmd, done chan struct{}) {
+		_ = cmd.Wait()
+		close(done)
+	}(s.cmd, s.exited)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		res, err := http.Get(s.httpURL("/healthz"))
+		if err == nil {
+			res.Body.Close()
+			if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", s.port)); err == nil {
+				c.Close()
+				return
+			}
+		}
+		select {
+		case <-s.exited:
+			s.t.Fatalf("recached exited at start:\n%s", s.out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("recached did not start in time:\n%s", s.out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// stop sends SIGTERM (the server writes its snapshot and exits) and waits.
+func (s *server) stop() {
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(15 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+		s.t.Errorf("recached did not stop on SIGTERM in time")
+	}
+	s.cmd = nil
+}
+
+func (s *server) restart() {
+	s.t.Helper()
+	s.stop()
+	s.start()
+}
+
+func (s *server) httpURL(path string) string {
+	return fmt.Sprintf("http://127.0.0.1:%d%s", s.wsPort, path)
+}
+
+// do runs one command on the RESP port and returns its reply.
+func (s *server) do(args ...string) resp.Value {
+	s.t.Helper()
+	c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", s.port), 5*time.Second)
+	if err != nil {
+		s.t.Fatalf("dial RESP port: %v", err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	return sendRecv(s.t, c, bufio.NewReader(c), args...)
+}
+
+func sendRecv(t *testing.T, c net.Conn, r *bufio.Reader, args ...string) resp.Value {
+	t.Helper()
+	b := make([][]byte, len(args))
+	for i, a := range args {
+		b[i] = []byte(a)
+	}
+	if _, err := c.Write(resp.AppendCommand(nil, b...)); err != nil {
+		t.Fatalf("write %v: %v", args, err)
+	}
+	v, err := resp.ReadValue(r)
+	if err != nil {
+		t.Fatalf("read reply to %v: %v", args, err)
+	}
+	return v
+}
+
+// browser starts headless Chromium with a fresh profile; its first tab is
+// the returned context.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromium(t)),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-background-timer-throttling", true),
+		chromedp.Flag("disable-renderer-backgrounding", true),
+		chromedp.Flag("disable-backgrounding-occluded-windows", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1200, 820),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	if err := chromedp.Do(bctx); err != nil {
+		cancelBrowser()
+		cancelAlloc()
+		t.Fatalf("start chromium: %v", err)
+	}
+	t.Cleanup(func() {
+		cancelBrowser()
+		cancelAlloc()
+	})
+	return bctx
+}
+
+// page is one browser tab.
+type page struct {
+	t    *testing.T
+	name string
+	ctx  context.Context
+	logs *syncBuffer
+}
+
+// newPage opens a tab (the browser's first one when first is set) and
+// collects its console output, shown when the test fails.
+func newPage(t *testing.T, bctx context.Context, name string, first bool) *page {
+	t.Helper()
+	ctx := bctx
+	if !first {
+		var cancel context.CancelFunc
+		ctx, cancel = chromedp.NewContext(bctx)
+		t.Cleanup(cancel)
+		if err := chromedp.Do(ctx); err != nil {
+			t.Fatalf("open tab %s: %v", name, err)
+		}
+	}
+	p := &page{t: t, name: name, ctx: ctx, logs: &syncBuffer{}}
+	lctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for m, err := range chromedp.Console(lctx) {
+			if err != nil {
+				return
+			}
+			fmt.Fprintf(p.logs, "%s\n", m)
+		}
+	}()
+	t.Cleanup(func() {
+		stop()
+		<-done
+		if t.Failed() && p.logs.String() != "" {
+			t.Logf("console of %s:\n%s", name, p.logs.String())
+		}
+	})
+	return p
+}
+
+// run runs actions with a time limit.
+func (p *page) run(actions ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, 60*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		p.t.Fatalf("%s: %v", p.name, err)
+	}
+}
+
+// eval evaluates a script (awaiting a promise it returns) and decodes its
+// JSON value into out (nil: ignore it).
+func (p *page) eval(script string, out any) {
+	p.t.Helper()
+	if err := p.tryEval(script, out); err != nil {
+		p.t.Fatalf("%s: %v\nscript: %s", p.name, err, script)
+	}
+}
+
+func (p *page) tryEval(script string, out any) error {
+	ctx, cancel := context.WithTimeout(p.ctx, 90*time.Second)
+	defer cancel()
+	raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](script, chromedp.EvalAwaitPromise))
+	if err != nil {
+		return err
+	}
+	if out != nil && len(raw) > 0 {
+		return json.Unmarshal(raw, out)
+	}
+	return nil
+}
+
+// str evaluates a script whose value is a string.
+func (p *page) str(script string) string {
+	p.t.Helper()
+	var s string
+	p.eval(script, &s)
+	return s
+}
+
+// harness is the script that sets a test page up: waitFor polls a
+// condition; setup(options) connects window.c.
+const harness = `
+window.waitFor = (f, ms = 30000) => new Promise((resolve, reject) => {
+  const t0 = Date.now();
+  const tick = () => {
+    let v;
+    try { v = f(); } catch (e) { v = undefined; }
+    if (v) return resolve(v);
+    if (Date.now() - t0 > ms) return reject(new Error('timed out waiting for ' + f));
+    setTimeout(tick, 5);
+  };
+  tick();
+});
+window.setup = async (opts) => {
+  const m = await import('/recached-edge.js');
+  window.m = m;
+  const c = m.connect('ws://' + location.host + '/', opts);
+  window.c = c;
+  window.states = [];
+  c.on('state', (e) => window.states.push(e));
+  c.on('error', (e) => console.warn('recached-edge error: ' + e.message));
+  await c.ready;
+  return c.clientId;
+};
+`
+
+// open loads a blank page of the server's origin and connects a client.
+func (p *page) open(s *server, opts string) string {
+	p.t.Helper()
+	p.run(chromedp.Navigate(s.httpURL("/healthz")))
+	p.eval(harness+";1", nil)
+	return p.str(`setup(` + opts + `)`)
+}
+
+// waitOpen waits for the client's session to be established.
+func (p *page) waitOpen() {
+	p.t.Helper()
+	p.eval(`waitFor(() => c.state === 'open')`, nil)
+}
+
+func TestBrowserTwoPagesSeeEachOthersWritesLive(t *testing.T) {
+	bin := buildRecached(t)
+	s := startServer(t, bin, "--appendonly", "no")
+	b := browser(t)
+	a := newPage(t, b, "A", true)
+	bb := newPage(t, b, "B", false)
+	opts := `{patterns: ['e2e:*'], name: 'e2e'}`
+	idA := a.open(s, opts)
+	idB := bb.open(s, opts)
+	if idA == idB || idA == "" {
+		t.Fatalf("two tabs share client id %q and %q: each tab needs its own", idA, idB)
+	}
+	for _, p := range []*page{a, bb} {
+		p.eval(`window.changes = []; c.query('e2e:*', (k, v) => changes.push([k, v])).ready`, nil)
+		p.waitOpen()
+	}
+
+	// A writes; B sees every write without asking.
+	a.eval(`(async () => {
+	  await c.set('e2e:greeting', 'hello');
+	  for (let i = 0; i < 5; i++) await c.incr('e2e:n');
+	  await c.hset('e2e:h', {a: '1', b: '2'});
+	  await c.sadd('e2e:s', 'x', 'y');
+	  await c.zadd('e2e:z', {m: 2, n: 1});
+	})()`, nil)
+	var got map[string]any
+	bb.eval(`waitFor(() => c.get('e2e:greeting') === 'hello' && c.get('e2e:n') === '5' && c.hget('e2e:h', 'b') === '2' &&
+	  c.scard('e2e:s') === 2 && c.zcard('e2e:z') === 2).then(() => ({
+	    greeting: c.get('e2e:greeting'), n: c.get('e2e:n'), h: c.hgetall('e2e:h'), s: c.smembers('e2e:s'),
+	    z: c.zrange('e2e:z'), changed: [...new Set(changes.map((x) => x[0]))].sort()}))`, &got)
+	want := map[string]any{
+		"greeting": "hello", "n": "5", "h": map[string]any{"a": "1", "b": "2"}, "s": []any{"x", "y"}, "z": []any{"n", "m"},
+		"changed": []any{"e2e:greeting", "e2e:h", "e2e:n", "e2e:s", "e2e:z"},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("B sees %v, want %v", got, want)
+	}
+
+	// B writes back; A sees it, and so does a backend on the RESP port.
+	bb.eval(`c.rpush('e2e:list', 'from B').then(() => c.del('e2e:greeting'))`, nil)
+	a.eval(`waitFor(() => c.lrange('e2e:list').join() === 'from B' && c.get('e2e:greeting') === null)`, nil)
+	if v := s.do("LRANGE", "e2e:list", "0", "-1"); len(v.Elems) != 1 || v.Elems[0].Text() != "from B" {
+		t.Fatalf("server list = %+v", v)
+	}
+
+	// A backend write on the RESP port reaches both pages.
+	s.do("SET", "e2e:tcp", "from the backend")
+	for _, p := range []*page{a, bb} {
+		p.eval(`waitFor(() => c.get('e2e:tcp') === 'from the backend')`, nil)
+	}
+}
+
+func TestBrowserOfflineWritesSurviveReloadAndRestartExactlyOnce(t *testing.T) {
+	bin := buildRecached(t)
+	help, _ := exec.Command(bin, "--help").CombinedOutput()
+	if !bytes.Contains(help, []byte("appendfsync")) {
+		t.Skip("this recached binary has no --appendonly/--appendfsync: the restart variant needs persistence")
+	}
+	s := startServer(t, bin, "--appendonly", "yes", "--appendfsync", "always")
+	b := browser(t)
+	p := newPage(t, b, "page", true)
+	opts := `{patterns: ['ctr:*'], name: 'offline'}`
+	id := p.open(s, opts)
+	p.eval(`c.query('ctr:*', () => {}).ready`, nil)
+	p.waitOpen()
+	var epoch1 int
+	p.eval(`c.epoch`, &epoch1)
+
+	// The test closes the page's WebSocket and keeps it offline; the page
+	// writes 500 times: 250 INCR and 250 RPUSH, interleaved.
+	p.eval(`c.goOffline(); waitFor(() => c.state === 'offline')`, nil)
+	var local map[string]any
+	p.eval(`(() => {
+	  for (let i = 0; i < 500; i++) {
+	    const w = i % 2 === 0 ? c.incr('ctr:a') : c.rpush('ctr:log', String(i));
+	    w.catch(() => {}); // the page reloads before the replies
+	  }
+	  return c.persisted().then(() => ({outbox: c.outboxSize, a: c.get('ctr:a'), log: c.llen('ctr:log')}));
+	})()`, &local)
+	if fmt.Sprint(local) != "map[a:250 log:250 outbox:500]" {
+		t.Fatalf("offline page shows %v, want a=250, log=250, outbox=500", local)
+	}
+	if v := s.do("EXISTS", "ctr:a", "ctr:log"); v.Int != 0 {
+		t.Fatalf("offline writes reached the server: EXISTS = %d", v.Int)
+	}
+
+	// Reload: the new page finds its identity and the saved outbox. It
+	// reconnects and replays; when half the outbox is acknowledged it drops
+	// the connection (the other half is in flight, fate unknown) ...
+	p.run(chromedp.Reload())
+	p.eval(harness+";1", nil)
+	p.eval(`window.paused = new Promise((resolve) => {
+	  let fired = false;
+	  window.pauseHook = (n) => { if (!fired && n <= 250 && window.c && c.state === 'open') { fired = true; c.goOffline(); resolve(n); } };
+	}); 1`, nil)
+	p.eval(`(async () => {
+	  const m = await import('/recached-edge.js');
+	  window.m = m;
+	  const c = m.connect('ws://' + location.host + '/', `+opts+`);
+	  window.c = c;
+	  c.on('outbox', (n) => pauseHook(n));
+	  c.on('error', (e) => console.warn('recached-edge error: ' + e.message));
+	  c.query('ctr:*', () => {});
+	  await c.ready;
+	  return c.clientId;
+	})()`, nil)
+	var after struct {
+		ID     string `json:"id"`
+		Epoch  int    `json:"epoch"`
+		Outbox int    `json:"outbox"`
+	}
+	p.eval(`waitFor(() => c.epoch).then(() => ({id: c.clientId, epoch: c.epoch, outbox: c.outboxSize}))`, &after)
+	if after.ID != id || after.Epoch != epoch1+1 {
+		t.Fatalf("after reload: client id %q epoch %d, want %q and epoch %d", after.ID, after.Epoch, id, epoch1+1)
+	}
+	var left int
+	p.eval(`paused`, &left)
+	t.Logf("replay paused with %d writes unacknowledged", left)
+
+	// ... and the server restarts in the middle of it.
+	before := s.do("GET", "ctr:a").Text()
+	s.restart()
+	t.Logf("server counter before the restart %q, after %q", before, s.do("GET", "ctr:a").Text())
+
+	// Back online: the rest of the outbox replays; writes the server had
+	// already executed answer +DUP and do not apply again.
+	var final map[string]any
+	p.eval(`c.goOnline(); waitFor(() => c.state === 'open' && c.outboxSize === 0, 60000).then(() =>
+	  ({a: c.get('ctr:a'), log: c.llen('ctr:log'), dups: c.stats.dups}))`, &final)
+	t.Logf("after replay: %v", final)
+	if final["a"] != "250" || final["log"] != float64(250) {
+		t.Fatalf("page shows %v, want a=250 and 250 log entries", final)
+	}
+	if v := s.do("GET", "ctr:a"); v.Text() != "250" {
+		t.Fatalf("server counter = %q, want 250: a write was lost or applied twice", v.Text())
+	}
+	v := s.do("LRANGE", "ctr:log", "0", "-1")
+	var log []int
+	for _, e := range v.Elems {
+		n, _ := strconv.Atoi(e.Text())
+		log = append(log, n)
+	}
+	var wantLog []int
+	for i := 1; i < 500; i += 2 {
+		wantLog = append(wantLog, i)
+	}
+	if !slices.Equal(log, wantLog) {
+		t.Fatalf("server log has %d entries %v…, want the 250 odd numbers in order, each once", len(log), log[:min(len(log), 10)])
+	}
+}
+
+func TestBrowserScopedTokenCannotReachOutOfScope(t *testing.T) {
+	bin := buildRecached(t)
+	const secret = "e2e-secret"
+	s := startServer(t, bin, "--appendonly", "no", "--token-secret", secret)
+	out, err := exec.Command(bin, "token", "--secret", secret, "--patterns", "user:1:*").Output()
+	if err != nil {
+		t.Fatalf("recached token: %v", err)
+	}
+	token := strings.TrimSpace(string(out))
+	s.do("SET", "user:1:name", "alice")
+	s.do("SET", "user:2:secret", "bob's")
+
+	b := browser(t)
+	p := newPage(t, b, "scoped", true)
+	p.open(s, `{token: `+strconv.Quote(token)+`, name: 'scoped'}`)
+	p.eval(`c.query('user:*', () => {}).ready`, nil)
+	p.waitOpen()
+	var keys []string
+	p.eval(`c.keys('*')`, &keys)
+	if !slices.Equal(keys, []string{"user:1:name"}) {
+		t.Fatalf("scoped page sees keys %v, want only user:1:name", keys)
+	}
+
+	var results map[string]string
+	p.eval(`(async () => {
+	  const r = {};
+	  const outcome = (pr) => pr.then((v) => 'ok ' + v, (e) => e.message);
+	  r.writeOut = await outcome(c.set('user:2:secret', 'stolen'));
+	  r.readOut = await outcome(c.command('GET', 'user:2:secret'));
+	  r.watchOut = await outcome(c.watch('user:2:secret', () => {}).ready);
+	  r.subscribeOut = await outcome(c.subscribe('user:2:inbox', () => {}).ready);
+	  r.writeIn = await outcome(c.set('user:1:x', 'mine'));
+	  r.readIn = await outcome(c.command('GET', 'user:1:name'));
+	  r.local = String(c.get('user:2:secret'));
+	  return r;
+	})()`, &results)
+	for k, want := range map[string]string{
+		"writeOut": "NOPERM", "readOut": "NOPERM", "watchOut": "NOPERM", "subscribeOut": "NOPERM",
+		"writeIn": "ok OK", "readIn": "ok alice", "local": "null",
+	} {
+		if !strings.HasPrefix(results[k], want) {
+			t.Errorf("%s = %q, want %q…", k, results[k], want)
+		}
+	}
+	if v := s.do("GET", "user:2:secret"); v.Text() != "bob's" {
+		t.Fatalf("out-of-scope key changed to %q", v.Text())
+	}
+
+	// Writes by a backend out of scope never reach the page: a write in
+	// scope made after them arrives, and they still have not.
+	s.do("SET", "user:2:secret", "rotated")
+	s.do("SET", "user:1:name", "alice2")
+	p.eval(`waitFor(() => c.get('user:1:name') === 'alice2')`, nil)
+	var seen []string
+	p.eval(`c.keys('*')`, &seen)
+	if slices.Contains(seen, "user:2:secret") {
+		t.Fatalf("out-of-scope key reached the page: %v", seen)
+	}
+
+	// Without a token the server refuses open mode; a forged token ends the
+	// session with the server's reason.
+	q := newPage(t, b, "forged", false)
+	q.open(s, `{token: `+strconv.Quote(token[:len(token)-2]+"xx")+`, name: 'forged'}`)
+	var st map[string]any
+	q.eval(`waitFor(() => c.state === 'closed').then(() => states[states.length - 1])`, &st)
+	if st["reason"] != "NOPERM invalid token" {
+		t.Fatalf("forged token: state %v, want closed with NOPERM invalid token", st)
+	}
+	r := newPage(t, b, "open-mode", false)
+	r.open(s, `{patterns: ['user:*'], name: 'open'}`)
+	r.eval(`waitFor(() => c.state === 'closed').then(() => states[states.length - 1])`, &st)
+	if reason, _ := st["reason"].(string); !strings.HasPrefix(reason, "NOPERM") {
+		t.Fatalf("open mode on a strict server: state %v, want closed with NOPERM", st)
+	}
+}
+
+// artifactDir returns test-artifacts/ at the module root.
+func artifactDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(moduleRoot(t), "test-artifacts")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestDemoSyncsTwoTabsAndQueuesOffline(t *testing.T) {
+	bin := buildRecached(t)
+	s := startServer(t, bin, "--appendonly", "no")
+	b := browser(t)
+	a := newPage(t, b, "demo A", true)
+	bb := newPage(t, b, "demo B", false)
+	for _, p := range []*page{a, bb} {
+		p.run(chromedp.Navigate(s.httpURL("/demo/")))
+		p.eval(`new Promise((resolve, reject) => {
+		  const t0 = Date.now();
+		  const tick = () => document.getElementById('conn-label').textContent === 'open' ? resolve(true)
+		    : Date.now() - t0 > 30000 ? reject(new Error('demo did not connect')) : setTimeout(tick, 10);
+		  tick();
+		})`, nil)
+	}
+	waitText := func(p *page, cond string) {
+		t.Helper()
+		p.eval(`new Promise((resolve, reject) => {
+		  const t0 = Date.now();
+		  const $ = (id) => document.getElementById(id).textContent;
+		  const tick = () => { try { if (`+cond+`) return resolve(true); } catch (e) {}
+		    if (Date.now() - t0 > 30000) return reject(new Error('timed out: `+strings.ReplaceAll(cond, "'", "\\'")+`; page shows: ' +
+		      ['conn-label', 'outbox', 'list', 'count', 'tabs-count'].map((id) => id + '=' + JSON.stringify($(id))).join(' ') + '; client has ' + JSON.stringify({keys: demo.client.keys('*'), stats: demo.client.stats})));
+		    setTimeout(tick, 10); };
+		  tick();
+		})`, nil)
+	}
+
+	// Tab A adds a todo and bumps the counter through the UI; tab B shows both.
+	a.run(
+		chromedp.SendKeys(chromedp.CSS("#text"), "Buy oat milk"),
+		chromedp.Click(chromedp.CSS("#add button")),
+		chromedp.Click(chromedp.CSS("#inc")),
+		chromedp.Click(chromedp.CSS("#inc")),
+		chromedp.Click(chromedp.CSS("#inc")),
+	)
+	a.run(chromedp.SendKeys(chromedp.CSS("#text"), "Write the release notes"), chromedp.Click(chromedp.CSS("#add button")))
+	waitText(bb, `$('list').includes('Buy oat milk') && $('list').includes('Write the release notes') && $('count') === '3' && $('tabs-count') === '2'`)
+	// B ticks the first todo off; A sees it.
+	bb.run(chromedp.Click(chromedp.CSS(`#list li:first-child input[type=checkbox]`)))
+	waitText(a, `document.querySelector('#list li.done') && document.querySelector('#list li.done').textContent.includes('Buy oat milk') && $('left') === '1 item left'`)
+
+	// A goes offline with the toggle: its writes queue, B does not see them.
+	a.run(chromedp.Click(chromedp.CSS(".switch")))
+	waitText(a, `document.getElementById('conn').dataset.state === 'offline'`)
+	a.run(chromedp.SendKeys(chromedp.CSS("#text"), "Queued while offline"), chromedp.Click(chromedp.CSS("#add button")), chromedp.Click(chromedp.CSS("#inc")))
+	waitText(a, `$('outbox') === '2' && $('list').includes('Queued while offline') && $('count') === '4'`)
+	shotOffline := screenshot(t, a)
+	if bb.str(`document.getElementById('list').textContent`) != "" && strings.Contains(bb.str(`document.getElementById('list').textContent`), "Queued while offline") {
+		t.Fatal("a write made offline reached the other tab before the replay")
+	}
+	// Back online: the outbox replays and B shows the queued writes.
+	a.run(chromedp.Click(chromedp.CSS(".switch")))
+	waitText(a, `$('outbox') === '0' && $('conn-label') === 'open'`)
+	waitText(bb, `$('list').includes('Queued while offline') && $('count') === '4' && $('tabs-count') === '2'`)
+
+	shot := screenshot(t, bb)
+	dir := artifactDir(t)
+	for name, img := range map[string][]byte{"demo.png": shot, "demo-offline.png": shotOffline} {
+		if err := os.WriteFile(filepath.Join(dir, name), img, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// What B shows, as a person reads it.
+	var shown struct {
+		Todos []string `json:"todos"`
+		Done  []string `json:"done"`
+		Count string   `json:"count"`
+		Left  string   `json:"left"`
+		Tabs  string   `json:"tabs"`
+		Conn  string   `json:"conn"`
+		Box   string   `json:"outbox"`
+	}
+	bb.eval(`(() => {
+	  const $ = (id) => document.getElementById(id).textContent;
+	  const items = [...document.querySelectorAll('#list li[data-key] .text')];
+	  return {todos: items.map((e) => e.textContent), done: [...document.querySelectorAll('#list li.done .text')].map((e) => e.textContent),
+	    count: $('count'), left: $('left'), tabs: $('tabs-count'), conn: $('conn-label'), outbox: $('outbox')};
+	})()`, &shown)
+	if !slices.Equal(shown.Todos, []string{"Buy oat milk", "Write the release notes", "Queued while offline"}) ||
+		!slices.Equal(shown.Done, []string{"Buy oat milk"}) || shown.Count != "4" || shown.Left != "2 items left" ||
+		shown.Tabs != "2" || shown.Conn != "open" || shown.Box != "0" {
+		t.Fatalf("demo tab B shows %+v", shown)
+	}
+	if v := s.do("GET", "demo:counter"); v.Text() != "4" {
+		t.Fatalf("server counter = %q, want 4", v.Text())
+	}
+}
+
+// screenshot captures a tab as PNG.
+func screenshot(t *testing.T, p *page) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, 30*time.Second)
+	defer cancel()
+	img, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatalf("screenshot of %s: %v", p.name, err)
+	}
+	return img
+}
+
+// TestBrowserKeychangeLatency measures the time from a write on the RESP
+// port to the keychange callback in the page, over 1 000 writes one at a
+// time, and logs the percentiles (run with -v to see them). It asserts
+// nothing about time.
+func TestBrowserKeychangeLatency(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser benchmark skipped in -short mode")
+	}
+	bin := buildRecached(t)
+	s := startServer(t, bin, "--appendonly", "no")
+	b := browser(t)
+	p := newPage(t, b, "bench", true)
+	type seen struct {
+		value string
+		at    float64 // page clock, Unix ms
+		recv  time.Time
+	}
+	got := make(chan seen, 16)
+	p.run(chromedp.ExposeFunc("benchSeen", func(_ context.Context, args []any) (chromedp.Void, error) {
+		if len(args) != 2 {
+			return chromedp.Void{}, errors.New("want (value, time)")
+		}
+		v, _ := args[0].(string)
+		at, _ := args[1].(float64)
+		got <- seen{value: v, at: at, recv: time.Now()}
+		return chromedp.Void{}, nil
+	}))
+	p.open(s, `{name: 'bench'}`)
+	p.waitOpen()
+	p.eval(`c.watch('bench:k', (k, v) => benchSeen(v, performance.timeOrigin + performance.now())).ready`, nil)
+
+	conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", s.port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	r := bufio.NewReader(conn)
+	const warmup, n = 50, 1000
+	var pageLat, observed []time.Duration
+	for i := range warmup + n {
+		val := strconv.Itoa(i)
+		start := time.Now()
+		if v := sendRecv(t, conn, r, "SET", "bench:k", val); v.IsError() {
+			t.Fatalf("SET: %s", v.Text())
+		}
+		var sn seen
+		select {
+		case sn = <-got:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("no keychange callback for write %d", i)
+		}
+		if sn.value != val {
+			t.Fatalf("callback saw %q, want %q", sn.value, val)
+		}
+		if i < warmup {
+			continue
+		}
+		startMs := float64(start.UnixNano()) / 1e6
+		pageLat = append(pageLat, time.Duration((sn.at-startMs)*float64(time.Millisecond)))
+		observed = append(observed, sn.recv.Sub(start))
+	}
+	pct := func(d []time.Duration, q float64) time.Duration {
+		s := slices.Clone(d)
+		slices.Sort(s)
+		return s[min(len(s)-1, int(q*float64(len(s))))]
+	}
+	t.Logf("TCP write → keychange callback in the page, %d writes: p50 %v, p99 %v (page clock); as seen back by the test over CDP: p50 %v, p99 %v",
+		n, pct(pageLat, 0.50).Round(time.Microsecond), pct(pageLat, 0.99).Round(time.Microsecond),
+		pct(observed, 0.50).Round(time.Microsecond), pct(observed, 0.99).Round(time.Microsecond))
+}
