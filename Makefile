@@ -24,9 +24,9 @@ unit:
 	$(GO) test -count=1 -timeout 30m $(PKGS)
 	node --test sync/web/test/
 
-# The packages with concurrency under the race detector.
+# Every package again under the race detector.
 race:
-	$(GO) test -count=1 -race -timeout 30m ./server/... ./resp/
+	$(GO) test -count=1 -race -timeout 30m $(PKGS)
 
 # Short coverage-guided fuzzing of the parsers; `make test` already runs
 # their seed corpora.
