@@ -8,12 +8,9 @@ import (
 // List-only error texts.
 const (
 	errIndexRange     = "ERR index out of range"
-	errPositive       = "ERR value is out of range, must be positive"
 	errRankZero       = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list"
 	errCountNegative  = "ERR COUNT can't be negative"
 	errMaxlenNegative = "ERR MAXLEN can't be negative"
-	errNumKeys        = "ERR numkeys should be greater than 0"
-	errCountPositive  = "ERR count should be greater than 0"
 )
 
 // Effect command names of the list family.
@@ -255,7 +252,7 @@ func popCmd(name string, front bool) Handler {
 		if hasCount {
 			n, ok := parseInt(s.Args[2])
 			if !ok || n < 0 {
-				s.W.Error(errPositive)
+				s.W.Error(errMustBePositive)
 				return
 			}
 			count = n
@@ -670,7 +667,7 @@ func mpopCmd(block bool) Handler {
 		}
 		numkeys, ok := parseInt(s.Args[numIdx])
 		if !ok || numkeys < 1 {
-			s.W.Error(errNumKeys)
+			s.W.Error(errNumkeysZero)
 			return
 		}
 		if numkeys > int64(len(s.Args)-numIdx-2) {

@@ -23,11 +23,7 @@ var (
 const (
 	errZNaN        = "ERR resulting score is not a number (NaN)"
 	errZLexRange   = "ERR min or max not valid string range item"
-	errZPositive   = "ERR value is out of range, must be positive"
-	errZNumkeys    = "ERR numkeys should be greater than 0"
-	errZCount      = "ERR count should be greater than 0"
 	errZWeight     = "ERR weight value is not a float"
-	errZLimitNeg   = "ERR LIMIT can't be negative"
 	errZRangeLimit = "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
 	errZLexScores  = "ERR syntax error, WITHSCORES not supported in combination with BYLEX"
 	errZNXXX       = "ERR XX and NX options at the same time are not compatible"
@@ -1008,7 +1004,7 @@ func zpopCmd(max bool) Handler {
 		if len(s.Args) == 3 {
 			n, ok := parseInt(s.Args[2])
 			if !ok || n < 0 {
-				s.W.Error(errZPositive)
+				s.W.Error(errMustBePositive)
 				return
 			}
 			count = n
@@ -1126,7 +1122,7 @@ type zmpopArgs struct {
 func (s *Session) parseZMPop(numIdx int) (a zmpopArgs, ok bool) {
 	numkeys, ok := parseInt(s.Args[numIdx])
 	if !ok || numkeys < 1 {
-		s.W.Error(errZNumkeys)
+		s.W.Error(errNumkeysZero)
 		return a, false
 	}
 	if numkeys >= int64(len(s.Args)-numIdx-1) {
@@ -1148,7 +1144,7 @@ func (s *Session) parseZMPop(numIdx int) (a zmpopArgs, ok bool) {
 			j++
 			n, ok := parseInt(s.Args[j])
 			if !ok || n < 1 {
-				s.W.Error(errZCount)
+				s.W.Error(errCountPositive)
 				return a, false
 			}
 			count = n
@@ -1364,7 +1360,7 @@ func (s *Session) zsetAlgebra(name string, op zsetOp, dst []byte, numIdx int) {
 		case op == zopInterCard && left >= 2 && eqFold(a, "limit"):
 			l, ok := parseInt(s.Args[j+1])
 			if !ok || l < 0 {
-				s.W.Error(errZLimitNeg)
+				s.W.Error(errLimitNegative)
 				return
 			}
 			limit = l
