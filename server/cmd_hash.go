@@ -269,7 +269,7 @@ func cmdHIncrBy(s *Session) {
 			}
 		}
 	}
-	if (by > 0 && cur > math.MaxInt64-by) || (by < 0 && cur < math.MinInt64-by) {
+	if keyspace.AddOverflows(cur, by) {
 		s.W.Error(errOverflow)
 		return
 	}

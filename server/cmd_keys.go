@@ -122,7 +122,7 @@ func expireCmd(unit int64, abs bool) Handler {
 		when *= unit
 		now := s.srv.ks.Now()
 		if !abs {
-			if (when > 0 && now > math.MaxInt64-when) || (when < 0 && now < math.MinInt64-when) {
+			if keyspace.AddOverflows(now, when) {
 				s.W.Error(fmt.Sprintf(errInvalidExpire, name))
 				return
 			}

@@ -413,7 +413,7 @@ func incrCmd(sign int64, byArg bool) Handler {
 				return
 			}
 		}
-		if (by > 0 && cur > math.MaxInt64-by) || (by < 0 && cur < math.MinInt64-by) {
+		if keyspace.AddOverflows(cur, by) {
 			s.W.Error(errOverflow)
 			return
 		}

@@ -759,6 +759,11 @@ func jsonInt(lit string) (int64, bool) {
 	return n, err == nil
 }
 
+// AddOverflows reports whether a+b leaves the int64 range.
+func AddOverflows(a, b int64) bool {
+	return b > 0 && a > math.MaxInt64-b || b < 0 && a < math.MinInt64-b
+}
+
 // formatJSONFloat formats a finite float as a JSON number that reads back
 // as a float: the shortest digits that round-trip, in exponent form only
 // for very large or very small magnitudes, and with ".0" when it would
@@ -1106,7 +1111,7 @@ func (j *JSON) NumIncrBy(p JSONPath, by []byte) (*JSONValue, error) {
 	}
 	if a, ok := jsonInt(v.str); ok {
 		if b, ok := jsonInt(string(by)); ok {
-			if b > 0 && a > math.MaxInt64-b || b < 0 && a < math.MinInt64-b {
+			if AddOverflows(a, b) {
 				return nil, jsonErr("increment or decrement would overflow")
 			}
 			v.str = strconv.FormatInt(a+b, 10)

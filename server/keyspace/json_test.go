@@ -2,6 +2,7 @@ package keyspace
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 )
@@ -656,6 +657,29 @@ func TestApplyJSONEffect(t *testing.T) {
 		}
 		if got != st.want {
 			t.Fatalf("%s %q: document %s, want %s", st.cmd, st.args, got, st.want)
+		}
+	}
+}
+
+func TestAddOverflows(t *testing.T) {
+	tests := []struct {
+		a, b int64
+		want bool
+	}{
+		{0, 0, false},
+		{math.MaxInt64, 0, false},
+		{math.MaxInt64, 1, true},
+		{math.MaxInt64 - 1, 1, false},
+		{math.MinInt64, -1, true},
+		{math.MinInt64, 1, false},
+		{-1, math.MinInt64, true},
+		{0, math.MinInt64, false},
+		{math.MaxInt64, math.MinInt64, false},
+		{1, math.MaxInt64, true},
+	}
+	for _, tc := range tests {
+		if got := AddOverflows(tc.a, tc.b); got != tc.want {
+			t.Errorf("AddOverflows(%d, %d) = %v, want %v", tc.a, tc.b, got, tc.want)
 		}
 	}
 }
