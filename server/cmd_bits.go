@@ -134,8 +134,10 @@ func findBit(b []byte, bit byte, first, last int64) int64 {
 	return -1
 }
 
-// clampRange turns a Redis start/end pair over total units (negative values
-// count from the end) into an inclusive range; start > end means empty.
+// clampRange turns a GETRANGE, BITCOUNT or BITPOS start/end pair over total
+// units (negative values count from the end) into an inclusive range;
+// start > end means empty. Unlike indexRange it moves an end before the
+// first unit onto it, as Redis does for these commands.
 func clampRange(start, end, total int64) (int64, int64) {
 	if start < 0 {
 		start += total

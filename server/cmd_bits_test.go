@@ -165,6 +165,30 @@ func TestClampRange(t *testing.T) {
 	}
 }
 
+func TestIndexRange(t *testing.T) {
+	tests := []struct {
+		start, stop int64
+		n           int
+		from, to    int
+		ok          bool
+	}{
+		{0, -1, 6, 0, 5, true},
+		{-2, -1, 6, 4, 5, true},
+		{-100, 100, 6, 0, 5, true},
+		{3, 2, 6, 0, 0, false},
+		{6, 10, 6, 0, 0, false},
+		{0, -100, 6, 0, 0, false},
+		{0, -1, 0, 0, 0, false},
+		{math.MinInt64, math.MaxInt64, 48, 0, 47, true},
+	}
+	for _, tc := range tests {
+		from, to, ok := indexRange(tc.start, tc.stop, tc.n)
+		if from != tc.from || to != tc.to || ok != tc.ok {
+			t.Errorf("indexRange(%d, %d, %d) = %d, %d, %v; want %d, %d, %v", tc.start, tc.stop, tc.n, from, to, ok, tc.from, tc.to, tc.ok)
+		}
+	}
+}
+
 func TestBitfieldFields(t *testing.T) {
 	tests := []struct {
 		s      string

@@ -294,9 +294,10 @@ func cmdLLen(s *Session) {
 	s.W.Int(int64(l.Len()))
 }
 
-// listRange converts LRANGE/LTRIM start and stop to a valid inclusive
-// range of a list of n elements; ok is false when the range is empty.
-func listRange(start, stop int64, n int) (int, int, bool) {
+// indexRange converts the start and stop indexes of LRANGE, LTRIM, ZRANGE
+// and ZREMRANGEBYRANK (negative ones count from the end) to a valid
+// inclusive range of n elements; ok is false when the range is empty.
+func indexRange(start, stop int64, n int) (int, int, bool) {
 	ln := int64(n)
 	if start < 0 {
 		start += ln
@@ -333,7 +334,7 @@ func cmdLRange(s *Session) {
 		s.W.Array(0)
 		return
 	}
-	from, to, ok := listRange(start, stop, l.Len())
+	from, to, ok := indexRange(start, stop, l.Len())
 	if !ok {
 		s.W.Array(0)
 		return
@@ -443,7 +444,7 @@ func cmdLTrim(s *Session) {
 		s.W.OK()
 		return
 	}
-	from, to, ok := listRange(start, stop, l.Len())
+	from, to, ok := indexRange(start, stop, l.Len())
 	switch {
 	case !ok:
 		l.Clear()

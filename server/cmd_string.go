@@ -567,27 +567,12 @@ func cmdGetRange(s *Session) {
 		s.W.BulkString("")
 		return
 	}
-	n := int64(len(e.Str))
 	if start < 0 && end < 0 && start > end {
 		s.W.BulkString("")
 		return
 	}
-	if start < 0 {
-		start += n
-	}
-	if end < 0 {
-		end += n
-	}
-	if start < 0 {
-		start = 0
-	}
-	if end < 0 {
-		end = 0
-	}
-	if end >= n {
-		end = n - 1
-	}
-	if start > end || n == 0 {
+	start, end = clampRange(start, end, int64(len(e.Str)))
+	if start > end {
 		s.W.BulkString("")
 		return
 	}

@@ -861,26 +861,14 @@ func zstep(x *keyspace.ZNode, rev bool) *keyspace.ZNode {
 // zrankRange resolves start and stop indexes (negative ones count from the
 // end, in the walking direction) to the first element and the count.
 func zrankRange(z *keyspace.ZSet, start, stop int64, rev bool) (*keyspace.ZNode, int) {
-	l := int64(z.Len())
-	if start < 0 {
-		start += l
-	}
-	if stop < 0 {
-		stop += l
-	}
-	if start < 0 {
-		start = 0
-	}
-	if start > stop || start >= l {
+	from, to, ok := indexRange(start, stop, z.Len())
+	if !ok {
 		return nil, 0
 	}
-	if stop >= l {
-		stop = l - 1
-	}
 	if rev {
-		return z.ByRank(int(l - 1 - start)), int(stop - start + 1)
+		return z.ByRank(z.Len() - 1 - from), to - from + 1
 	}
-	return z.ByRank(int(start)), int(stop - start + 1)
+	return z.ByRank(from), to - from + 1
 }
 
 // zrankCmd builds ZRANK and ZREVRANK, with Redis 7.2's WITHSCORE.
@@ -967,18 +955,8 @@ func zremRangeCmd(kind zrangeKind) Handler {
 		n := 0
 		switch kind {
 		case zrRank:
-			l := int64(z.Len())
-			if start < 0 {
-				start += l
-			}
-			if stop < 0 {
-				stop += l
-			}
-			if start < 0 {
-				start = 0
-			}
-			if start <= stop && start < l {
-				n = z.RemoveRangeByRank(int(start), int(min(stop, l-1)), collect)
+			if from, to, ok := indexRange(start, stop, z.Len()); ok {
+				n = z.RemoveRangeByRank(from, to, collect)
 			}
 		case zrScore:
 			n = z.RemoveRangeByScore(&sr, collect)
