@@ -1770,6 +1770,9 @@ function takeLock(locks, name, opts = {}) {
  * @property {() => number} [random] a uniform random number in [0, 1) for the backoff jitter
  */
 
+/** Error codes that refuse a session's credentials. */
+const CREDENTIAL_ERRORS = new Set(['NOPERM', 'WRONGPASS', 'NOAUTH']);
+
 /** Commands the client issues itself, or that would break reply correlation. */
 const SESSION_OWNED = new Set(['SUBSCRIBE', 'UNSUBSCRIBE', 'PSUBSCRIBE', 'PUNSUBSCRIBE', 'SSUBSCRIBE', 'SUNSUBSCRIBE',
   'SYNC', 'QSUB', 'QUNSUB', 'KWATCH', 'KUNWATCH', 'AUTH', 'HELLO', 'RESET', 'MONITOR', 'QUIT', 'SELECT', 'DEDUP']);
@@ -1881,6 +1884,12 @@ export class Client {
     /** @type {State} */
     this.state = 'connecting';
     this._ws = null;
+    /**
+     * The session establishment was sent on the current connection: live
+     * queries, watches and subscriptions made from now on are sent at once
+     * (those made before are part of it).
+     */
+    this._started = false;
     /** @type {Pending[]} */
     this._fifo = [];
     this._setupLeft = 0;
@@ -2320,6 +2329,7 @@ export class Client {
     this._fifo = [];
     this._setupLeft = 0;
     this._open = false;
+    this._started = true;
     if (this.password) {
       const args = this.username ? ['AUTH', this.username, this.password] : ['AUTH', this.password];
       this._send(args, { kind: 'fatal', setup: true, what: 'AUTH' });
@@ -2337,7 +2347,10 @@ export class Client {
     }
     for (const ch of [...this._channels.keys()].sort()) this._send(['SUBSCRIBE', ch], { kind: 'sub', setup: true, what: 'SUBSCRIBE ' + ch });
     for (const p of [...this._pchannels.keys()].sort()) this._send(['PSUBSCRIBE', p], { kind: 'sub', setup: true, what: 'PSUBSCRIBE ' + p });
-    if (this._setupLeft === 0) this._opened();
+    // With nothing else to establish, a PING stands in: a server that
+    // refuses the connection (maxclients) answers it with its error, which
+    // must not be taken for the reply to the first write.
+    if (this._setupLeft === 0) this._send(['PING'], { kind: 'fatal', setup: true, what: 'PING' });
   }
 
   /**
@@ -2378,6 +2391,7 @@ export class Client {
     const ws = this._ws;
     this._ws = null;
     this._open = false;
+    this._started = false;
     if (ws) {
       ws.onopen = ws.onmessage = ws.onclose = ws.onerror = null;
       try {
@@ -2476,7 +2490,7 @@ export class Client {
   setToken(token) {
     this.token = token;
     if (this._halted) this.reconnect();
-    else if (this._open) this._send(['SYNC', 'TOKEN', token], { kind: 'other', setup: false, what: 'SYNC TOKEN' });
+    else if (this._started) this._send(['SYNC', 'TOKEN', token], { kind: 'other', setup: false, what: 'SYNC TOKEN' });
   }
 
   /**
@@ -2578,9 +2592,10 @@ export class Client {
       }
       case 'fatal':
         if (err) {
-          // The server refused the session's credentials: retrying cannot
-          // help until they change.
-          this._halted = true;
+          // A refusal of the session's credentials ends it until they
+          // change: retrying the same ones cannot help. Any other refusal
+          // (maxclients, loading) is retried with backoff.
+          if (CREDENTIAL_ERRORS.has(v.value.split(' ', 1)[0])) this._halted = true;
           this._dropped(v.value);
           return;
         }
@@ -3224,7 +3239,7 @@ export class Client {
       });
       promise.catch(() => undefined);
       this._queryReady.set(pattern, { resolve, reject, promise });
-      if (this._open) this._send(['QSUB', pattern], { kind: 'qsub', setup: false, what: 'QSUB ' + pattern, name: pattern });
+      if (this._started) this._send(['QSUB', pattern], { kind: 'qsub', setup: false, what: 'QSUB ' + pattern, name: pattern });
     }
     set.add(callback);
     if (!first) {
@@ -3238,7 +3253,7 @@ export class Client {
         if (!set.delete(callback) || set.size > 0 || this._queries.get(pattern) !== set) return;
         this._queries.delete(pattern);
         this._queryReady.delete(pattern);
-        if (this._open) {
+        if (this._started) {
           this._unquerying.set(pattern, (this._unquerying.get(pattern) || 0) + 1);
           this._send(['QUNSUB', pattern], { kind: 'qunsub', setup: false, what: 'QUNSUB', name: pattern });
         } else {
@@ -3263,7 +3278,7 @@ export class Client {
     if (!set) {
       if (this._watches.size >= MAX_WATCHED) throw new Error(`recached-edge: at most ${MAX_WATCHED} watched keys per connection`);
       this._watches.set(key, (set = new Set()));
-      if (this._open) ready = this._sessionCall(['KWATCH', key]);
+      if (this._started) ready = this._sessionCall(['KWATCH', key]);
     }
     set.add(callback);
     return {
@@ -3271,7 +3286,7 @@ export class Client {
       close: () => {
         if (!set.delete(callback) || set.size > 0 || this._watches.get(key) !== set) return;
         this._watches.delete(key);
-        if (this._open) {
+        if (this._started) {
           this._unwatching.set(key, (this._unwatching.get(key) || 0) + 1);
           this._send(['KUNWATCH', key], { kind: 'kunwatch', setup: false, what: 'KUNWATCH', keys: [key] });
         } else {
@@ -3312,7 +3327,7 @@ export class Client {
     let ready = Promise.resolve();
     if (!set) {
       map.set(name, (set = new Set()));
-      if (this._open) ready = this._sessionCall([cmd, name]);
+      if (this._started) ready = this._sessionCall([cmd, name]);
     }
     set.add(callback);
     return {
@@ -3320,7 +3335,7 @@ export class Client {
       close: () => {
         if (!set.delete(callback) || set.size > 0 || map.get(name) !== set) return;
         map.delete(name);
-        if (this._open) this._send([uncmd, name], { kind: 'unsub', setup: false, what: uncmd + ' ' + name });
+        if (this._started) this._send([uncmd, name], { kind: 'unsub', setup: false, what: uncmd + ' ' + name });
       },
     };
   }

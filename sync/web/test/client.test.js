@@ -21,6 +21,12 @@ function setup(options = {}, env = {}) {
   return { net, indexedDB, locks, client, states, errors };
 }
 
+/** Answers the PING that stands in for an empty session establishment. */
+async function pong(s) {
+  assert.deepEqual(await s.next(1), [cmd('PING')]);
+  s.push('+PONG\r\n');
+}
+
 const dedup = (c, counter, epoch, ...args) => cmd('DEDUP', c.clientId, wireId(epoch, counter), ...args);
 
 test('session establishment: AUTH, SYNC, QSUB, KWATCH, SUBSCRIBE, then the outbox', async () => {
@@ -142,11 +148,13 @@ test('offline writes apply at once, rebase on the server state, and replay exact
 test('a write whose reply was lost is replayed with the same wire id and +DUP retires it', async () => {
   const { net, client } = setup();
   let s = await net.socket(0);
+  await pong(s);
   await until(() => client.state === 'open');
   const w = client.set('k', 'v');
   assert.deepEqual(await s.next(1), [dedup(client, 1, 1, 'SET', 'k', 'v')]);
   s.drop();
   s = await net.socket(1);
+  await pong(s);
   assert.deepEqual(await s.next(1), [dedup(client, 1, 1, 'SET', 'k', 'v')]);
   s.push('+DUP\r\n');
   assert.equal(await w, 'DUP');
@@ -177,6 +185,7 @@ test('a refused write rejects and its optimistic effect goes away', async () => 
 test('plain commands: queued while offline, lost with the connection', async () => {
   const { net, client } = setup();
   let s = await net.socket(0);
+  await pong(s);
   await until(() => client.state === 'open');
   const lost = client.command('GET', 'x');
   await s.next(1);
@@ -186,6 +195,7 @@ test('plain commands: queued while offline, lost with the connection', async () 
   const queued = client.publish('ch', 'm');
   client.goOnline();
   s = await net.socket(1);
+  await pong(s);
   assert.deepEqual(await s.next(1), [cmd('PUBLISH', 'ch', 'm')]);
   s.push(':2\r\n');
   assert.equal(await queued, 2);
@@ -214,6 +224,7 @@ test('the outbox keeps at most 10 000 writes: the oldest is dropped and reported
   const n = net.sockets.length;
   client.goOnline();
   const s = await net.socket(n);
+  await pong(s);
   const frames = await s.next(MAX_OUTBOX);
   assert.equal(frames[0], dedup(client, 2, 1, 'INCR', 'n'));
   assert.equal(frames.at(-1), dedup(client, MAX_OUTBOX + 1, 1, 'INCR', 'n'));
@@ -251,6 +262,7 @@ test('a reloaded page replays the saved outbox under a new epoch, oldest first',
   assert.equal(client.get('n'), '2');
   const later = client.incr('n');
   const s = await net.socket(0);
+  await pong(s);
   assert.deepEqual(await s.next(4), [
     dedup(client, 1, 1, 'INCR', 'n'),
     dedup(client, 2, 1, 'RPUSH', 'log', 'a'),
@@ -285,6 +297,7 @@ test('two tabs take different identity slots; a closed tab\'s outbox is adopted'
   assert.equal(b.client.slot, 1);
   assert.notEqual(a.client.clientId, b.client.clientId);
   const s = await b.net.socket(0);
+  await pong(s);
   await until(() => b.client.state === 'open');
   const own = b.client.set('y', '1');
   assert.deepEqual(await s.next(1), [dedup(b.client, 1, 1, 'SET', 'y', '1')]);
@@ -333,7 +346,15 @@ test('reconnection backs off exponentially with full jitter, bounded', async () 
   assert.deepEqual(delays, [2, 4, 8, 16, 16, 16]);
   assert.ok(states.filter((e) => e.state === 'offline').every((e) => /code 1006/.test(e.reason)));
   net.up = true;
+  // The next socket to open: the newest, unless it failed already.
+  const s = await net.socket(net.last.readyState === 3 ? net.sockets.length : net.sockets.length - 1);
+  // A refusal that is not about credentials (maxclients) is retried.
+  assert.deepEqual(await s.next(1), [cmd('PING')]);
+  s.push('-ERR max number of clients reached\r\n');
+  const s2 = await net.socket(net.sockets.indexOf(s) + 1);
+  await pong(s2);
   await until(() => client.state === 'open');
+  assert.equal(client.outboxSize, 0);
   await client.close();
 });
 
@@ -352,5 +373,22 @@ test('closing a live query drops the keys nothing covers any more', async () => 
   s.push(':1\r\n');
   assert.deepEqual(client.keys(), []);
   assert.equal(client.stats.keychanges, 1);
+  await client.close();
+});
+
+test('a live query made while the session is being established is sent at once', async () => {
+  const { net, client } = setup({ patterns: ['a:*'] });
+  const s = await net.socket(0);
+  assert.deepEqual(await s.next(1), [cmd('SYNC', 'a:*')]);
+  const q = client.query('a:*', () => undefined);
+  const w = client.watch('a:w', () => undefined);
+  assert.deepEqual(await s.next(2), [cmd('QSUB', 'a:*'), cmd('KWATCH', 'a:w')]);
+  s.push('+OK\r\n');
+  s.push('*4\r\n$6\r\nqstate\r\n$3\r\na:*\r\n$3\r\na:1\r\n$1\r\nx\r\n');
+  s.push(':1\r\n');
+  await q.ready;
+  await w.ready;
+  assert.equal(client.get('a:1'), 'x');
+  await until(() => client.state === 'open');
   await client.close();
 });
