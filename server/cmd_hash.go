@@ -23,9 +23,9 @@ var (
 )
 
 // maxRandReply bounds the estimated size of a random-sampling reply with a
-// negative count (HRANDFIELD, SRANDMEMBER), which may repeat elements
-// without end: past it the command is refused rather than building a reply
-// the server cannot hold.
+// negative count (HRANDFIELD, SRANDMEMBER, ZRANDMEMBER), which may repeat
+// elements without end: past it the command is refused rather than
+// building a reply the server cannot hold, as Redis would.
 const maxRandReply = 1 << 30
 
 func hashCommands() []*Command {
@@ -329,8 +329,9 @@ func cmdHIncrByFloat(s *Session) {
 	s.W.Bulk(v)
 }
 
-// parseRandCount parses the count of HRANDFIELD and SRANDMEMBER: any
-// integer but math.MinInt64, whose negation Redis cannot represent.
+// parseRandCount parses the count of HRANDFIELD, SRANDMEMBER and
+// ZRANDMEMBER: any integer but math.MinInt64, whose negation Redis cannot
+// represent.
 func (s *Session) parseRandCount(i int) (int64, bool) {
 	n, ok := s.intArg(i)
 	if !ok {
@@ -341,6 +342,72 @@ func (s *Session) parseRandCount(i int) (int64, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// randCountArgs parses "count [option]" of HRANDFIELD (option
+// "withvalues") and ZRANDMEMBER ("withscores"), replying on error. With
+// the option, a count whose double overflows is out of range.
+func (s *Session) randCountArgs(option string) (count int64, with, ok bool) {
+	count, ok = s.parseRandCount(2)
+	if !ok {
+		return 0, false, false
+	}
+	if len(s.Args) > 4 || (len(s.Args) == 4 && !eqFold(s.Args[3], option)) {
+		s.W.Error(errSyntax)
+		return 0, false, false
+	}
+	with = len(s.Args) == 4
+	if with && (count < -math.MaxInt64/2 || count > math.MaxInt64/2) {
+		s.W.Error(errValueRange)
+		return 0, false, false
+	}
+	return count, with, true
+}
+
+// writeRandRepeats writes count independent random picks among n elements
+// taking about mem bytes, repeats allowed: the reply of HRANDFIELD,
+// SRANDMEMBER and ZRANDMEMBER to a negative count (or a count of 1).
+// header opens the reply for a number of picks; write writes the element
+// at a position. A reply too large to build is refused.
+func (s *Session) writeRandRepeats(count uint64, n int, mem int64, header, write func(int)) {
+	if randReplyTooBig(count, n, mem) {
+		s.W.Error(errValueRange)
+		return
+	}
+	header(int(count))
+	for ; count > 0; count-- {
+		write(rand.IntN(n))
+	}
+}
+
+// writeRandom writes the reply of HRANDFIELD or SRANDMEMBER with a count l
+// (not 0) over n elements taking about mem bytes: -l picks with repeats
+// for a negative l, every element once when l covers them, l distinct
+// ones otherwise. header and write are as for writeRandRepeats.
+func (s *Session) writeRandom(l int64, n int, mem int64, header, write func(int)) {
+	switch {
+	case l < 0 || l == 1:
+		s.writeRandRepeats(absCount(l), n, mem, header, write)
+	case l >= int64(n):
+		header(n)
+		for i := 0; i < n; i++ {
+			write(i)
+		}
+	default:
+		picks := pickDistinct(n, int(l))
+		header(len(picks))
+		for _, i := range picks {
+			write(i)
+		}
+	}
+}
+
+// absCount returns |l| for a count other than math.MinInt64.
+func absCount(l int64) uint64 {
+	if l < 0 {
+		return uint64(-l)
+	}
+	return uint64(l)
 }
 
 // randReplyTooBig reports whether count random picks from a value of n
@@ -395,21 +462,9 @@ func cmdHRandField(s *Session) {
 		s.W.BulkString(f)
 		return
 	}
-	l, ok := s.parseRandCount(2)
+	l, withValues, ok := s.randCountArgs("withvalues")
 	if !ok {
 		return
-	}
-	withValues := false
-	if len(s.Args) > 4 || (len(s.Args) == 4 && !eqFold(s.Args[3], "withvalues")) {
-		s.W.Error(errSyntax)
-		return
-	}
-	if len(s.Args) == 4 {
-		withValues = true
-		if l < -math.MaxInt64/2 || l > math.MaxInt64/2 {
-			s.W.Error(errValueRange)
-			return
-		}
 	}
 	h, wrong := s.lookupHash(key)
 	if wrong {
@@ -419,10 +474,10 @@ func cmdHRandField(s *Session) {
 		s.W.Array(0)
 		return
 	}
-	n := h.Len()
-	// writeEntry writes one pick: the field, or in RESP3 with values a
-	// [field, value] pair, or in RESP2 the flat field and value.
-	writeEntry := func(i int) {
+	// Each pick is the field, or in RESP3 with values a [field, value]
+	// pair, or in RESP2 the flat field and value.
+	header := func(count int) { s.pairHeader(count, withValues) }
+	write := func(i int) {
 		f, v := h.At(i)
 		if withValues && s.W.Proto == 3 {
 			s.W.Array(2)
@@ -432,40 +487,7 @@ func cmdHRandField(s *Session) {
 			s.W.Bulk(v)
 		}
 	}
-	header := func(count int) {
-		if withValues && s.W.Proto == 2 {
-			s.W.Array(2 * count)
-		} else {
-			s.W.Array(count)
-		}
-	}
-	if l < 0 || l == 1 {
-		count := uint64(l)
-		if l < 0 {
-			count = uint64(-l)
-		}
-		if randReplyTooBig(count, n, h.MemoryUsage()) {
-			s.W.Error(errValueRange)
-			return
-		}
-		header(int(count))
-		for ; count > 0; count-- {
-			writeEntry(rand.IntN(n))
-		}
-		return
-	}
-	if l >= int64(n) {
-		header(n)
-		for i := 0; i < n; i++ {
-			writeEntry(i)
-		}
-		return
-	}
-	picks := pickDistinct(n, int(l))
-	header(len(picks))
-	for _, i := range picks {
-		writeEntry(i)
-	}
+	s.writeRandom(l, h.Len(), h.MemoryUsage(), header, write)
 }
 
 // writeScanReply writes a *SCAN reply: the next cursor and the elements.

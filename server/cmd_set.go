@@ -252,30 +252,9 @@ func cmdSRandMember(s *Session) {
 		s.W.Array(0)
 		return
 	}
-	n := set.Len()
-	switch {
-	case l < 0:
-		count := uint64(-l)
-		if randReplyTooBig(count, n, set.MemoryUsage()) {
-			s.W.Error(errValueRange)
-			return
-		}
-		s.W.Array(int(count))
-		for ; count > 0; count-- {
-			s.W.BulkString(set.At(rand.IntN(n)))
-		}
-	case l >= int64(n):
-		s.W.Array(n)
-		for i := 0; i < n; i++ {
-			s.W.BulkString(set.At(i))
-		}
-	default:
-		picks := pickDistinct(n, int(l))
-		s.W.Array(len(picks))
-		for _, i := range picks {
-			s.W.BulkString(set.At(i))
-		}
-	}
+	header := func(count int) { s.W.Array(count) }
+	write := func(i int) { s.W.BulkString(set.At(i)) }
+	s.writeRandom(l, set.Len(), set.MemoryUsage(), header, write)
 }
 
 func cmdSMove(s *Session) {

@@ -32,10 +32,6 @@ const (
 	errZNeedKeys   = "ERR at least 1 input key is needed for '" // + command + "' command"
 )
 
-// zrandMaxReply bounds the estimated bytes of a ZRANDMEMBER reply with
-// repetitions, which Redis would build at any size.
-const zrandMaxReply = 1 << 30
-
 func zsetCommands() []*Command {
 	k1 := func(c *Command) *Command {
 		c.FirstKey, c.LastKey, c.Step = 1, 1, 1
@@ -422,9 +418,9 @@ func (s *Session) zlexRange(min, max []byte) (r keyspace.LexRange, ok bool) {
 	return r, true
 }
 
-// zpairHeader writes the array header of n elements, with scores when
-// withScores: flat in RESP2, pairs in RESP3.
-func (s *Session) zpairHeader(n int, withScores bool) {
+// pairHeader writes the array header of n elements, with their scores
+// (values for HRANDFIELD) when withScores: flat in RESP2, pairs in RESP3.
+func (s *Session) pairHeader(n int, withScores bool) {
 	if withScores && s.W.Proto == 2 {
 		s.W.Array(2 * n)
 	} else {
@@ -432,7 +428,7 @@ func (s *Session) zpairHeader(n int, withScores bool) {
 	}
 }
 
-// zwriteElem writes one element of a reply zpairHeader opened.
+// zwriteElem writes one element of a reply pairHeader opened.
 func (s *Session) zwriteElem(member string, score float64, withScores bool) {
 	if withScores && s.W.Proto == 3 {
 		s.W.Array(2)
@@ -843,7 +839,7 @@ func (s *Session) zrange(first int, dst []byte, kind zrangeKind, dir zdir) {
 		s.zstoreResult(dst, pairs, false)
 		return
 	}
-	s.zpairHeader(n, withScores)
+	s.pairHeader(n, withScores)
 	for x, i := node, 0; i < n; x, i = zstep(x, rev), i+1 {
 		s.zwriteElem(x.Member(), x.Score(), withScores)
 	}
@@ -1382,7 +1378,7 @@ func (s *Session) zsetAlgebra(name string, op zsetOp, dst []byte, numIdx int) {
 	for m, score := range acc {
 		res.AddString(m, score)
 	}
-	s.zpairHeader(res.Len(), withScores)
+	s.pairHeader(res.Len(), withScores)
 	for x := res.First(); x != nil; x = x.Next() {
 		s.zwriteElem(x.Member(), x.Score(), withScores)
 	}
@@ -1470,22 +1466,8 @@ func zdiff(srcs []zsrc) map[string]float64 {
 
 func cmdZRandMember(s *Session) {
 	if len(s.Args) >= 3 {
-		count, ok := parseInt(s.Args[2])
+		count, withScores, ok := s.randCountArgs("withscores")
 		if !ok {
-			s.W.Error(errNotInt)
-			return
-		}
-		if count == math.MinInt64 {
-			s.W.Error(errRandCountRange)
-			return
-		}
-		if len(s.Args) > 4 || (len(s.Args) == 4 && !eqFold(s.Args[3], "withscores")) {
-			s.W.Error(errSyntax)
-			return
-		}
-		withScores := len(s.Args) == 4
-		if withScores && (count < -math.MaxInt64/2 || count > math.MaxInt64/2) {
-			s.W.Error(errValueRange)
 			return
 		}
 		s.zrandWithCount(count, withScores)
@@ -1516,26 +1498,17 @@ func (s *Session) zrandWithCount(count int64, withScores bool) {
 		return
 	}
 	size := z.Len()
-	uniq := count > 0
-	if !uniq {
-		count = -count
-	}
-	if !uniq || count == 1 {
-		// Redis would build any reply; a reply too large to build is
-		// refused instead of exhausting memory.
-		if per := z.MemoryUsage()/int64(size) + 1; count > zrandMaxReply/per {
-			s.W.Error(errValueRange)
-			return
-		}
-		s.zpairHeader(int(count), withScores)
-		for i := int64(0); i < count; i++ {
-			x := z.ByRank(rand.IntN(size))
+	if count < 0 || count == 1 {
+		header := func(n int) { s.pairHeader(n, withScores) }
+		write := func(i int) {
+			x := z.ByRank(i)
 			s.zwriteElem(x.Member(), x.Score(), withScores)
 		}
+		s.writeRandRepeats(absCount(count), size, z.MemoryUsage(), header, write)
 		return
 	}
 	if count >= int64(size) {
-		s.zpairHeader(size, withScores)
+		s.pairHeader(size, withScores)
 		for x := z.Last(); x != nil; x = x.Prev() {
 			s.zwriteElem(x.Member(), x.Score(), withScores)
 		}
@@ -1564,7 +1537,7 @@ func (s *Session) zrandWithCount(count int64, withScores bool) {
 			picked = append(picked, z.ByRank(r))
 		}
 	}
-	s.zpairHeader(n, withScores)
+	s.pairHeader(n, withScores)
 	for _, x := range picked {
 		s.zwriteElem(x.Member(), x.Score(), withScores)
 	}
