@@ -214,7 +214,8 @@ func TestJSONScope(t *testing.T) {
 }
 
 // TestJSONQStateHydration checks the sync layer's view of a json key: the
-// +json marker in qstate, then DEL and JSET key $ <document>.
+// +json marker in qstate, then DEL and JSET key $ <document>; and of a
+// ratelimit key: DEL, RLSET, then PEXPIREAT for its time to live.
 func TestJSONQStateHydration(t *testing.T) {
 	srv := New(DefaultConfig())
 	s, err := srv.NewSession(nil, false)
@@ -231,7 +232,8 @@ func TestJSONQStateHydration(t *testing.T) {
 		">2\r\n$3\r\nDEL\r\n$5\r\ndoc:1\r\n" +
 		">4\r\n$4\r\nJSET\r\n$5\r\ndoc:1\r\n$1\r\n$\r\n" + bulk(`{"a":[1,2.50,"x"]}`) +
 		">2\r\n$3\r\nDEL\r\n$6\r\ndoc:rl\r\n" +
-		">5\r\n$5\r\nRLSET\r\n$6\r\ndoc:rl\r\n" + bulk(strconv.FormatInt(now*1e6+1e8, 10)) + bulk("100000000") + bulk("2")
+		">5\r\n$5\r\nRLSET\r\n$6\r\ndoc:rl\r\n" + bulk(strconv.FormatInt(now*1e6+1e8, 10)) + bulk("100000000") + bulk("2") +
+		">3\r\n$9\r\nPEXPIREAT\r\n$6\r\ndoc:rl\r\n" + bulk(strconv.FormatInt(now+100, 10))
 	if got != want {
 		t.Errorf("QSUB:\n got %q\nwant %q", got, want)
 	}

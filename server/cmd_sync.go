@@ -2,6 +2,7 @@ package server
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -68,7 +69,10 @@ func cmdSync(s *Session) {
 }
 
 // cmdQSub registers a live query and replies ["qstate", pattern, k1, v1, …]
-// followed by the pushes that hydrate its non-string keys. Dispatch holds
+// followed, key by key in the state's order, by the pushes that hydrate a
+// non-string key (DEL, then its content) and, for a key with a time to
+// live, PEXPIREAT key <unix-ms>. They are written behind the reply in the
+// connection's own output, so no push overtakes the qstate. Dispatch holds
 // every shard of the database (FlagAllKeys), so the state and the
 // registration are one atomic step: every later write reaches the query.
 func cmdQSub(s *Session) {
@@ -112,11 +116,18 @@ func cmdQSub(s *Session) {
 		s.W.BulkString(f.key)
 		s.W.B = appendValue(s.W.B, f.e)
 	}
+	var num [20]byte
 	for _, f := range found {
+		if f.e.Obj == nil && !f.e.HasExpiry() {
+			continue
+		}
+		key := []byte(f.key)
 		if f.e.Obj != nil {
-			key := []byte(f.key)
 			s.W.B = appendPush(s.W.B, bDEL, key)
 			s.W.B = appendContent(s.W.B, key, f.e)
+		}
+		if at, ok := s.db.Expiry(key); ok {
+			s.W.B = appendPush(s.W.B, bPEXPIREAT, key, strconv.AppendInt(num[:0], at, 10))
 		}
 	}
 }

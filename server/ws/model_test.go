@@ -597,8 +597,8 @@ func testModel(t *testing.T, seed uint64) {
 		if got := local.state(k, now, true); got != want {
 			t.Errorf("key %s: local copy %q, server %q", k, got, want)
 		}
-		// The live query's copy: qstate carries no time to live.
-		if got, want := qlocal.state(k, now, false), serverState(t, tc, k, false); got != want {
+		// The live query's copy: QSUB follows its qstate with PEXPIREAT pushes.
+		if got, want := qlocal.state(k, now, true), serverState(t, tc, k, true); got != want {
 			t.Errorf("key %s: live query copy %q, server %q", k, got, want)
 		}
 		if want != "" {
