@@ -1,6 +1,9 @@
 // Package sync is the sync protocol's routing core: a glob-pattern index,
 // scope tokens and scopes, and the router that maps a written key to the
-// connections that must hear of it (SYNC scopes, live queries, watched keys).
+// connections that must hear of it (SYNC scopes, live queries, watched keys),
+// and the pure functions a client's local replica needs from the server
+// (Match, ApplyJSONEffect; see replica.go), so that clients import this
+// package and nothing under server/.
 //
 // It knows nothing of sessions or transports: a connection is a Sub holding
 // a Pusher. The server's effect hook asks the Router who is interested in a
