@@ -44,7 +44,7 @@ import (
 	crand "crypto/rand"
 
 	"github.com/recached/recached/resp"
-	"github.com/recached/recached/server/keyspace"
+	recsync "github.com/recached/recached/sync"
 )
 
 // MaxOutbox is the seed's client outbox limit: at most this many writes
@@ -393,6 +393,12 @@ func (c *Client) Store() *Store { return c.store }
 // Get returns a copy of key's value in the local store.
 func (c *Client) Get(key string) (Value, bool) { return c.store.Get(key) }
 
+// JGet returns the JSON text of the value at path in key's document in the
+// local store, as Store.JGet does.
+func (c *Client) JGet(key, path string) (text []byte, ok bool, err error) {
+	return c.store.JGet(key, path)
+}
+
 // State returns the current connection state.
 func (c *Client) State() State {
 	c.mu.Lock()
@@ -567,12 +573,12 @@ func (c *Client) interested(key string) bool {
 		return true
 	}
 	for p := range c.queries {
-		if keyspace.Match(p, key) {
+		if recsync.Match(p, key) {
 			return true
 		}
 	}
 	for _, p := range c.scope {
-		if keyspace.Match(p, key) {
+		if recsync.Match(p, key) {
 			return true
 		}
 	}
@@ -590,12 +596,12 @@ func (c *Client) keychangeInterest(key []byte) bool {
 		return true
 	}
 	for p := range c.queries {
-		if keyspace.Match(p, k) {
+		if recsync.Match(p, k) {
 			return true
 		}
 	}
 	for p := range c.unquerying {
-		if keyspace.Match(p, k) {
+		if recsync.Match(p, k) {
 			return true
 		}
 	}
@@ -618,7 +624,7 @@ func (c *Client) notify(keys []string) {
 		for _, k := range keys {
 			var fns []func(string, Value)
 			for p, qs := range c.queries {
-				if keyspace.Match(p, k) {
+				if recsync.Match(p, k) {
 					for _, q := range qs {
 						fns = append(fns, q.fn)
 					}

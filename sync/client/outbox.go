@@ -363,7 +363,8 @@ func (c *Client) loadOutbox() error {
 // ownEffect returns the effect of the client's own acknowledged write, to
 // apply locally, since the server sends a writer none of its own pushes;
 // nil when it cannot tell. Writes already in effect form (SET k v, HSET,
-// LPUSH, …) are their own effect; INCR and its kin become SET k <reply>
+// LPUSH, …) are their own effect, and so are JSET (without NX/XX), JMERGE
+// and JDEL when they did something; INCR and its kin become SET k <reply>
 // KEEPTTL. Commands on several keys are left to the pushes and
 // re-hydration that follow.
 func ownEffect(args [][]byte, reply resp.Value) [][]byte {
@@ -387,6 +388,20 @@ func ownEffect(args [][]byte, reply resp.Value) [][]byte {
 		return args
 	case "DEL", "UNLINK":
 		if len(args) == 2 {
+			return args
+		}
+	case "JSET":
+		// JSET key path value [NX|XX]: the effect is the write without
+		// its condition, when it ran (+OK; a condition not met is nil).
+		if len(args) >= 4 && reply.Kind == '+' {
+			return args[:4]
+		}
+	case "JMERGE":
+		if reply.Kind == '+' {
+			return args
+		}
+	case "JDEL":
+		if reply.Kind == ':' && reply.Int > 0 {
 			return args
 		}
 	}

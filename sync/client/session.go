@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/recached/recached/resp"
-	"github.com/recached/recached/server/keyspace"
+	recsync "github.com/recached/recached/sync"
 )
 
 // pendKind says what an outstanding command is, so that its reply is
@@ -449,7 +449,8 @@ func (c *Client) applyKeychange(v resp.Value) {
 }
 
 // applyQState applies ["qstate", pattern, k1, v1, …]: the keys listed take
-// their values, and local keys matching the pattern that are not listed
+// their values, without an expiry time until the PEXPIREAT pushes that
+// follow give one, and local keys matching the pattern that are not listed
 // are gone from the server. Every key listed or removed is notified.
 func (c *Client) applyQState(v resp.Value) {
 	pattern := string(v.Elems[1].Str)
@@ -462,7 +463,7 @@ func (c *Client) applyQState(v resp.Value) {
 		}
 		key := string(k.Str)
 		listed[key] = true
-		c.store.SetState(key, v.Elems[i+1])
+		c.store.hydrate(key, v.Elems[i+1])
 		keys = append(keys, key)
 	}
 	keys = append(keys, c.store.removeMatching(pattern, listed)...)
@@ -488,7 +489,7 @@ func (c *Client) retain() {
 			return true
 		}
 		for _, p := range patterns {
-			if keyspace.Match(p, key) {
+			if recsync.Match(p, key) {
 				return true
 			}
 		}

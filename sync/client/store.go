@@ -9,14 +9,15 @@ import (
 	"time"
 
 	"github.com/recached/recached/resp"
-	"github.com/recached/recached/server/keyspace"
+	recsync "github.com/recached/recached/sync"
 )
 
 // Type is the type of a key in the local store.
 type Type uint8
 
 // The types a local key may have. TypeOther is a server type the store
-// keeps only the marker of (json, ratelimit): Value.Marker names it.
+// keeps only the marker and expiry time of (ratelimit): Value.Marker names
+// it. TypeJSON came after TypeOther, so that no earlier number changed.
 const (
 	TypeNone Type = iota
 	TypeString
@@ -25,9 +26,10 @@ const (
 	TypeSet
 	TypeZSet
 	TypeOther
+	TypeJSON
 )
 
-var typeNames = [...]string{"none", "string", "hash", "list", "set", "zset", "other"}
+var typeNames = [...]string{"none", "string", "hash", "list", "set", "zset", "other", "json"}
 
 // String returns the type's name as the server's TYPE command spells it.
 func (t Type) String() string {
@@ -41,14 +43,17 @@ func (t Type) String() string {
 // does not exist (a deletion, in a callback).
 type Value struct {
 	Type Type
-	// Marker is the server's type name: "string", "hash", …, or the name
-	// of a type the store does not model ("json", "ratelimit").
+	// Marker is the server's type name: "string", "hash", …, "json", or
+	// the name of a type the store does not model ("ratelimit").
 	Marker string
 	Str    []byte              // TypeString
 	Hash   map[string][]byte   // TypeHash
 	List   [][]byte            // TypeList
 	Set    map[string]struct{} // TypeSet
 	ZSet   map[string]float64  // TypeZSet
+	// JSON is a json key's document as compact JSON text (TypeJSON); nil
+	// while only its marker is known, before its content arrives.
+	JSON []byte
 	// ExpireAt is the key's expiry time in Unix milliseconds, 0 for none,
 	// as far as the pushes this client received tell.
 	ExpireAt int64
@@ -63,6 +68,7 @@ type entry struct {
 	list     [][]byte
 	set      map[string]struct{}
 	zset     map[string]float64
+	json     *recsync.JSON // nil: the content has not arrived yet
 	expireAt int64
 }
 
@@ -117,12 +123,17 @@ func (e *entry) value() Value {
 		v.Set = maps.Clone(e.set)
 	case TypeZSet:
 		v.ZSet = maps.Clone(e.zset)
+	case TypeJSON:
+		if e.json != nil {
+			v.JSON = e.json.Text()
+		}
 	}
 	return v
 }
 
 // Store is a client's local replica of the keys it syncs: strings, hashes,
-// lists, sets and sorted sets with their expiry times. It is updated from
+// lists, sets, sorted sets and json documents with their expiry times, and
+// the markers of ratelimit keys. It is updated from
 // qstate and keychange frames and by applying mutation pushes, whose
 // effects are the replayable commands the server reports for every write.
 // It is safe for concurrent use.
@@ -173,7 +184,7 @@ func (st *Store) Keys(pattern string) []string {
 	now := st.nowMs()
 	var out []string
 	for k, e := range st.keys {
-		if (e.expireAt == 0 || e.expireAt > now) && keyspace.Match(pattern, k) {
+		if (e.expireAt == 0 || e.expireAt > now) && recsync.Match(pattern, k) {
 			out = append(out, k)
 		}
 	}
@@ -196,6 +207,19 @@ func (st *Store) Len() int {
 // in the mutation pushes that follow. It reports whether the local value
 // changed.
 func (st *Store) SetState(key string, v resp.Value) bool {
+	return st.setState(key, v, true)
+}
+
+// hydrate sets key from a value of a qstate reply: as SetState, except
+// that a string forgets the expiry time known for it. The server follows
+// the qstate with PEXPIREAT key <ms> for every key with a time to live, so
+// a string without one has none (it may have been persisted while this
+// client was away).
+func (st *Store) hydrate(key string, v resp.Value) bool {
+	return st.setState(key, v, false)
+}
+
+func (st *Store) setState(key string, v resp.Value, keepTTL bool) bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	e := st.live(key)
@@ -208,11 +232,15 @@ func (st *Store) SetState(key string, v resp.Value) bool {
 		return true
 	case v.Kind == '$':
 		if e != nil && e.typ == TypeString && bytes.Equal(e.str, v.Str) {
-			return false
+			if keepTTL || e.expireAt == 0 {
+				return false
+			}
+			e.expireAt = 0
+			return true
 		}
 		ne := newEntry(TypeString)
 		ne.str = bytes.Clone(v.Str)
-		if e != nil {
+		if e != nil && keepTTL {
 			ne.expireAt = e.expireAt
 		}
 		st.keys[key] = ne
@@ -237,9 +265,11 @@ func (st *Store) SetState(key string, v resp.Value) bool {
 	return false
 }
 
+// typeOf returns the local type of a server type marker: TypeOther for a
+// type the store does not model.
 func typeOf(marker string) Type {
-	for i, n := range typeNames[:TypeOther] {
-		if n == marker {
+	for i, n := range typeNames {
+		if n == marker && Type(i) != TypeOther {
 			return Type(i)
 		}
 	}
@@ -265,7 +295,7 @@ func (st *Store) removeMatching(pattern string, listed map[string]bool) []string
 	defer st.mu.Unlock()
 	var gone []string
 	for k := range st.keys {
-		if !listed[k] && keyspace.Match(pattern, k) {
+		if !listed[k] && recsync.Match(pattern, k) {
 			delete(st.keys, k)
 			gone = append(gone, k)
 		}
@@ -367,6 +397,10 @@ func (st *Store) Apply(args [][]byte) (changed []string, ok bool) {
 		ok = st.zadd(key, rest)
 	case "ZREM":
 		ok = st.zrem(key, rest)
+	case "JSET", "JMERGE", "JDEL":
+		ok = st.applyJSON(key, name, rest)
+	case "RLSET":
+		ok = st.rlset(key, rest)
 	case "RENAME":
 		if len(rest) != 1 {
 			return nil, false
@@ -870,8 +904,101 @@ func (st *Store) copy(src string, rest [][]byte) (string, bool) {
 		return dst, true
 	}
 	c := &entry{typ: e.typ, marker: e.marker, expireAt: e.expireAt}
-	v := e.value()
-	c.str, c.hash, c.list, c.set, c.zset = v.Str, v.Hash, v.List, v.Set, v.ZSet
+	if e.typ == TypeJSON {
+		if e.json != nil {
+			c.json = recsync.CopyJSON(e.json)
+		}
+	} else {
+		v := e.value()
+		c.str, c.hash, c.list, c.set, c.zset = v.Str, v.Hash, v.List, v.Set, v.ZSet
+	}
 	st.keys[dst] = c
 	return dst, true
+}
+
+// applyJSON applies a json effect (JSET key path value, JMERGE key path
+// patch, JDEL key path) with the server's own semantics. A key that was
+// json keeps its expiry time; one of another type is replaced. An effect
+// that does not fit the local document is not understood and changes
+// nothing; so is one below the root of a document whose content has not
+// arrived (only its marker is known).
+func (st *Store) applyJSON(key, name string, rest [][]byte) bool {
+	e := st.live(key)
+	var cur *recsync.JSON
+	wasJSON := e != nil && e.typ == TypeJSON
+	if wasJSON {
+		cur = e.json
+		if cur == nil && name == "JDEL" && len(rest) == 1 && !isRootPath(rest[0]) {
+			return false
+		}
+	}
+	doc, err := recsync.ApplyJSONEffect(cur, name, rest)
+	if err != nil {
+		return false
+	}
+	if doc == nil {
+		if e != nil {
+			delete(st.keys, key)
+		}
+		return true
+	}
+	if !wasJSON {
+		e = newEntry(TypeJSON)
+		st.keys[key] = e
+	}
+	e.json = doc
+	return true
+}
+
+// isRootPath reports whether a json path names the whole document.
+func isRootPath(p []byte) bool {
+	return len(p) == 1 && (p[0] == '$' || p[0] == '.')
+}
+
+// rlset applies RLSET key tat interval max_burst [PXAT ms]: the key becomes
+// a ratelimit key with that expiry time (none without PXAT). The store
+// keeps only its marker: the limiter's state is not modeled.
+func (st *Store) rlset(key string, rest [][]byte) bool {
+	if len(rest) != 3 && !(len(rest) == 5 && eqUpper(rest[3], "PXAT")) {
+		return false
+	}
+	for _, a := range rest[:3] {
+		if _, err := strconv.ParseInt(string(a), 10, 64); err != nil {
+			return false
+		}
+	}
+	var at int64
+	if len(rest) == 5 {
+		n, err := strconv.ParseInt(string(rest[4]), 10, 64)
+		if err != nil || n <= 0 {
+			return false
+		}
+		if n <= st.nowMs() {
+			delete(st.keys, key)
+			return true
+		}
+		at = n
+	}
+	e := newEntry(TypeOther)
+	e.marker = "ratelimit"
+	e.expireAt = at
+	st.keys[key] = e
+	return true
+}
+
+// JGet returns the compact JSON text of the value at path (JSONPath, "$"
+// for the whole document) in key's document, as the server's JGET key path
+// replies it. ok is false when the key is absent or expired, is not a json
+// key, has no content yet (only its marker arrived), or holds no value at
+// path. err, when the document is there, is the server's error for a
+// malformed path or one that goes through a value that is not the
+// container it needs.
+func (st *Store) JGet(key, path string) (text []byte, ok bool, err error) {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	e := st.keys[key]
+	if e == nil || e.typ != TypeJSON || e.json == nil || e.expireAt > 0 && e.expireAt <= st.nowMs() {
+		return nil, false, nil
+	}
+	return recsync.JSONAt(e.json, path)
 }

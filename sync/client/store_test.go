@@ -65,6 +65,12 @@ func render(st *Store, key string) string {
 		b.WriteString("z:" + strings.Join(ms, ","))
 	case TypeOther:
 		b.WriteString("o:" + v.Marker)
+	case TypeJSON:
+		if v.JSON == nil {
+			b.WriteString("j?") // only the marker is known
+		} else {
+			b.WriteString("j:" + string(v.JSON))
+		}
 	}
 	if v.ExpireAt != 0 {
 		b.WriteString(" @" + itoa(v.ExpireAt))
@@ -152,7 +158,30 @@ func TestStoreApply(t *testing.T) {
 		{"flushdb", []string{"SET a 1", "HSET b f v"}, "FLUSHDB", true, map[string]string{"a": "-", "b": "-"}},
 		{"flushall async", []string{"SET a 1"}, "FLUSHALL ASYNC", true, map[string]string{"a": "-"}},
 		{"lower case name", nil, "set k v", true, map[string]string{"k": "s:v"}},
-		{"unknown", nil, "JSET k $ 1", false, map[string]string{"k": "-"}},
+		{"unknown", nil, "FROB k 1", false, map[string]string{"k": "-"}},
+		{"jset", nil, "JSET k $ 1", true, map[string]string{"k": "j:1"}},
+		{"jset doc", nil, `JSET k $ {"b":2,"a":[1,2.50]}`, true, map[string]string{"k": `j:{"b":2,"a":[1,2.50]}`}},
+		{"jset path", []string{`JSET k $ {"a":1}`}, `JSET k $.b "x"`, true, map[string]string{"k": `j:{"a":1,"b":"x"}`}},
+		{"jset path absent", nil, "JSET k $.a 1", false, map[string]string{"k": "-"}},
+		{"jset bad json", []string{`JSET k $ {"a":1}`}, "JSET k $.a {x", false, map[string]string{"k": `j:{"a":1}`}},
+		{"jset out of range", []string{`JSET k $ [1]`}, "JSET k $[3] 2", false, map[string]string{"k": "j:[1]"}},
+		{"jset keeps ttl", []string{`JSET k $ {"a":1}`, "PEXPIREAT k 1000000009000"}, "JSET k $ 2", true, map[string]string{"k": "j:2 @1000000009000"}},
+		{"jset replaces type", []string{"SET k v PXAT 1000000009000"}, "JSET k $ 2", true, map[string]string{"k": "j:2"}},
+		{"jset too few", nil, "JSET k $", false, map[string]string{"k": "-"}},
+		{"jmerge", []string{`JSET k $ {"a":1,"b":{"c":2}}`}, `JMERGE k $ {"a":null,"b":{"d":3}}`, true, map[string]string{"k": `j:{"b":{"c":2,"d":3}}`}},
+		{"jmerge creates", nil, `JMERGE k $ {"a":null,"b":1}`, true, map[string]string{"k": `j:{"b":1}`}},
+		{"jmerge null absent", nil, "JMERGE k $ null", true, map[string]string{"k": "-"}},
+		{"jmerge null deletes", []string{"JSET k $ 1 ", "PEXPIREAT k 1000000009000"}, "JMERGE k $ null", true, map[string]string{"k": "-"}},
+		{"jdel path", []string{`JSET k $ {"a":[1,2,3]}`}, "JDEL k $.a[-1]", true, map[string]string{"k": `j:{"a":[1,2]}`}},
+		{"jdel root", []string{`JSET k $ {"a":1}`}, "JDEL k $", true, map[string]string{"k": "-"}},
+		{"jdel bad path", []string{`JSET k $ {"a":1}`}, "JDEL k a", false, map[string]string{"k": `j:{"a":1}`}},
+		{"json copy", []string{`JSET a $ {"x":[1]}`, "PEXPIREAT a 1000000009000"}, "COPY a b", true, map[string]string{"a": `j:{"x":[1]} @1000000009000`, "b": `j:{"x":[1]} @1000000009000`}},
+		{"json rename", []string{`JSET a $ {"x":1}`}, "RENAME a b", true, map[string]string{"a": "-", "b": `j:{"x":1}`}},
+		{"rlset", nil, "RLSET k 1000000005000000000 100000000 2 PXAT 1000000005000", true, map[string]string{"k": "o:ratelimit @1000000005000"}},
+		{"rlset no pxat", []string{"SET k v PXAT 1000000009000"}, "RLSET k 1000000005000000000 100000000 2", true, map[string]string{"k": "o:ratelimit"}},
+		{"rlset past", []string{"SET k v"}, "RLSET k 1 100000000 2 PXAT 5", true, map[string]string{"k": "-"}},
+		{"rlset bad", nil, "RLSET k x 100000000 2", false, map[string]string{"k": "-"}},
+		{"rlset bad option", nil, "RLSET k 1 1 2 PX 5", false, map[string]string{"k": "-"}},
 		{"too short", nil, "SET", false, nil},
 		{"wrong type adopts the effect's", []string{"SET k v"}, "SADD k a", true, map[string]string{"k": "S:a"}},
 		{"expired key is absent", []string{"SET k v PXAT 999999999000"}, "RPUSHX k a", true, map[string]string{"k": "-"}},
@@ -197,7 +226,8 @@ func TestStoreSetState(t *testing.T) {
 		{resp.Value{Kind: '_', Null: true}, false, "-"},
 		{marker("hash"), true, "h:"},
 		{marker("hash"), false, "h:"},
-		{marker("json"), true, "o:json"},
+		{marker("json"), true, "j?"},
+		{marker("ratelimit"), true, "o:ratelimit"},
 		{marker("list"), true, "l:"},
 	}
 	for i, s := range steps {
@@ -217,8 +247,113 @@ func TestStoreSetState(t *testing.T) {
 	if got := render(st, "h") + "|" + render(st, "s"); got != "h:f=v|s:b @1000000001000" {
 		t.Errorf("got %q", got)
 	}
+	// A qstate value forgets the string's expiry time: the PEXPIREAT
+	// pushes that follow it give the key's time to live.
+	st.Apply(splitArgs("SET q a PXAT 1000000001000"))
+	st.Apply(splitArgs("SET r a PXAT 1000000001000"))
+	if !st.hydrate("q", bulk("a")) || !st.hydrate("r", bulk("b")) || st.hydrate("q", bulk("a")) {
+		t.Error("hydrate did not report the expiry change")
+	}
+	if got := render(st, "q") + "|" + render(st, "r"); got != "s:a|s:b" {
+		t.Errorf("hydrated strings: %q", got)
+	}
+	st.Apply(splitArgs("DEL q r"))
 	gone := st.removeMatching("*", map[string]bool{"h": true})
 	if !slices.Equal(gone, []string{"k", "s"}) || st.Len() != 1 {
 		t.Errorf("removeMatching removed %v, %d left", gone, st.Len())
+	}
+}
+
+// TestStoreJSON covers a json key's life in the store: the +json marker of
+// a qstate, the hydration pushes that follow it, JGet, and copies that do
+// not share the document.
+func TestStoreJSON(t *testing.T) {
+	st := NewStore(fixedNow)
+	marker := resp.Value{Kind: '+', Str: []byte("json")}
+	if !st.SetState("d", marker) || render(st, "d") != "j?" {
+		t.Fatalf("after the marker: %q", render(st, "d"))
+	}
+	if _, ok, _ := st.JGet("d", "$"); ok {
+		t.Error("JGet of a document whose content has not arrived")
+	}
+	// Only the root can be applied to a document not yet known.
+	for _, e := range []string{"JDEL d $.a", "JSET d $.a 1", `JMERGE d $.a {"b":1}`} {
+		if _, ok := st.Apply(splitArgs(e)); ok || render(st, "d") != "j?" {
+			t.Errorf("%s on a marker: ok %v, %q", e, ok, render(st, "d"))
+		}
+	}
+	for _, e := range []string{"DEL d", `JSET d $ {"a":{"b":[1,"x",2.50]},"n":null}`, "PEXPIREAT d 1000000009000"} {
+		if _, ok := st.Apply(splitArgs(e)); !ok {
+			t.Fatalf("hydration %s not applied", e)
+		}
+	}
+	if got := render(st, "d"); got != `j:{"a":{"b":[1,"x",2.50]},"n":null} @1000000009000` {
+		t.Errorf("hydrated: %q", got)
+	}
+	// A marker for a key already json keeps its document.
+	if st.SetState("d", marker) {
+		t.Error("a json marker changed a json key")
+	}
+	gets := []struct {
+		path, text string
+		ok         bool
+		err        string
+	}{
+		{"$", `{"a":{"b":[1,"x",2.50]},"n":null}`, true, ""},
+		{"$.a.b[-1]", "2.50", true, ""},
+		{`$["a"].b[1]`, `"x"`, true, ""},
+		{"$.n", "null", true, ""},
+		{"$.missing", "", false, ""},
+		{"$.a.b[7]", "", false, ""},
+		{"a", "", false, "invalid JSON path 'a': it must start with '$'"},
+		{"$.n.x", "", false, "'$.n' is null, not an object"},
+	}
+	for _, g := range gets {
+		text, ok, err := st.JGet("d", g.path)
+		if string(text) != g.text || ok != g.ok || (err == nil) != (g.err == "") || err != nil && err.Error() != g.err {
+			t.Errorf("JGet(d, %s) = %q %v %v, want %q %v %q", g.path, text, ok, err, g.text, g.ok, g.err)
+		}
+	}
+	if _, ok, _ := st.JGet("none", "$"); ok {
+		t.Error("JGet of an absent key")
+	}
+	st.Apply(splitArgs("SET s v"))
+	if _, ok, _ := st.JGet("s", "$"); ok {
+		t.Error("JGet of a string")
+	}
+	// COPY makes an independent document.
+	st.Apply(splitArgs("COPY d c"))
+	st.Apply(splitArgs("JSET c $.a.b[0] 9"))
+	if a, c := render(st, "d"), render(st, "c"); a == c || !strings.Contains(c, "[9,") || strings.Contains(a, "[9,") {
+		t.Errorf("after changing the copy: d %q, c %q", a, c)
+	}
+	// A Value is a copy of the text.
+	v, _ := st.Get("d")
+	v.JSON[0] = 'X'
+	if render(st, "d")[2] != '{' {
+		t.Error("Value.JSON shares the store's memory")
+	}
+	// An expired document is absent.
+	st.Apply(splitArgs("PEXPIREAT c 999999999999"))
+	if _, ok, _ := st.JGet("c", "$"); ok {
+		t.Error("JGet of an expired key")
+	}
+}
+
+// TestStoreRateLimitHydration checks that a ratelimit key survives its
+// hydration (marker, DEL, RLSET, PEXPIREAT) as a marker with its expiry.
+func TestStoreRateLimitHydration(t *testing.T) {
+	st := NewStore(fixedNow)
+	st.SetState("r", resp.Value{Kind: '+', Str: []byte("ratelimit")})
+	for _, e := range []string{"DEL r", "RLSET r 1000000000100000000 100000000 2", "PEXPIREAT r 1000000000100"} {
+		if _, ok := st.Apply(splitArgs(e)); !ok {
+			t.Fatalf("%s not applied", e)
+		}
+	}
+	if got := render(st, "r"); got != "o:ratelimit @1000000000100" {
+		t.Errorf("hydrated limiter: %q", got)
+	}
+	if v, _ := st.Get("r"); v.Marker != "ratelimit" || v.Type != TypeOther {
+		t.Errorf("value %+v", v)
 	}
 }

@@ -3,10 +3,13 @@ package client
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,6 +58,12 @@ func serverValue(ctx context.Context, backend *Client, key string) (Value, error
 			f, _ := pair.Elems[1].Float()
 			v.ZSet[pair.Elems[0].Text()] = f
 		}
+	case "json":
+		v.Type = TypeJSON
+		r, err = backend.Do(ctx, "JGET", key)
+		v.JSON = r.Str
+	case "ratelimit":
+		v.Type = TypeOther // the store keeps its marker and expiry only
 	default:
 		return Value{}, fmt.Errorf("unexpected type %q", t.Text())
 	}
@@ -73,7 +82,8 @@ func serverValue(ctx context.Context, backend *Client, key string) (Value, error
 
 // equalValue compares two values by content.
 func equalValue(a, b Value) bool {
-	if a.Type != b.Type || a.ExpireAt != b.ExpireAt || !bytes.Equal(a.Str, b.Str) || len(a.List) != len(b.List) ||
+	if a.Type != b.Type || a.Marker != b.Marker || a.ExpireAt != b.ExpireAt || !bytes.Equal(a.Str, b.Str) ||
+		!bytes.Equal(a.JSON, b.JSON) || len(a.List) != len(b.List) ||
 		!maps.EqualFunc(a.Hash, b.Hash, bytes.Equal) || !maps.Equal(a.Set, b.Set) || !maps.Equal(a.ZSet, b.ZSet) {
 		return false
 	}
@@ -102,6 +112,10 @@ func describe(v Value) string {
 		return fmt.Sprintf("set %v exp %d", slices.Sorted(maps.Keys(v.Set)), v.ExpireAt)
 	case TypeZSet:
 		return fmt.Sprintf("zset %v exp %d", v.ZSet, v.ExpireAt)
+	case TypeJSON:
+		return fmt.Sprintf("json %s exp %d", v.JSON, v.ExpireAt)
+	case TypeOther:
+		return fmt.Sprintf("%s exp %d", v.Marker, v.ExpireAt)
 	}
 	return v.Type.String()
 }
@@ -135,10 +149,10 @@ func diffStore(ctx context.Context, obs, backend *Client, pattern string) (strin
 	return "", nil
 }
 
-// TestSyncConverges has a backend run writes of every type, each
-// producing the effect forms the server emits, while an observer with a
-// live query keeps a local replica; after each step the replica must equal
-// the server's state, expiry times included.
+// TestSyncConverges has a backend run writes of every type, json and
+// ratelimit included, each producing the effect forms the server emits,
+// while an observer with a live query keeps a local replica; after each
+// step the replica must equal the server's state, expiry times included.
 func TestSyncConverges(t *testing.T) {
 	s := startServer(t, server.Config{})
 	for _, tr := range transports {
@@ -147,12 +161,17 @@ func TestSyncConverges(t *testing.T) {
 			p := "cv" + tr + ":"
 			backend := newClient(t, Options{URL: s.url("tcp")})
 			// State that exists before the query: hydrated by qstate and
-			// the pushes that follow it. (Neither carries expiry times, so
-			// these keys have none.)
+			// the pushes that follow it, PEXPIREAT for the keys with a time
+			// to live.
 			for _, w := range [][]string{
-				{"SET", p + "pre:s", "v"}, {"HSET", p + "pre:h", "a", "1", "b", "2"},
-				{"SADD", p + "pre:set", "x", "y"}, {"ZADD", p + "pre:z", "1.5", "m", "-inf", "n"},
-				{"RPUSH", p + "pre:l", "a", "b", "c"},
+				{"SET", p + "pre:s", "v", "PX", "600000"}, {"SET", p + "pre:s2", "w"},
+				{"HSET", p + "pre:h", "a", "1", "b", "2"}, {"PEXPIRE", p + "pre:h", "700000"},
+				{"SADD", p + "pre:set", "x", "y"}, {"EXPIRE", p + "pre:set", "800"},
+				{"ZADD", p + "pre:z", "1.5", "m", "-inf", "n"},
+				{"RPUSH", p + "pre:l", "a", "b", "c"}, {"PEXPIREAT", p + "pre:l", "99999999999999"},
+				{"JSET", p + "pre:j", "$", `{"b": [1, 2.50], "a": {"c": "\u00e9"}}`}, {"PEXPIRE", p + "pre:j", "900000"},
+				{"JSET", p + "pre:j2", "$", `"plain"`},
+				{"THROTTLE", p + "pre:rl", "5", "1", "600"},
 			} {
 				if _, err := backend.Write(w...).Wait(ctx); err != nil {
 					t.Fatalf("%v: %v", w, err)
@@ -201,6 +220,14 @@ func TestSyncConverges(t *testing.T) {
 				{{"LMOVE", p + "l", p + "l2", "LEFT", "RIGHT"}, {"LMOVE", p + "l2", p + "l2", "RIGHT", "LEFT"}, {"RPOPLPUSH", p + "l", p + "l2"}},
 				{{"RENAME", p + "s", p + "s2"}, {"COPY", p + "h", p + "h2"}, {"DEL", p + "n", p + "f"}, {"UNLINK", p + "bits"}},
 				{{"COPY", p + "h", p + "h2", "REPLACE"}, {"RENAME", p + "pre:l", p + "moved"}, {"MOVE", p + "h2", "3"}},
+				{{"JSET", p + "j", "$", `{"a":1,"b":[1,2],"c":{"d":"x"}}`}, {"JSET", p + "j", "$.e", "1.50"},
+					{"JMERGE", p + "j", "$", `{"a":null,"c":{"f":true}}`}, {"JDEL", p + "j", "$.b[0]"}},
+				{{"JNUMINCRBY", p + "j", "$.e", "2"}, {"JARRAPPEND", p + "j", "$.b", "3", `"four"`},
+					{"PEXPIRE", p + "j", "900000"}, {"JSET", p + "j", "$.c.d", `"y"`, "XX"}, {"JSET", p + "j", "$.c.z", "0", "NX"}},
+				{{"JMERGE", p + "pre:j", "$.a", `{"c":null,"d":[]}`}, {"JSET", p + "pre:j", "$.b[-1]", "9007199254740993"}},
+				{{"COPY", p + "j", p + "j2"}, {"RENAME", p + "j2", p + "j3"}, {"JSET", p + "j4", "$", "[]"}, {"JDEL", p + "j4"}},
+				{{"JMERGE", p + "j3", "$", "null"}, {"JMERGE", p + "j5", "$", `{"n":null,"m":1}`}, {"PERSIST", p + "pre:j"}},
+				{{"THROTTLE", p + "rl", "5", "1", "600"}, {"THROTTLE", p + "rl", "5", "1", "600", "2"}, {"THROTTLE", p + "pre:rl", "5", "1", "600"}},
 			}
 			for i, step := range steps {
 				for _, w := range step {
@@ -215,13 +242,20 @@ func TestSyncConverges(t *testing.T) {
 			}
 			// Writes of the observer itself are applied locally on their
 			// acknowledgment, since it gets no pushes of its own.
-			for _, w := range [][]string{{"SET", p + "own", "1"}, {"INCR", p + "own"}, {"HSET", p + "ownh", "f", "v"}} {
+			for _, w := range [][]string{
+				{"SET", p + "own", "1"}, {"INCR", p + "own"}, {"HSET", p + "ownh", "f", "v"},
+				{"JSET", p + "ownj", "$", `{"a":[1]}`, "NX"}, {"JMERGE", p + "ownj", "$", `{"b":2}`},
+				{"JDEL", p + "ownj", "$.a[0]"}, {"JSET", p + "ownj", "$.c", "3", "XX"},
+			} {
 				if _, err := obs.Write(w...).Wait(ctx); err != nil {
 					t.Fatal(err)
 				}
 			}
 			if v, _ := obs.Get(p + "own"); string(v.Str) != "2" {
 				t.Errorf("own INCR: local %v", v)
+			}
+			if text, ok, err := obs.JGet(p+"ownj", "$"); string(text) != `{"a":[],"b":2}` || !ok || err != nil {
+				t.Errorf("own json writes: local %q %v %v", text, ok, err)
 			}
 			converge("own writes")
 			// FLUSHDB from a backend empties the replica.
@@ -234,6 +268,81 @@ func TestSyncConverges(t *testing.T) {
 				t.Errorf("query callbacks missed keys: %v", seen)
 			}
 			mu.Unlock()
+		})
+	}
+}
+
+// gatedDialer is a NetDial that refuses to connect while closed, so that a
+// test can keep a client offline while the server's state changes.
+type gatedDialer struct {
+	connTracker
+	closed atomic.Bool
+}
+
+func (g *gatedDialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if g.closed.Load() {
+		return nil, errors.New("dialing refused by the test")
+	}
+	return g.connTracker.dial(ctx, network, addr)
+}
+
+// TestRehydrationExpiry checks that after a reconnect the replica has the
+// server's times to live for keys whose expiry changed while the client
+// was offline: the qstate reply carries none, the PEXPIREAT pushes that
+// follow it do.
+func TestRehydrationExpiry(t *testing.T) {
+	s := startServer(t, server.Config{})
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			ctx := ctx10(t)
+			p := "rx" + tr + ":"
+			backend := newClient(t, Options{URL: s.url("tcp")})
+			write := func(ws ...[]string) {
+				t.Helper()
+				for _, w := range ws {
+					if _, err := backend.Write(w...).Wait(ctx); err != nil {
+						t.Fatalf("%v: %v", w, err)
+					}
+				}
+			}
+			write([]string{"SET", p + "persisted", "v", "PX", "600000"}, []string{"SET", p + "expiring", "v"},
+				[]string{"SET", p + "changed", "v", "PX", "600000"}, []string{"HSET", p + "h", "f", "v"},
+				[]string{"JSET", p + "j", "$", "[1]", "NX"}, []string{"PEXPIRE", p + "j", "600000"})
+			gate := &gatedDialer{}
+			states := newStateLog()
+			obs := newClient(t, Options{URL: s.url(tr), NetDial: gate.dial, OnState: states.on})
+			q := obs.Query(p+"*", func(string, Value) {})
+			defer q.Close()
+			converge := func(step string) {
+				t.Helper()
+				d := ""
+				for range 500 {
+					var err error
+					if d, err = diffStore(ctx, obs, backend, p+"*"); err != nil {
+						t.Fatal(err)
+					}
+					if d == "" {
+						return
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+				t.Fatalf("%s: replica differs: %s", step, d)
+			}
+			converge("hydration")
+			if v, _ := obs.Get(p + "persisted"); v.ExpireAt == 0 {
+				t.Fatalf("hydrated key without its time to live: %+v", v)
+			}
+			gate.closed.Store(true)
+			if !gate.killLast() {
+				t.Fatal("no connection to break")
+			}
+			states.waitCount(t, StateOffline, 1)
+			write([]string{"PERSIST", p + "persisted"}, []string{"PEXPIRE", p + "expiring", "500000"},
+				[]string{"SET", p + "changed", "w", "PX", "400000"}, []string{"PEXPIRE", p + "h", "300000"},
+				[]string{"PERSIST", p + "j"})
+			gate.closed.Store(false)
+			states.waitCount(t, StateOpen, 2)
+			converge("re-hydration")
 		})
 	}
 }
