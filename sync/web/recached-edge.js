@@ -1838,6 +1838,7 @@ function tokenPatterns(token) {
  * @property {string} [what]
  * @property {string} [name]
  * @property {string[]} [keys]
+ * @property {string[]} [ids] the registrations whose acceptance its reply settles
  */
 
 /**
@@ -1903,8 +1904,13 @@ export class Client {
 
     /** @type {Map<string, Set<Function>>} */
     this._queries = new Map();
-    /** @type {Map<string, {resolve: Function, reject: Function, promise: Promise<void>}>} */
-    this._queryReady = new Map();
+    /**
+     * The acceptance of each live query ("q:<pattern>"), watch ("w:<key>")
+     * and subscription ("s:<channel>", "p:<pattern>"), settled by the
+     * server's first reply to it.
+     * @type {Map<string, {resolve: Function, reject: Function, promise: Promise<void>}>}
+     */
+    this._ready = new Map();
     /** @type {Map<string, Set<Function>>} */
     this._watches = new Map();
     /** @type {Map<string, Set<Function>>} */
@@ -2339,14 +2345,14 @@ export class Client {
     } else if (this.options.patterns && this.options.patterns.length > 0) {
       this._send(['SYNC', ...this.options.patterns], { kind: 'fatal', setup: true, what: 'SYNC' });
     }
-    for (const p of [...this._queries.keys()].sort()) this._send(['QSUB', p], { kind: 'qsub', setup: true, what: 'QSUB ' + p, name: p });
+    for (const p of [...this._queries.keys()].sort()) this._send(['QSUB', p], { kind: 'qsub', setup: true, what: 'QSUB ' + p, name: p, ids: ['q:' + p] });
     const keys = [...this._watches.keys()].sort();
     for (let i = 0; i < keys.length; i += MAX_WATCHED) {
       const chunk = keys.slice(i, i + MAX_WATCHED);
-      this._send(['KWATCH', ...chunk], { kind: 'kwatch', setup: true, what: 'KWATCH', keys: chunk });
+      this._send(['KWATCH', ...chunk], { kind: 'kwatch', setup: true, what: 'KWATCH', keys: chunk, ids: chunk.map((k) => 'w:' + k) });
     }
-    for (const ch of [...this._channels.keys()].sort()) this._send(['SUBSCRIBE', ch], { kind: 'sub', setup: true, what: 'SUBSCRIBE ' + ch });
-    for (const p of [...this._pchannels.keys()].sort()) this._send(['PSUBSCRIBE', p], { kind: 'sub', setup: true, what: 'PSUBSCRIBE ' + p });
+    for (const ch of [...this._channels.keys()].sort()) this._send(['SUBSCRIBE', ch], { kind: 'sub', setup: true, what: 'SUBSCRIBE ' + ch, ids: ['s:' + ch] });
+    for (const p of [...this._pchannels.keys()].sort()) this._send(['PSUBSCRIBE', p], { kind: 'sub', setup: true, what: 'PSUBSCRIBE ' + p, ids: ['p:' + p] });
     // With nothing else to establish, a PING stands in: a server that
     // refuses the connection (maxclients) answers it with its error, which
     // must not be taken for the reply to the first write.
@@ -2600,17 +2606,10 @@ export class Client {
           return;
         }
         break;
-      case 'qsub': {
-        const ready = this._queryReady.get(/** @type {string} */ (p.name));
-        if (err) {
-          this._report(new ReplyError(v.value));
-          if (ready) ready.reject(new ReplyError(v.value));
-        } else if (isQState(v)) {
-          this._applyQState(v);
-          if (ready) ready.resolve();
-        }
+      case 'qsub':
+        if (err) this._report(new ReplyError(`${v.value} (${p.what})`));
+        else if (isQState(v)) this._applyQState(v);
         break;
-      }
       case 'qunsub':
       case 'kunwatch': {
         const m = p.kind === 'qunsub' ? this._unquerying : this._unwatching;
@@ -2626,6 +2625,7 @@ export class Client {
       default:
         if (err) this._report(new ReplyError(`${v.value} (${p.what})`));
     }
+    if (p.ids) this._settle(p.ids, v);
     if (p.setup && --this._setupLeft === 0 && !this._open && this._ws) this._opened();
   }
 
@@ -3231,28 +3231,21 @@ export class Client {
     if (first) {
       if (this._queries.size >= MAX_QUERIES) throw new Error(`recached-edge: at most ${MAX_QUERIES} live queries per connection`);
       this._queries.set(pattern, (set = new Set()));
-      let resolve;
-      let reject;
-      const promise = new Promise((res, rej) => {
-        resolve = res;
-        reject = rej;
-      });
-      promise.catch(() => undefined);
-      this._queryReady.set(pattern, { resolve, reject, promise });
-      if (this._started) this._send(['QSUB', pattern], { kind: 'qsub', setup: false, what: 'QSUB ' + pattern, name: pattern });
+      this._deferred('q:' + pattern);
+      if (this._started) this._send(['QSUB', pattern], { kind: 'qsub', setup: false, what: 'QSUB ' + pattern, name: pattern, ids: ['q:' + pattern] });
     }
     set.add(callback);
     if (!first) {
       // A later callback for the same pattern starts from what is known.
       for (const k of this.keys(pattern)) this._call(callback, k, this.value(k));
     }
-    const ready = /** @type {any} */ (this._queryReady.get(pattern)).promise;
+    const ready = this._deferred('q:' + pattern).promise;
     return {
       ready,
       close: () => {
         if (!set.delete(callback) || set.size > 0 || this._queries.get(pattern) !== set) return;
         this._queries.delete(pattern);
-        this._queryReady.delete(pattern);
+        this._ready.delete('q:' + pattern);
         if (this._started) {
           this._unquerying.set(pattern, (this._unquerying.get(pattern) || 0) + 1);
           this._send(['QUNSUB', pattern], { kind: 'qunsub', setup: false, what: 'QUNSUB', name: pattern });
@@ -3274,18 +3267,19 @@ export class Client {
    */
   watch(key, callback) {
     let set = this._watches.get(key);
-    let ready = Promise.resolve();
     if (!set) {
       if (this._watches.size >= MAX_WATCHED) throw new Error(`recached-edge: at most ${MAX_WATCHED} watched keys per connection`);
       this._watches.set(key, (set = new Set()));
-      if (this._started) ready = this._sessionCall(['KWATCH', key]);
+      this._deferred('w:' + key);
+      if (this._started) this._send(['KWATCH', key], { kind: 'kwatch', setup: false, what: 'KWATCH ' + key, keys: [key], ids: ['w:' + key] });
     }
     set.add(callback);
     return {
-      ready,
+      ready: this._deferred('w:' + key).promise,
       close: () => {
         if (!set.delete(callback) || set.size > 0 || this._watches.get(key) !== set) return;
         this._watches.delete(key);
+        this._ready.delete('w:' + key);
         if (this._started) {
           this._unwatching.set(key, (this._unwatching.get(key) || 0) + 1);
           this._send(['KUNWATCH', key], { kind: 'kunwatch', setup: false, what: 'KUNWATCH', keys: [key] });
@@ -3304,7 +3298,7 @@ export class Client {
    * @returns {Handle}
    */
   subscribe(channel, callback) {
-    return this._subscribe(this._channels, 'SUBSCRIBE', 'UNSUBSCRIBE', channel, callback);
+    return this._subscribe(this._channels, 'SUBSCRIBE', 'UNSUBSCRIBE', 's:', channel, callback);
   }
 
   /**
@@ -3315,49 +3309,66 @@ export class Client {
    * @returns {Handle}
    */
   psubscribe(pattern, callback) {
-    return this._subscribe(this._pchannels, 'PSUBSCRIBE', 'PUNSUBSCRIBE', pattern, callback);
+    return this._subscribe(this._pchannels, 'PSUBSCRIBE', 'PUNSUBSCRIBE', 'p:', pattern, callback);
   }
 
   /**
    * @param {Map<string, Set<Function>>} map @param {string} cmd @param {string} uncmd
-   * @param {string} name @param {Function} callback
+   * @param {string} prefix @param {string} name @param {Function} callback
    */
-  _subscribe(map, cmd, uncmd, name, callback) {
+  _subscribe(map, cmd, uncmd, prefix, name, callback) {
     let set = map.get(name);
-    let ready = Promise.resolve();
+    const id = prefix + name;
     if (!set) {
       map.set(name, (set = new Set()));
-      if (this._started) ready = this._sessionCall([cmd, name]);
+      this._deferred(id);
+      if (this._started) this._send([cmd, name], { kind: 'sub', setup: false, what: cmd + ' ' + name, ids: [id] });
     }
     set.add(callback);
     return {
-      ready,
+      ready: this._deferred(id).promise,
       close: () => {
         if (!set.delete(callback) || set.size > 0 || map.get(name) !== set) return;
         map.delete(name);
+        this._ready.delete(id);
         if (this._started) this._send([uncmd, name], { kind: 'unsub', setup: false, what: uncmd + ' ' + name });
       },
     };
   }
 
   /**
-   * Sends a session command now and returns a promise of its acceptance
-   * (a refusal is also reported as an error event).
-   * @param {string[]} args
+   * The acceptance promise of a registration, created on first use.
+   * @param {string} id
    */
-  _sessionCall(args) {
-    const p = new Promise((resolve, reject) => {
-      const call = {
-        kind: /** @type {'call'} */ ('call'), args, sent: true, finished: false, resolve: () => resolve(undefined),
-        reject: (/** @type {Error} */ err) => {
-          this._report(err);
-          reject(err);
-        },
-      };
-      this._send(args, { kind: 'call', setup: false, call });
-    });
-    p.catch(() => undefined);
-    return p;
+  _deferred(id) {
+    let d = this._ready.get(id);
+    if (!d) {
+      let resolve = () => undefined;
+      let reject = () => undefined;
+      const promise = new Promise((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      promise.catch(() => undefined); // a refusal is also an error event
+      d = { resolve, reject, promise };
+      this._ready.set(id, d);
+    }
+    return d;
+  }
+
+  /**
+   * Settles the acceptance of registrations with the server's reply (the
+   * first reply counts; later sessions re-send them silently).
+   * @param {string[]} ids
+   * @param {RespValue} v
+   */
+  _settle(ids, v) {
+    for (const id of ids) {
+      const d = this._ready.get(id);
+      if (!d) continue;
+      if (isError(v)) d.reject(new ReplyError(v.value));
+      else d.resolve();
+    }
   }
 }
 

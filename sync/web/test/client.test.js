@@ -392,3 +392,27 @@ test('a live query made while the session is being established is sent at once',
   await until(() => client.state === 'open');
   await client.close();
 });
+
+test('ready settles with the server\'s first answer to each registration', async () => {
+  const { net, client, errors } = setup({ token: 'dG9rZW4.sig' });
+  const q = client.query('a:*', () => undefined);
+  const w = client.watch('b:1', () => undefined);
+  const sub = client.subscribe('a:news', () => undefined);
+  const s = await net.socket(0);
+  assert.deepEqual(await s.next(4), [cmd('SYNC', 'TOKEN', 'dG9rZW4.sig'), cmd('QSUB', 'a:*'), cmd('KWATCH', 'b:1'), cmd('SUBSCRIBE', 'a:news')]);
+  s.push('+OK\r\n');
+  s.push('*2\r\n$6\r\nqstate\r\n$3\r\na:*\r\n');
+  s.push('-NOPERM this user has no permissions to access one of the keys used as arguments\r\n');
+  s.push(':1\r\n');
+  await q.ready;
+  await assert.rejects(w.ready, (err) => err instanceof ReplyError && err.code === 'NOPERM');
+  await sub.ready;
+  assert.equal(errors.length, 1);
+  await until(() => client.state === 'open');
+  // Made once the session is open: sent at once, settled by its reply.
+  const p = client.psubscribe('a:*', () => undefined);
+  assert.deepEqual(await s.next(1), [cmd('PSUBSCRIBE', 'a:*')]);
+  s.push(':2\r\n');
+  await p.ready;
+  await client.close();
+});
