@@ -3343,7 +3343,9 @@ export class Client {
   _deferred(id) {
     let d = this._ready.get(id);
     if (!d) {
+      /** @type {(v?: any) => void} */
       let resolve = () => undefined;
+      /** @type {(err: Error) => void} */
       let reject = () => undefined;
       const promise = new Promise((res, rej) => {
         resolve = res;
