@@ -136,6 +136,67 @@ func listWhere(b []byte) (front, ok bool) {
 	return false, false
 }
 
+// moveWheres parses the wherefrom and whereto of LMOVE and BLMOVE
+// (args[3] and args[4]), replying on error.
+func (s *Session) moveWheres() (front, toFront, ok bool) {
+	front, ok1 := listWhere(s.Args[3])
+	toFront, ok2 := listWhere(s.Args[4])
+	if !ok1 || !ok2 {
+		s.W.Error(errSyntax)
+		return false, false, false
+	}
+	return front, toFront, true
+}
+
+// popCountArg parses the optional count (args[2]) of LPOP, RPOP, SPOP,
+// ZPOPMIN and ZPOPMAX: -1 when absent, and not negative.
+func (s *Session) popCountArg() (int64, bool) {
+	if len(s.Args) < 3 {
+		return -1, true
+	}
+	return s.nonNegArg(2, errMustBePositive)
+}
+
+// parseMPop parses "numkeys key [key ...] where [COUNT count]" from
+// args[numIdx] on, the arguments of LMPOP, BLMPOP and ZMPOP, replying on
+// error. where reads the end to pop from (LEFT or RIGHT, MIN or MAX);
+// count is 1 when not given.
+func (s *Session) parseMPop(numIdx int, where func([]byte) (bool, bool)) (keys [][]byte, end bool, count int64, ok bool) {
+	numkeys, ok := parseInt(s.Args[numIdx])
+	if !ok || numkeys < 1 {
+		s.W.Error(errNumkeysZero)
+		return nil, false, 0, false
+	}
+	if numkeys > int64(len(s.Args)-numIdx-2) {
+		s.W.Error(errSyntax)
+		return nil, false, 0, false
+	}
+	whereIdx := numIdx + int(numkeys) + 1
+	if end, ok = where(s.Args[whereIdx]); !ok {
+		s.W.Error(errSyntax)
+		return nil, false, 0, false
+	}
+	count = -1
+	for j := whereIdx + 1; j < len(s.Args); j++ {
+		if count == -1 && eqFold(s.Args[j], "count") && j+1 < len(s.Args) {
+			j++
+			n, ok := parseInt(s.Args[j])
+			if !ok || n < 1 {
+				s.W.Error(errCountPositive)
+				return nil, false, 0, false
+			}
+			count = n
+			continue
+		}
+		s.W.Error(errSyntax)
+		return nil, false, 0, false
+	}
+	if count == -1 {
+		count = 1
+	}
+	return s.Args[numIdx+1 : whereIdx], end, count, true
+}
+
 func whereWord(front bool) []byte {
 	if front {
 		return bLEFT
@@ -247,15 +308,9 @@ func popCmd(name string, front bool) Handler {
 			s.W.Error("ERR wrong number of arguments for '" + name + "' command")
 			return
 		}
-		hasCount := len(s.Args) == 3
-		var count int64
-		if hasCount {
-			n, ok := parseInt(s.Args[2])
-			if !ok || n < 0 {
-				s.W.Error(errMustBePositive)
-				return
-			}
-			count = n
+		count, ok := s.popCountArg()
+		if !ok {
+			return
 		}
 		key := s.Args[1]
 		l, wrong := s.lookupList(key)
@@ -263,14 +318,14 @@ func popCmd(name string, front bool) Handler {
 			return
 		}
 		if l == nil {
-			if hasCount {
+			if count >= 0 {
 				s.W.NullArray()
 			} else {
 				s.W.Null()
 			}
 			return
 		}
-		if !hasCount {
+		if count < 0 {
 			s.W.Bulk(s.popOne(key, l, front))
 			return
 		}
@@ -510,17 +565,15 @@ func cmdLPos(s *Session) {
 			rank = n
 		case eqFold(s.Args[j], "count") && more:
 			j++
-			n, ok := parseInt(s.Args[j])
-			if !ok || n < 0 {
-				s.W.Error(errCountNegative)
+			n, ok := s.nonNegArg(j, errCountNegative)
+			if !ok {
 				return
 			}
 			count = n
 		case eqFold(s.Args[j], "maxlen") && more:
 			j++
-			n, ok := parseInt(s.Args[j])
-			if !ok || n < 0 {
-				s.W.Error(errMaxlenNegative)
+			n, ok := s.nonNegArg(j, errMaxlenNegative)
+			if !ok {
 				return
 			}
 			maxlen = n
@@ -644,14 +697,8 @@ func (s *Session) lmove(front, toFront bool) {
 }
 
 func cmdLMove(s *Session) {
-	front, ok := listWhere(s.Args[3])
+	front, toFront, ok := s.moveWheres()
 	if !ok {
-		s.W.Error(errSyntax)
-		return
-	}
-	toFront, ok := listWhere(s.Args[4])
-	if !ok {
-		s.W.Error(errSyntax)
 		return
 	}
 	s.lmove(front, toFront)
@@ -666,38 +713,9 @@ func mpopCmd(block bool) Handler {
 		if block {
 			numIdx = 2
 		}
-		numkeys, ok := parseInt(s.Args[numIdx])
-		if !ok || numkeys < 1 {
-			s.W.Error(errNumkeysZero)
-			return
-		}
-		if numkeys > int64(len(s.Args)-numIdx-2) {
-			s.W.Error(errSyntax)
-			return
-		}
-		whereIdx := numIdx + int(numkeys) + 1
-		front, ok := listWhere(s.Args[whereIdx])
+		keys, front, count, ok := s.parseMPop(numIdx, listWhere)
 		if !ok {
-			s.W.Error(errSyntax)
 			return
-		}
-		count := int64(-1)
-		for j := whereIdx + 1; j < len(s.Args); j++ {
-			if count == -1 && eqFold(s.Args[j], "count") && j+1 < len(s.Args) {
-				j++
-				n, ok := parseInt(s.Args[j])
-				if !ok || n < 1 {
-					s.W.Error(errCountPositive)
-					return
-				}
-				count = n
-				continue
-			}
-			s.W.Error(errSyntax)
-			return
-		}
-		if count == -1 {
-			count = 1
 		}
 		var ms int64
 		if block {
@@ -705,7 +723,6 @@ func mpopCmd(block bool) Handler {
 				return
 			}
 		}
-		keys := s.Args[numIdx+1 : whereIdx]
 		for _, key := range keys {
 			l, wrong := s.lookupList(key)
 			if wrong {
@@ -770,14 +787,8 @@ func (s *Session) blmove(front, toFront bool, ms int64) {
 }
 
 func cmdBLMove(s *Session) {
-	front, ok := listWhere(s.Args[3])
+	front, toFront, ok := s.moveWheres()
 	if !ok {
-		s.W.Error(errSyntax)
-		return
-	}
-	toFront, ok := listWhere(s.Args[4])
-	if !ok {
-		s.W.Error(errSyntax)
 		return
 	}
 	ms, ok := s.timeoutArg(5)

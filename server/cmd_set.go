@@ -191,9 +191,8 @@ func cmdSPop(s *Session) {
 		s.W.Bulk(bm)
 		return
 	}
-	count, ok := parseInt(s.Args[2])
-	if !ok || count < 0 {
-		s.W.Error(errMustBePositive)
+	count, ok := s.popCountArg()
+	if !ok {
 		return
 	}
 	set, wrong := s.lookupSet(key)
@@ -455,9 +454,8 @@ func cmdSInterCard(s *Session) {
 			return
 		}
 		j++
-		l, ok := parseInt(s.Args[j])
-		if !ok || l < 0 {
-			s.W.Error(errLimitNegative)
+		l, ok := s.nonNegArg(j, errLimitNegative)
+		if !ok {
 			return
 		}
 		limit = l

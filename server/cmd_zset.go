@@ -974,14 +974,9 @@ func zpopCmd(max bool) Handler {
 			s.W.Error(errSyntax)
 			return
 		}
-		count := int64(-1)
-		if len(s.Args) == 3 {
-			n, ok := parseInt(s.Args[2])
-			if !ok || n < 0 {
-				s.W.Error(errMustBePositive)
-				return
-			}
-			count = n
+		count, ok := s.popCountArg()
+		if !ok {
+			return
 		}
 		key := s.Args[1]
 		z, wrong := s.lookupZSet(key)
@@ -1084,64 +1079,24 @@ func zmpopKeyed(s *Session, key []byte, max bool, count int) bool {
 	return true
 }
 
-// zmpopArgs are the parsed arguments of ZMPOP and BZMPOP.
-type zmpopArgs struct {
-	keys  [][]byte
-	max   bool
-	count int
-}
-
-// parseZMPop parses "numkeys key [key ...] MIN|MAX [COUNT count]" starting
-// at args[numIdx] (1 for ZMPOP, 2 for BZMPOP), replying on error.
-func (s *Session) parseZMPop(numIdx int) (a zmpopArgs, ok bool) {
-	numkeys, ok := parseInt(s.Args[numIdx])
-	if !ok || numkeys < 1 {
-		s.W.Error(errNumkeysZero)
-		return a, false
+// zsetWhere parses ZMPOP's MIN or MAX; max reports MAX.
+func zsetWhere(b []byte) (max, ok bool) {
+	switch {
+	case eqFold(b, "min"):
+		return false, true
+	case eqFold(b, "max"):
+		return true, true
 	}
-	if numkeys >= int64(len(s.Args)-numIdx-1) {
-		s.W.Error(errSyntax)
-		return a, false
-	}
-	whereIdx := numIdx + int(numkeys) + 1
-	switch w := s.Args[whereIdx]; {
-	case eqFold(w, "min"):
-	case eqFold(w, "max"):
-		a.max = true
-	default:
-		s.W.Error(errSyntax)
-		return a, false
-	}
-	count := int64(-1)
-	for j := whereIdx + 1; j < len(s.Args); j++ {
-		if count == -1 && eqFold(s.Args[j], "count") && j+1 < len(s.Args) {
-			j++
-			n, ok := parseInt(s.Args[j])
-			if !ok || n < 1 {
-				s.W.Error(errCountPositive)
-				return a, false
-			}
-			count = n
-			continue
-		}
-		s.W.Error(errSyntax)
-		return a, false
-	}
-	if count == -1 {
-		count = 1
-	}
-	a.keys = s.Args[numIdx+1 : whereIdx]
-	a.count = int(min(count, math.MaxInt32))
-	return a, true
+	return false, false
 }
 
 func cmdZMPop(s *Session) {
-	a, ok := s.parseZMPop(1)
+	keys, max, count, ok := s.parseMPop(1, zsetWhere)
 	if !ok {
 		return
 	}
-	for _, k := range a.keys {
-		if zmpopKeyed(s, k, a.max, a.count) {
+	for _, k := range keys {
+		if zmpopKeyed(s, k, max, int(min(count, math.MaxInt32))) {
 			return
 		}
 	}
@@ -1332,9 +1287,8 @@ func (s *Session) zsetAlgebra(name string, op zsetOp, dst []byte, numIdx int) {
 			withScores = true
 			j++
 		case op == zopInterCard && left >= 2 && eqFold(a, "limit"):
-			l, ok := parseInt(s.Args[j+1])
-			if !ok || l < 0 {
-				s.W.Error(errLimitNegative)
+			l, ok := s.nonNegArg(j+1, errLimitNegative)
+			if !ok {
 				return
 			}
 			limit = l

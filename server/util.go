@@ -113,5 +113,16 @@ func (s *Session) intArg(i int) (int64, bool) {
 	return n, ok
 }
 
+// nonNegArg parses args[i] as an integer of at least 0, replying with
+// errText if it is not one.
+func (s *Session) nonNegArg(i int, errText string) (int64, bool) {
+	n, ok := parseInt(s.Args[i])
+	if !ok || n < 0 {
+		s.W.Error(errText)
+		return 0, false
+	}
+	return n, true
+}
+
 // appendInt formats n in decimal.
 func appendInt(b []byte, n int64) []byte { return strconv.AppendInt(b, n, 10) }
