@@ -69,6 +69,27 @@ func (s *Session) addObject(key []byte, obj keyspace.Object) {
 	s.db.Set(key, &keyspace.Entry{Obj: obj, Atime: s.srv.ks.Clock()})
 }
 
+// removeMembers removes each of args[2:] from key's value with remove,
+// deletes key once size reports the value empty, emits name key <the
+// members removed> and replies with their number: HDEL, SREM and ZREM.
+func (s *Session) removeMembers(name, key []byte, remove func([]byte) bool, size func() int) {
+	var buf [8][]byte
+	eff := append(buf[:0], name, key)
+	for _, m := range s.Args[2:] {
+		if remove(m) {
+			eff = append(eff, m)
+		}
+	}
+	removed := len(eff) - 2
+	if removed > 0 {
+		if size() == 0 {
+			s.db.Delete(key)
+		}
+		s.emit(eff...)
+	}
+	s.W.Int(int64(removed))
+}
+
 // hsetCmd builds HSET (the number of new fields) and HMSET (+OK); name is
 // the command for the arity error.
 func hsetCmd(name string, hmset bool) Handler {
@@ -196,21 +217,7 @@ func cmdHDel(s *Session) {
 		s.W.Int(0)
 		return
 	}
-	var buf [8][]byte
-	eff := append(buf[:0], bHDEL, key)
-	for _, f := range s.Args[2:] {
-		if h.Delete(f) {
-			eff = append(eff, f)
-		}
-	}
-	deleted := len(eff) - 2
-	if deleted > 0 {
-		if h.Len() == 0 {
-			s.db.Delete(key)
-		}
-		s.emit(eff...)
-	}
-	s.W.Int(int64(deleted))
+	s.removeMembers(bHDEL, key, h.Delete, h.Len)
 }
 
 func cmdHExists(s *Session) {

@@ -89,21 +89,7 @@ func cmdSRem(s *Session) {
 		s.W.Int(0)
 		return
 	}
-	var buf [8][]byte
-	eff := append(buf[:0], bSREM, key)
-	for _, m := range s.Args[2:] {
-		if set.Remove(m) {
-			eff = append(eff, m)
-		}
-	}
-	removed := len(eff) - 2
-	if removed > 0 {
-		if set.Len() == 0 {
-			s.db.Delete(key)
-		}
-		s.emit(eff...)
-	}
-	s.W.Int(int64(removed))
+	s.removeMembers(bSREM, key, set.Remove, set.Len)
 }
 
 // writeSet replies with every member of set (nil: empty) as a set.

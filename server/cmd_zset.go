@@ -579,21 +579,7 @@ func cmdZRem(s *Session) {
 		s.W.Int(0)
 		return
 	}
-	args := make([][]byte, 0, len(s.Args))
-	args = append(args, bZREM, key)
-	for _, m := range s.Args[2:] {
-		if z.Remove(m) {
-			args = append(args, m)
-		}
-	}
-	removed := len(args) - 2
-	if z.Len() == 0 {
-		s.db.Delete(key)
-	}
-	if removed > 0 {
-		s.emit(args...)
-	}
-	s.W.Int(int64(removed))
+	s.removeMembers(bZREM, key, z.Remove, z.Len)
 }
 
 func cmdZScore(s *Session) {
