@@ -61,8 +61,8 @@ func zsetCommands() []*Command {
 		k1(&Command{Name: "zscore", Arity: 3, Flags: ro | FlagFast, Since: "1.2.0", Syntax: "key member", Summary: "Returns the score of a member in a sorted set.", Categories: read, Handler: cmdZScore}),
 		k1(&Command{Name: "zmscore", Arity: -3, Flags: ro | FlagFast, Since: "6.2.0", Syntax: "key member [member ...]", Summary: "Returns the score of one or more members in a sorted set.", Categories: read, Handler: cmdZMScore}),
 		k1(&Command{Name: "zcard", Arity: 2, Flags: ro | FlagFast, Since: "1.2.0", Syntax: "key", Summary: "Returns the number of members in a sorted set.", Categories: read, Handler: cmdZCard}),
-		k1(&Command{Name: "zcount", Arity: 4, Flags: ro | FlagFast, Since: "2.0.0", Syntax: "key min max", Summary: "Returns the count of members in a sorted set that have scores within a range.", Categories: read, Handler: cmdZCount}),
-		k1(&Command{Name: "zlexcount", Arity: 4, Flags: ro | FlagFast, Since: "2.8.9", Syntax: "key min max", Summary: "Returns the number of members in a sorted set within a lexicographical range.", Categories: read, Handler: cmdZLexCount}),
+		k1(&Command{Name: "zcount", Arity: 4, Flags: ro | FlagFast, Since: "2.0.0", Syntax: "key min max", Summary: "Returns the count of members in a sorted set that have scores within a range.", Categories: read, Handler: zcountCmd(zrScore)}),
+		k1(&Command{Name: "zlexcount", Arity: 4, Flags: ro | FlagFast, Since: "2.8.9", Syntax: "key min max", Summary: "Returns the number of members in a sorted set within a lexicographical range.", Categories: read, Handler: zcountCmd(zrLex)}),
 		k1(&Command{Name: "zrange", Arity: -4, Flags: ro, Since: "1.2.0", Syntax: "key start stop [BYSCORE | BYLEX] [REV] [LIMIT offset count] [WITHSCORES]", Summary: "Returns members in a sorted set within a range of indexes.", Categories: readSlow, Handler: zrangeCmd(zrAuto, zdAuto)}),
 		k1(&Command{Name: "zrangebyscore", Arity: -4, Flags: ro, Since: "1.0.5", Syntax: "key min max [WITHSCORES] [LIMIT offset count]", Summary: "Returns members in a sorted set within a range of scores.", Categories: readSlow, Handler: zrangeCmd(zrScore, zdFwd)}),
 		k1(&Command{Name: "zrevrange", Arity: -4, Flags: ro, Since: "1.2.0", Syntax: "key start stop [WITHSCORES]", Summary: "Returns members in a sorted set within a range of indexes in reverse order.", Categories: readSlow, Handler: zrangeCmd(zrRank, zdRev)}),
@@ -630,36 +630,26 @@ func cmdZCard(s *Session) {
 	s.W.Int(int64(z.Len()))
 }
 
-func cmdZCount(s *Session) {
-	r, ok := s.zscoreRange(s.Args[2], s.Args[3])
-	if !ok {
-		return
+// zcountCmd builds ZCOUNT (kind zrScore) and ZLEXCOUNT (zrLex).
+func zcountCmd(kind zrangeKind) Handler {
+	return func(s *Session) {
+		b, ok := s.zparseBounds(kind, 2, 3)
+		if !ok {
+			return
+		}
+		z, wrong := s.lookupZSet(s.Args[1])
+		if wrong {
+			return
+		}
+		switch {
+		case z == nil:
+			s.W.Int(0)
+		case kind == zrScore:
+			s.W.Int(int64(z.CountInScore(&b.score)))
+		default:
+			s.W.Int(int64(z.CountInLex(&b.lex)))
+		}
 	}
-	z, wrong := s.lookupZSet(s.Args[1])
-	if wrong {
-		return
-	}
-	if z == nil {
-		s.W.Int(0)
-		return
-	}
-	s.W.Int(int64(z.CountInScore(&r)))
-}
-
-func cmdZLexCount(s *Session) {
-	r, ok := s.zlexRange(s.Args[2], s.Args[3])
-	if !ok {
-		return
-	}
-	z, wrong := s.lookupZSet(s.Args[1])
-	if wrong {
-		return
-	}
-	if z == nil {
-		s.W.Int(0)
-		return
-	}
-	s.W.Int(int64(z.CountInLex(&r)))
 }
 
 // zrangeKind is how a ZRANGE-family command reads its range.
@@ -671,6 +661,30 @@ const (
 	zrScore                   // min and max scores
 	zrLex                     // min and max members
 )
+
+// zbounds are the parsed ends of a range: indexes, scores or members.
+type zbounds struct {
+	start, stop int64
+	score       keyspace.ScoreRange
+	lex         keyspace.LexRange
+}
+
+// zparseBounds parses args[minIdx] and args[maxIdx] as the ends of a range
+// of kind zrRank, zrScore or zrLex, replying on error.
+func (s *Session) zparseBounds(kind zrangeKind, minIdx, maxIdx int) (b zbounds, ok bool) {
+	switch kind {
+	case zrRank:
+		if b.start, ok = s.intArg(minIdx); !ok {
+			return b, false
+		}
+		b.stop, ok = s.intArg(maxIdx)
+	case zrScore:
+		b.score, ok = s.zscoreRange(s.Args[minIdx], s.Args[maxIdx])
+	default:
+		b.lex, ok = s.zlexRange(s.Args[minIdx], s.Args[maxIdx])
+	}
+	return b, ok
+}
 
 // zdir is a ZRANGE-family command's direction.
 type zdir uint8
@@ -737,27 +751,11 @@ func (s *Session) zrange(first int, dst []byte, kind zrangeKind, dir zdir) {
 	if rev && kind != zrRank {
 		minIdx, maxIdx = maxIdx, minIdx
 	}
-	var start, stop int64
-	var sr keyspace.ScoreRange
-	var lr keyspace.LexRange
-	var ok bool
-	switch kind {
-	case zrRank:
-		if start, ok = s.intArg(minIdx); !ok {
-			return
-		}
-		if stop, ok = s.intArg(maxIdx); !ok {
-			return
-		}
-	case zrScore:
-		if sr, ok = s.zscoreRange(s.Args[minIdx], s.Args[maxIdx]); !ok {
-			return
-		}
-	case zrLex:
-		if lr, ok = s.zlexRange(s.Args[minIdx], s.Args[maxIdx]); !ok {
-			return
-		}
+	b, ok := s.zparseBounds(kind, minIdx, maxIdx)
+	if !ok {
+		return
 	}
+	sr, lr := &b.score, &b.lex
 	z, wrong := s.lookupZSet(key)
 	if wrong {
 		return
@@ -776,7 +774,7 @@ func (s *Session) zrange(first int, dst []byte, kind zrangeKind, dir zdir) {
 	var node *keyspace.ZNode
 	n := 0
 	if kind == zrRank {
-		node, n = zrankRange(z, start, stop, rev)
+		node, n = zrankRange(z, b.start, b.stop, rev)
 	} else {
 		within := func(x *keyspace.ZNode) bool { // the far end of the range
 			switch {
@@ -791,13 +789,13 @@ func (s *Session) zrange(first int, dst []byte, kind zrangeKind, dir zdir) {
 		}
 		switch {
 		case kind == zrScore && !rev:
-			node = z.FirstInScore(&sr)
+			node = z.FirstInScore(sr)
 		case kind == zrScore:
-			node = z.LastInScore(&sr)
+			node = z.LastInScore(sr)
 		case !rev:
-			node = z.FirstInLex(&lr)
+			node = z.FirstInLex(lr)
 		default:
-			node = z.LastInLex(&lr)
+			node = z.LastInLex(lr)
 		}
 		if node != nil && offset != 0 {
 			// Redis skips offset elements without looking at them.
@@ -902,26 +900,9 @@ func zrankCmd(name string, rev bool) Handler {
 // ZREMRANGEBYLEX.
 func zremRangeCmd(kind zrangeKind) Handler {
 	return func(s *Session) {
-		var start, stop int64
-		var sr keyspace.ScoreRange
-		var lr keyspace.LexRange
-		var ok bool
-		switch kind {
-		case zrRank:
-			if start, ok = s.intArg(2); !ok {
-				return
-			}
-			if stop, ok = s.intArg(3); !ok {
-				return
-			}
-		case zrScore:
-			if sr, ok = s.zscoreRange(s.Args[2], s.Args[3]); !ok {
-				return
-			}
-		case zrLex:
-			if lr, ok = s.zlexRange(s.Args[2], s.Args[3]); !ok {
-				return
-			}
+		b, ok := s.zparseBounds(kind, 2, 3)
+		if !ok {
+			return
 		}
 		key := s.Args[1]
 		z, wrong := s.lookupZSet(key)
@@ -937,13 +918,13 @@ func zremRangeCmd(kind zrangeKind) Handler {
 		n := 0
 		switch kind {
 		case zrRank:
-			if from, to, ok := indexRange(start, stop, z.Len()); ok {
+			if from, to, ok := indexRange(b.start, b.stop, z.Len()); ok {
 				n = z.RemoveRangeByRank(from, to, collect)
 			}
 		case zrScore:
-			n = z.RemoveRangeByScore(&sr, collect)
+			n = z.RemoveRangeByScore(&b.score, collect)
 		case zrLex:
-			n = z.RemoveRangeByLex(&lr, collect)
+			n = z.RemoveRangeByLex(&b.lex, collect)
 		}
 		if z.Len() == 0 {
 			s.db.Delete(key)
