@@ -309,4 +309,13 @@ func TestRedisCLIAndBenchmark(t *testing.T) {
 	if strings.Contains(string(out), "ERR") || strings.Count(string(out), "requests per second") < 6 {
 		t.Fatalf("redis-benchmark output:\n%s", out)
 	}
+	// Every default test (no -t): PING, SET, GET, INCR, lists, sets, hashes,
+	// sorted sets, the LRANGEs and MSET, 20 in all.
+	out, err = exec.Command("redis-benchmark", "-p", port, "-n", "1000", "-q").CombinedOutput()
+	if err != nil {
+		t.Fatalf("redis-benchmark (all tests): %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "ERR") || strings.Count(string(out), "requests per second") < 20 {
+		t.Fatalf("redis-benchmark (all tests) output:\n%s", out)
+	}
 }
