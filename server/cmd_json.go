@@ -130,6 +130,61 @@ func (s *Session) trimScratch() {
 	}
 }
 
+// jsonReadTarget starts a command that reads key [path]: it checks the
+// argument count, parses the path and looks the document up. When there
+// is nothing to read it has replied (a syntax or path error, WRONGTYPE,
+// nil for a missing key) and ok is false.
+func (s *Session) jsonReadTarget() (doc *keyspace.JSON, p keyspace.JSONPath, ok bool) {
+	if len(s.Args) > 3 {
+		s.W.Error(errSyntax)
+		return nil, p, false
+	}
+	if p, ok = s.jsonPathArg(2); !ok {
+		return nil, p, false
+	}
+	doc, wrong := s.lookupJSON(s.Args[1])
+	if wrong {
+		return nil, p, false
+	}
+	if doc == nil {
+		s.W.Null()
+		return nil, p, false
+	}
+	return doc, p, true
+}
+
+// jsonReadValue is jsonReadTarget that goes on to the value at the path;
+// nil, after replying, when there is none.
+func (s *Session) jsonReadValue() *keyspace.JSONValue {
+	doc, p, ok := s.jsonReadTarget()
+	if !ok {
+		return nil
+	}
+	v, err := doc.Get(p)
+	if err != nil {
+		s.jsonErr(err)
+		return nil
+	}
+	if v == nil {
+		s.W.Null()
+	}
+	return v
+}
+
+// jsonDocToChange returns key's document for a command that changes a
+// value inside it; nil, after replying, when the key holds another type or
+// none.
+func (s *Session) jsonDocToChange(key []byte) *keyspace.JSON {
+	doc, wrong := s.lookupJSON(key)
+	if wrong {
+		return nil
+	}
+	if doc == nil {
+		s.W.Error(errNoSuchKey)
+	}
+	return doc
+}
+
 // jsonBulk replies with v's JSON text as a bulk string, written in place.
 func (s *Session) jsonBulk(v *keyspace.JSONValue) {
 	n := v.TextLen()
@@ -201,28 +256,9 @@ func cmdJSet(s *Session) {
 // cmdJGet is JGET key [path ...].
 func cmdJGet(s *Session) {
 	if len(s.Args) <= 3 {
-		p, ok := s.jsonPathArg(2)
-		if !ok {
-			return
+		if v := s.jsonReadValue(); v != nil {
+			s.jsonBulk(v)
 		}
-		doc, wrong := s.lookupJSON(s.Args[1])
-		if wrong {
-			return
-		}
-		if doc == nil {
-			s.W.Null()
-			return
-		}
-		v, err := doc.Get(p)
-		if err != nil {
-			s.jsonErr(err)
-			return
-		}
-		if v == nil {
-			s.W.Null()
-			return
-		}
-		s.jsonBulk(v)
 		return
 	}
 	paths := make([]keyspace.JSONPath, len(s.Args)-2)
@@ -354,32 +390,9 @@ func cmdJDel(s *Session) {
 
 // cmdJType is JTYPE key [path].
 func cmdJType(s *Session) {
-	if len(s.Args) > 3 {
-		s.W.Error(errSyntax)
-		return
+	if v := s.jsonReadValue(); v != nil {
+		s.W.Simple(v.TypeName())
 	}
-	p, ok := s.jsonPathArg(2)
-	if !ok {
-		return
-	}
-	doc, wrong := s.lookupJSON(s.Args[1])
-	if wrong {
-		return
-	}
-	if doc == nil {
-		s.W.Null()
-		return
-	}
-	v, err := doc.Get(p)
-	if err != nil {
-		s.jsonErr(err)
-		return
-	}
-	if v == nil {
-		s.W.Null()
-		return
-	}
-	s.W.Simple(v.TypeName())
 }
 
 // cmdJNumIncrBy is JNUMINCRBY key path increment.
@@ -393,12 +406,8 @@ func cmdJNumIncrBy(s *Session) {
 		s.jsonErr(keyspace.ErrJSONIncrement)
 		return
 	}
-	doc, wrong := s.lookupJSON(key)
-	if wrong {
-		return
-	}
+	doc := s.jsonDocToChange(key)
 	if doc == nil {
-		s.W.Error(errNoSuchKey)
 		return
 	}
 	v, err := doc.NumIncrBy(p, s.Args[3])
@@ -424,12 +433,8 @@ func cmdJArrAppend(s *Session) {
 			return
 		}
 	}
-	doc, wrong := s.lookupJSON(key)
-	if wrong {
-		return
-	}
+	doc := s.jsonDocToChange(key)
 	if doc == nil {
-		s.W.Error(errNoSuchKey)
 		return
 	}
 	arr, err := doc.ArrAppend(p, vals)
@@ -445,20 +450,8 @@ func cmdJArrAppend(s *Session) {
 // jsonLenCmd builds JSTRLEN (kind JSONString) and JARRLEN (JSONArray).
 func jsonLenCmd(kind keyspace.JSONKind) Handler {
 	return func(s *Session) {
-		if len(s.Args) > 3 {
-			s.W.Error(errSyntax)
-			return
-		}
-		p, ok := s.jsonPathArg(2)
+		doc, p, ok := s.jsonReadTarget()
 		if !ok {
-			return
-		}
-		doc, wrong := s.lookupJSON(s.Args[1])
-		if wrong {
-			return
-		}
-		if doc == nil {
-			s.W.Null()
 			return
 		}
 		var n int
@@ -482,20 +475,8 @@ func jsonLenCmd(kind keyspace.JSONKind) Handler {
 
 // cmdJObjKeys is JOBJKEYS key [path].
 func cmdJObjKeys(s *Session) {
-	if len(s.Args) > 3 {
-		s.W.Error(errSyntax)
-		return
-	}
-	p, ok := s.jsonPathArg(2)
+	doc, p, ok := s.jsonReadTarget()
 	if !ok {
-		return
-	}
-	doc, wrong := s.lookupJSON(s.Args[1])
-	if wrong {
-		return
-	}
-	if doc == nil {
-		s.W.Null()
 		return
 	}
 	names, found, err := doc.ObjKeys(p)
