@@ -463,34 +463,50 @@ func (p *jsonParser) literal(word string, k JSONKind) (JSONValue, error) {
 	return JSONValue{kind: k}, nil
 }
 
-func (p *jsonParser) array(depth int) (JSONValue, error) {
-	p.pos++ // '['
-	mark := len(p.vals)
+// empty moves past a container's opening byte and reports whether the
+// container closes at once, moving past the close too.
+func (p *jsonParser) empty(close byte) bool {
+	p.pos++
 	p.space()
-	if p.pos < len(p.b) && p.b[p.pos] == ']' {
+	if p.pos < len(p.b) && p.b[p.pos] == close {
 		p.pos++
+		return true
+	}
+	return false
+}
+
+// next moves past what follows an element of a container: ',' (more is
+// true) or the closing byte. where names the container in errors.
+func (p *jsonParser) next(close byte, where string) (more bool, err error) {
+	p.space()
+	if p.pos >= len(p.b) {
+		return false, p.fail("")
+	}
+	switch p.b[p.pos] {
+	case ',':
+		p.pos++
+		return true, nil
+	case close:
+		p.pos++
+		return false, nil
+	}
+	return false, p.fail(where)
+}
+
+func (p *jsonParser) array(depth int) (JSONValue, error) {
+	mark := len(p.vals)
+	if p.empty(']') {
 		return JSONValue{kind: JSONArray, elems: []JSONValue{}}, nil
 	}
-	for {
+	for more := true; more; {
 		e, err := p.value(depth)
 		if err != nil {
 			return JSONValue{}, err
 		}
 		p.vals = append(p.vals, e)
-		p.space()
-		if p.pos >= len(p.b) {
-			return JSONValue{}, p.fail("")
+		if more, err = p.next(']', "in an array"); err != nil {
+			return JSONValue{}, err
 		}
-		switch p.b[p.pos] {
-		case ',':
-			p.pos++
-			continue
-		case ']':
-			p.pos++
-		default:
-			return JSONValue{}, p.fail("in an array")
-		}
-		break
 	}
 	elems := make([]JSONValue, len(p.vals)-mark)
 	copy(elems, p.vals[mark:])
@@ -500,14 +516,11 @@ func (p *jsonParser) array(depth int) (JSONValue, error) {
 }
 
 func (p *jsonParser) object(depth int) (JSONValue, error) {
-	p.pos++ // '{'
 	mark := len(p.vals)
-	p.space()
-	if p.pos < len(p.b) && p.b[p.pos] == '}' {
-		p.pos++
+	if p.empty('}') {
 		return JSONValue{kind: JSONObject, elems: []JSONValue{}, names: []string{}}, nil
 	}
-	for {
+	for more := true; more; {
 		p.space()
 		if p.pos >= len(p.b) || p.b[p.pos] != '"' {
 			return JSONValue{}, p.fail("where a member name should be")
@@ -527,20 +540,9 @@ func (p *jsonParser) object(depth int) (JSONValue, error) {
 		}
 		p.vals = append(p.vals, m)
 		p.names = append(p.names, name)
-		p.space()
-		if p.pos >= len(p.b) {
-			return JSONValue{}, p.fail("")
+		if more, err = p.next('}', "in an object"); err != nil {
+			return JSONValue{}, err
 		}
-		switch p.b[p.pos] {
-		case ',':
-			p.pos++
-			continue
-		case '}':
-			p.pos++
-		default:
-			return JSONValue{}, p.fail("in an object")
-		}
-		break
 	}
 	n := len(p.vals) - mark
 	nmark := len(p.names) - n
@@ -595,18 +597,11 @@ func decodeQuoted(b []byte, path bool) (string, int, error) {
 		if c == '\\' {
 			break
 		}
-		if c < 0x20 {
-			return "", i, jsonErr("invalid JSON: control character " + describeByte(c) + " in a string at offset " + strconv.Itoa(i))
+		size, err := stringChar(b, i)
+		if err != nil {
+			return "", i, err
 		}
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRune(b[i:])
-			if r == utf8.RuneError && size == 1 {
-				return "", i, jsonErr("invalid JSON: invalid UTF-8 in a string at offset " + strconv.Itoa(i))
-			}
-			i += size
-			continue
-		}
-		i++
+		i += size
 	}
 	buf := append(make([]byte, 0, len(b)), b[1:i]...)
 	for i < len(b) {
@@ -614,19 +609,13 @@ func decodeQuoted(b []byte, path bool) (string, int, error) {
 		switch {
 		case c == quote:
 			return string(buf), i + 1, nil
-		case c < 0x20:
-			return "", i, jsonErr("invalid JSON: control character " + describeByte(c) + " in a string at offset " + strconv.Itoa(i))
-		case c >= utf8.RuneSelf:
-			r, size := utf8.DecodeRune(b[i:])
-			if r == utf8.RuneError && size == 1 {
-				return "", i, jsonErr("invalid JSON: invalid UTF-8 in a string at offset " + strconv.Itoa(i))
+		case c != '\\':
+			size, err := stringChar(b, i)
+			if err != nil {
+				return "", i, err
 			}
 			buf = append(buf, b[i:i+size]...)
 			i += size
-			continue
-		case c != '\\':
-			buf = append(buf, c)
-			i++
 			continue
 		}
 		// An escape.
@@ -680,6 +669,24 @@ func decodeQuoted(b []byte, path bool) (string, int, error) {
 		i += 2
 	}
 	return "", len(b), jsonErr("invalid JSON: unexpected end of input")
+}
+
+// stringChar returns the length of the character at b[i], inside a
+// string's quotes and not an escape; a control character or invalid UTF-8
+// is an error.
+func stringChar(b []byte, i int) (int, error) {
+	c := b[i]
+	switch {
+	case c < 0x20:
+		return 0, jsonErr("invalid JSON: control character " + describeByte(c) + " in a string at offset " + strconv.Itoa(i))
+	case c < utf8.RuneSelf:
+		return 1, nil
+	}
+	r, size := utf8.DecodeRune(b[i:])
+	if r == utf8.RuneError && size == 1 {
+		return 0, jsonErr("invalid JSON: invalid UTF-8 in a string at offset " + strconv.Itoa(i))
+	}
+	return size, nil
 }
 
 // hex4 decodes four hex digits.
@@ -856,28 +863,44 @@ func (j *JSON) Recreate(key []byte) [][][]byte {
 func (j *JSON) lookup(p JSONPath, n int) (*JSONValue, error) {
 	v := &j.root
 	for i := 0; i < n; i++ {
-		seg := &p.segs[i]
-		if seg.isIndex {
-			if v.kind != JSONArray {
-				return nil, p.notA(i, v, "an array")
-			}
-			k, ok := seg.resolve(len(v.elems))
-			if !ok {
-				return nil, nil
-			}
-			v = &v.elems[k]
-			continue
+		if !p.segs[i].fits(v) {
+			return nil, p.wrongContainer(i, v)
 		}
-		if v.kind != JSONObject {
-			return nil, p.notA(i, v, "an object")
-		}
-		k := v.find(string(seg.key))
-		if k < 0 {
+		k, ok := v.position(&p.segs[i])
+		if !ok {
 			return nil, nil
 		}
 		v = &v.elems[k]
 	}
 	return v, nil
+}
+
+// fits reports whether v is the container seg addresses into: an array
+// for an index, an object for a member name.
+func (seg *pathSeg) fits(v *JSONValue) bool {
+	if seg.isIndex {
+		return v.kind == JSONArray
+	}
+	return v.kind == JSONObject
+}
+
+// wrongContainer reports that v, met by segment i of p, is not the
+// container the segment needs.
+func (p JSONPath) wrongContainer(i int, v *JSONValue) error {
+	if p.segs[i].isIndex {
+		return p.notA(i, v, "an array")
+	}
+	return p.notA(i, v, "an object")
+}
+
+// position returns the position seg addresses in v, the container it
+// addresses into; false when there is no such element or member.
+func (v *JSONValue) position(seg *pathSeg) (int, bool) {
+	if seg.isIndex {
+		return seg.resolve(len(v.elems))
+	}
+	k := v.find(string(seg.key))
+	return k, k >= 0
 }
 
 // parent returns the container the last segment of p (not the root)
@@ -891,12 +914,8 @@ func (j *JSON) parent(p JSONPath) (*JSONValue, error) {
 	if v == nil {
 		return nil, p.missing(n)
 	}
-	last := &p.segs[n]
-	if last.isIndex && v.kind != JSONArray {
-		return nil, p.notA(n, v, "an array")
-	}
-	if !last.isIndex && v.kind != JSONObject {
-		return nil, p.notA(n, v, "an object")
+	if !p.segs[n].fits(v) {
+		return nil, p.wrongContainer(n, v)
 	}
 	return v, nil
 }
@@ -904,11 +923,18 @@ func (j *JSON) parent(p JSONPath) (*JSONValue, error) {
 // Get returns the value at p, nil when it does not exist.
 func (j *JSON) Get(p JSONPath) (*JSONValue, error) { return j.lookup(p, len(p.segs)) }
 
-// getKind returns the value at p when it is of kind k (nil when absent).
-func (j *JSON) getKind(p JSONPath, k JSONKind, what string) (*JSONValue, error) {
+// getKind returns the value at p when it is of kind k (what, in errors).
+// An absent value is nil, or an error when required.
+func (j *JSON) getKind(p JSONPath, k JSONKind, what string, required bool) (*JSONValue, error) {
 	v, err := j.Get(p)
-	if err != nil || v == nil {
+	if err != nil {
 		return nil, err
+	}
+	if v == nil {
+		if required {
+			return nil, p.missing(len(p.segs))
+		}
+		return nil, nil
 	}
 	if v.kind != k {
 		return nil, p.notA(len(p.segs), v, what)
@@ -919,7 +945,7 @@ func (j *JSON) getKind(p JSONPath, k JSONKind, what string) (*JSONValue, error) 
 // StrLen returns the length in bytes of the string at p; found is false
 // when there is no value at p.
 func (j *JSON) StrLen(p JSONPath) (n int, found bool, err error) {
-	v, err := j.getKind(p, JSONString, "a string")
+	v, err := j.getKind(p, JSONString, "a string", false)
 	if v == nil {
 		return 0, false, err
 	}
@@ -929,7 +955,7 @@ func (j *JSON) StrLen(p JSONPath) (n int, found bool, err error) {
 // ArrLen returns the length of the array at p; found is false when there
 // is no value at p.
 func (j *JSON) ArrLen(p JSONPath) (n int, found bool, err error) {
-	v, err := j.getKind(p, JSONArray, "an array")
+	v, err := j.getKind(p, JSONArray, "an array", false)
 	if v == nil {
 		return 0, false, err
 	}
@@ -939,7 +965,7 @@ func (j *JSON) ArrLen(p JSONPath) (n int, found bool, err error) {
 // ObjKeys returns the member names of the object at p; found is false when
 // there is no value at p. The slice belongs to the document.
 func (j *JSON) ObjKeys(p JSONPath) (names []string, found bool, err error) {
-	v, err := j.getKind(p, JSONObject, "an object")
+	v, err := j.getKind(p, JSONObject, "an object", false)
 	if v == nil {
 		return nil, false, err
 	}
@@ -994,27 +1020,14 @@ func (j *JSON) Delete(p JSONPath) (bool, error) {
 	if err != nil || c == nil {
 		return false, err
 	}
-	last := &p.segs[n]
-	if last.isIndex {
-		if c.kind != JSONArray {
-			return false, p.notA(n, c, "an array")
-		}
-		k, ok := last.resolve(len(c.elems))
-		if !ok {
-			return false, nil
-		}
+	if !p.segs[n].fits(c) {
+		return false, p.wrongContainer(n, c)
+	}
+	k, ok := c.position(&p.segs[n])
+	if ok {
 		c.removeAt(k)
-		return true, nil
 	}
-	if c.kind != JSONObject {
-		return false, p.notA(n, c, "an object")
-	}
-	k := c.find(string(last.key))
-	if k < 0 {
-		return false, nil
-	}
-	c.removeAt(k)
-	return true, nil
+	return ok, nil
 }
 
 // Merge applies the RFC 7386 merge patch (which it takes over) at p.
@@ -1099,15 +1112,9 @@ func (j *JSON) NumIncrBy(p JSONPath, by []byte) (*JSONValue, error) {
 	if !IsJSONNumber(by) {
 		return nil, ErrJSONIncrement
 	}
-	v, err := j.Get(p)
+	v, err := j.getKind(p, JSONNumber, "a number", true)
 	if err != nil {
 		return nil, err
-	}
-	if v == nil {
-		return nil, p.missing(len(p.segs))
-	}
-	if v.kind != JSONNumber {
-		return nil, p.notA(len(p.segs), v, "a number")
 	}
 	if a, ok := jsonInt(v.str); ok {
 		if b, ok := jsonInt(string(by)); ok {
@@ -1136,15 +1143,9 @@ func (j *JSON) ArrAppend(p JSONPath, vals []JSONValue) (*JSONValue, error) {
 			return nil, errJSONNesting
 		}
 	}
-	v, err := j.Get(p)
+	v, err := j.getKind(p, JSONArray, "an array", true)
 	if err != nil {
 		return nil, err
-	}
-	if v == nil {
-		return nil, p.missing(len(p.segs))
-	}
-	if v.kind != JSONArray {
-		return nil, p.notA(len(p.segs), v, "an array")
 	}
 	v.elems = append(v.elems, vals...)
 	return v, nil
