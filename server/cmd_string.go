@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"strings"
@@ -64,80 +65,94 @@ func cmdGet(s *Session) {
 	s.W.Bulk(e.Str)
 }
 
-// isExpiryOpt reports whether a is EX, PX, EXAT or PXAT.
-func isExpiryOpt(a []byte) bool {
-	return eqFold(a, "ex") || eqFold(a, "px") || eqFold(a, "exat") || eqFold(a, "pxat")
-}
+// expiryKind is an expiry option of SET or GETEX.
+type expiryKind uint8
 
-// bytesToLower returns a lower-case ASCII copy of b.
-func bytesToLower(b []byte) []byte {
-	out := make([]byte, len(b))
-	for i, c := range b {
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		out[i] = c
-	}
-	return out
-}
+const (
+	expNone expiryKind = iota
+	expEX
+	expPX
+	expEXAT
+	expPXAT
+	expKeepTTL // SET only
+	expPersist // GETEX only
+)
 
-// expiryOpt is a parsed EX/PX/EXAT/PXAT/KEEPTTL/PERSIST option.
+// expiryWords are the options' names, lower case, by kind.
+var expiryWords = [...]string{"", "ex", "px", "exat", "pxat", "keepttl", "persist"}
+
+// expiryOpt is a parsed expiry option.
 type expiryOpt struct {
-	at      int64 // absolute unix ms; 0 none
-	keepTTL bool
-	persist bool
+	at   int64 // absolute unix ms; 0 none
+	kind expiryKind
 }
 
-// parseExpiry parses one expiry option at args[i] (and its value); it
-// returns the new index and false after replying on error. name is the
-// command for the invalid-expire text.
-func (s *Session) parseExpiry(i int, o *expiryOpt, name string) (int, bool) {
+// parseExpiry parses the expiry option at args[i] of SET (own is
+// expKeepTTL) or GETEX (own is expPersist): EX, PX, EXAT or PXAT with its
+// value, or own. One kind of option may be given, any number of times: the
+// last wins. It returns the index of the option's last argument, or false
+// after replying with a syntax error or the invalid-expire error of the
+// command name.
+func (s *Session) parseExpiry(i int, o *expiryOpt, own expiryKind, name string) (int, bool) {
 	a := s.Args[i]
+	kind := expNone
 	var unit int64
 	abs := false
 	switch {
 	case eqFold(a, "ex"):
-		unit = 1000
+		kind, unit = expEX, 1000
 	case eqFold(a, "px"):
-		unit = 1
+		kind, unit = expPX, 1
 	case eqFold(a, "exat"):
-		unit, abs = 1000, true
+		kind, unit, abs = expEXAT, 1000, true
 	case eqFold(a, "pxat"):
-		unit, abs = 1, true
-	default:
+		kind, unit, abs = expPXAT, 1, true
+	case eqFold(a, expiryWords[own]):
+		kind = own
+	}
+	if kind == expNone || (o.kind != expNone && o.kind != kind) || (kind != own && i+1 >= len(s.Args)) {
 		s.W.Error(errSyntax)
 		return i, false
 	}
-	if i+1 >= len(s.Args) {
-		s.W.Error(errSyntax)
-		return i, false
+	o.kind = kind
+	if kind == own {
+		return i, true
 	}
 	n, ok := s.intArg(i + 1)
 	if !ok {
 		return i, false
 	}
-	if n <= 0 || n > math.MaxInt64/unit {
-		s.W.Error("ERR invalid expire time in '" + name + "' command")
+	if o.at, ok = s.expireAt(n, unit, abs, name); !ok {
 		return i, false
+	}
+	return i + 1, true
+}
+
+// expireAt converts the expiry argument n of SET, GETEX, SETEX or PSETEX,
+// in units of unit milliseconds and absolute when abs, to a unix time in
+// milliseconds, replying with the invalid-expire error of the command name
+// when n is not positive or the time overflows.
+func (s *Session) expireAt(n, unit int64, abs bool, name string) (int64, bool) {
+	if n <= 0 || n > math.MaxInt64/unit {
+		s.W.Error(fmt.Sprintf(errInvalidExpire, name))
+		return 0, false
 	}
 	n *= unit
 	if !abs {
 		now := s.srv.ks.Now()
 		if n > math.MaxInt64-now {
-			s.W.Error("ERR invalid expire time in '" + name + "' command")
-			return i, false
+			s.W.Error(fmt.Sprintf(errInvalidExpire, name))
+			return 0, false
 		}
 		n += now
 	}
-	o.at = n
-	return i + 1, true
+	return n, true
 }
 
 func cmdSet(s *Session) {
 	key, val := s.Args[1], s.Args[2]
 	var nx, xx, get bool
 	var o expiryOpt
-	expKind := "" // the expiry option given; it may repeat, the last wins
 	for i := 3; i < len(s.Args); i++ {
 		a := s.Args[i]
 		switch {
@@ -147,17 +162,11 @@ func cmdSet(s *Session) {
 			xx = true
 		case eqFold(a, "get"):
 			get = true
-		case eqFold(a, "keepttl") && (expKind == "" || expKind == "keepttl"):
-			o.keepTTL, expKind = true, "keepttl"
-		case isExpiryOpt(a) && (expKind == "" || eqFold(a, expKind)) && i+1 < len(s.Args):
-			expKind = string(bytesToLower(a))
+		default:
 			var ok bool
-			if i, ok = s.parseExpiry(i, &o, "set"); !ok {
+			if i, ok = s.parseExpiry(i, &o, expKeepTTL, "set"); !ok {
 				return
 			}
-		default:
-			s.W.Error(errSyntax)
-			return
 		}
 	}
 	old := s.db.Lookup(key)
@@ -201,12 +210,13 @@ func (s *Session) setString(key, val []byte, o expiryOpt) *keyspace.Entry {
 // replaceString is setString for a key the command has looked up: cur is
 // its live entry, of any type, or nil.
 func (s *Session) replaceString(key []byte, cur *keyspace.Entry, val []byte, o expiryOpt) *keyspace.Entry {
-	e := s.db.ReplaceString(key, cur, val, o.keepTTL)
+	keepTTL := o.kind == expKeepTTL
+	e := s.db.ReplaceString(key, cur, val, keepTTL)
 	switch {
 	case o.at != 0:
 		s.db.SetExpiry(key, o.at)
 		s.emit(bSET, key, val, bPXAT, s.itoa(o.at))
-	case o.keepTTL:
+	case keepTTL:
 		s.emit(bSET, key, val, bKEEPTTL)
 	default:
 		s.emit(bSET, key, val)
@@ -229,17 +239,11 @@ func setexCmd(unit int64) Handler {
 		if !ok {
 			return
 		}
-		name := s.lastCmd.Load().Name
-		if n <= 0 || n > math.MaxInt64/unit {
-			s.W.Error("ERR invalid expire time in '" + name + "' command")
+		at, ok := s.expireAt(n, unit, false, s.lastCmd.Load().Name)
+		if !ok {
 			return
 		}
-		now := s.srv.ks.Now()
-		if n*unit > math.MaxInt64-now {
-			s.W.Error("ERR invalid expire time in '" + name + "' command")
-			return
-		}
-		s.setString(s.Args[1], s.Args[3], expiryOpt{at: now + n*unit})
+		s.setString(s.Args[1], s.Args[3], expiryOpt{at: at})
 		s.W.OK()
 	}
 }
@@ -307,20 +311,9 @@ func cmdGetDel(s *Session) {
 func cmdGetEx(s *Session) {
 	key := s.Args[1]
 	var o expiryOpt
-	expKind := "" // the option given; it may repeat, the last wins
 	for i := 2; i < len(s.Args); i++ {
-		a := s.Args[i]
-		switch {
-		case eqFold(a, "persist") && (expKind == "" || expKind == "persist"):
-			o.persist, expKind = true, "persist"
-		case isExpiryOpt(a) && (expKind == "" || eqFold(a, expKind)) && i+1 < len(s.Args):
-			expKind = string(bytesToLower(a))
-			var ok bool
-			if i, ok = s.parseExpiry(i, &o, "getex"); !ok {
-				return
-			}
-		default:
-			s.W.Error(errSyntax)
+		var ok bool
+		if i, ok = s.parseExpiry(i, &o, expPersist, "getex"); !ok {
 			return
 		}
 	}
@@ -334,7 +327,7 @@ func cmdGetEx(s *Session) {
 	}
 	s.W.Bulk(e.Str)
 	switch {
-	case o.persist:
+	case o.kind == expPersist:
 		if s.db.Persist(key) {
 			s.emit(bPERSIST, key)
 		}
