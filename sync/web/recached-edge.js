@@ -15,7 +15,8 @@
 //   2. RESP: the command encoder and a bounded parser of one value per frame
 //   3. the seed's frame taxonomy
 //   4. Redis glob matching
-//   5. the local store (effects, request evaluation, reads)
+//   5. the local store: JSON documents (5a), the store (5b), effects of
+//      requests
 //   6. persistence: IndexedDB (or memory) storage and Web Locks slots
 //   7. the client: session, outbox, replies, pushes, live queries
 //   8. connect()
@@ -521,15 +522,16 @@ function matchOne(pat, p, c) {
 // 5. The local store
 
 /**
- * One key's local value. type is "string", "hash", "list", "set", "zset" or
- * "other" (a server type the store keeps only the marker of: marker names
- * it, e.g. "json"); value is a string, a Map of fields, an array, a Set, a
- * Map of member to score, or null; expireAt is the expiry time in Unix
- * milliseconds, 0 for none.
+ * One key's local value. type is "string", "hash", "list", "set", "zset",
+ * "json" or "other" (a server type the store keeps only the marker of:
+ * marker names it, e.g. "ratelimit"); value is a string, a Map of fields,
+ * an array, a Set, a Map of member to score, a JSONDoc (null while only a
+ * json key's marker is known), or null; expireAt is the expiry time in
+ * Unix milliseconds, 0 for none.
  * @typedef {{type: string, marker: string, value: any, expireAt: number}} Entry
  */
 
-const KNOWN_TYPES = new Set(['string', 'hash', 'list', 'set', 'zset']);
+const KNOWN_TYPES = new Set(['string', 'hash', 'list', 'set', 'zset', 'json']);
 
 /** @param {string} type */
 function newEntry(type) {
@@ -562,6 +564,7 @@ export function cloneEntry(e) {
   if (!e) return undefined;
   let value = e.value;
   if (value instanceof Map) value = new Map(value);
+  else if (value instanceof JSONDoc) value = value.clone();
   else if (value instanceof Set) value = new Set(value);
   else if (Array.isArray(value)) value = value.slice();
   return { type: e.type, marker: e.marker, value, expireAt: e.expireAt };
@@ -577,6 +580,7 @@ export function entriesEqual(a, b) {
   if (a.type !== b.type || a.marker !== b.marker || a.expireAt !== b.expireAt) return false;
   const x = a.value;
   const y = b.value;
+  if (x instanceof JSONDoc) return y instanceof JSONDoc && x.text() === y.text();
   if (x instanceof Map) {
     if (x.size !== y.size) return false;
     for (const [k, v] of x) if (!y.has(k) || y.get(k) !== v) return false;
@@ -599,8 +603,10 @@ export function entriesEqual(a, b) {
  * An entry as plain JavaScript, the value callbacks receive: a string, an
  * object of fields for a hash, an array for a list, a sorted array of
  * members for a set, an array of [member, score] pairs in rank order for a
- * sorted set, {type: marker} for a type the store does not model, or null
- * for a missing key.
+ * sorted set, the document as JSON.parse gives it for a json key (exact
+ * text: Client.jget), {type: marker} for a type the store does not model
+ * and for a json key whose content has not arrived yet, or null for a
+ * missing key.
  * @param {Entry|undefined} e
  * @returns {any}
  */
@@ -617,6 +623,8 @@ export function plainValue(e) {
       return [...e.value].sort(compareStrings);
     case 'zset':
       return zsetOrder(e.value);
+    case 'json':
+      if (e.value) return JSON.parse(e.value.text());
   }
   return { type: e.marker };
 }
@@ -674,9 +682,690 @@ function listIndex(arg, n) {
   return i < 0 ? i + n : i;
 }
 
+// ---------------------------------------------------------------------------
+// 5a. JSON documents
+//
+// A json key holds one JSON document. The store keeps it as a tree whose
+// numbers keep their literal text, so that nothing goes through a float
+// (9007199254740993 stays 9007199254740993, 1.50 stays 1.50) and whose
+// objects keep their member order: null, true and false are themselves, a
+// number is a JSONNumber, a string a string, an array an Array and an
+// object a Map. Parsing, paths and effects follow the server's own rules
+// (sync/TYPES.md, server/keyspace/json.go and jsonpath.go) so that a
+// document here is byte for byte the server's.
+
+/** JSON nesting limit: containers nest at most this deep (the server's). */
+export const MAX_JSON_DEPTH = 128;
+
+/** A JSON number, kept as the literal it was written with. */
+export class JSONNumber {
+  /** @param {string} text the number's JSON literal */
+  constructor(text) {
+    /** The literal, e.g. "9007199254740993" or "1.50". */
+    this.text = text;
+  }
+}
+
+/**
+ * A JSON value in the store's tree.
+ * @typedef {null|boolean|string|JSONNumber|JSONTree[]|Map<string, any>} JSONTree
+ */
+
+/** A JSON document or path that does not parse, or an effect that does not fit the document. */
+export class JSONError extends Error {
+  /** @param {string} message the server's words, without "ERR " */
+  constructor(message) {
+    super(message);
+    this.name = 'JSONError';
+  }
+}
+
+const NESTING_ERROR = `JSON nesting exceeds ${MAX_JSON_DEPTH} levels`;
+const NUMBER_RE = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+
+/**
+ * Describes the character at s[i] for an error message, as the server
+ * describes a byte.
+ * @param {string} s @param {number} i
+ */
+function describeChar(s, i) {
+  const c = s.charCodeAt(i);
+  if (c > 0x20 && c < 0x7f) return `'${s[i]}'`;
+  if (c < 0x80) return 'byte 0x' + c.toString(16).padStart(2, '0');
+  return 'byte 0x' + encoder.encode(String.fromCodePoint(/** @type {number} */ (s.codePointAt(i))))[0].toString(16);
+}
+
+/** A strict JSON parser (RFC 8259) with the server's limits. */
+class JSONParser {
+  /** @param {string} s */
+  constructor(s) {
+    this.s = s;
+    this.pos = 0;
+  }
+
+  /** @param {string} [where] */
+  fail(where) {
+    if (this.pos >= this.s.length) return new JSONError('invalid JSON: unexpected end of input');
+    return new JSONError(`invalid JSON: unexpected ${describeChar(this.s, this.pos)}${where ? ' ' + where : ''} at offset ${utf8Length(this.s.slice(0, this.pos))}`);
+  }
+
+  space() {
+    const s = this.s;
+    while (this.pos < s.length) {
+      const c = s.charCodeAt(this.pos);
+      if (c !== 32 && c !== 9 && c !== 10 && c !== 13) return;
+      this.pos++;
+    }
+  }
+
+  /**
+   * Parses one value; depth is the number of containers it sits in.
+   * @param {number} depth
+   * @returns {JSONTree}
+   */
+  value(depth) {
+    this.space();
+    if (this.pos >= this.s.length) throw this.fail();
+    const c = this.s[this.pos];
+    switch (c) {
+      case '{':
+        if (depth >= MAX_JSON_DEPTH) throw new JSONError(NESTING_ERROR);
+        return this.object(depth + 1);
+      case '[':
+        if (depth >= MAX_JSON_DEPTH) throw new JSONError(NESTING_ERROR);
+        return this.array(depth + 1);
+      case '"': {
+        const [str, n] = decodeQuoted(this.s, this.pos, false);
+        this.pos += n;
+        return str;
+      }
+      case 't':
+        return this.literal('true', true);
+      case 'f':
+        return this.literal('false', false);
+      case 'n':
+        return this.literal('null', null);
+    }
+    if (c === '-' || (c >= '0' && c <= '9')) {
+      NUMBER_RE.lastIndex = this.pos;
+      const m = NUMBER_RE.exec(this.s);
+      if (!m) {
+        this.pos++;
+        throw this.fail('in a number');
+      }
+      this.pos += m[0].length;
+      return new JSONNumber(m[0]);
+    }
+    throw this.fail();
+  }
+
+  /** @param {string} word @param {JSONTree} v */
+  literal(word, v) {
+    for (let i = 0; i < word.length; i++) {
+      if (this.s[this.pos] !== word[i]) throw this.fail();
+      this.pos++;
+    }
+    return v;
+  }
+
+  /** @param {number} depth */
+  array(depth) {
+    this.pos++; // [
+    /** @type {JSONTree[]} */
+    const out = [];
+    this.space();
+    if (this.s[this.pos] === ']') {
+      this.pos++;
+      return out;
+    }
+    for (;;) {
+      out.push(this.value(depth));
+      this.space();
+      if (this.pos >= this.s.length) throw this.fail();
+      const c = this.s[this.pos];
+      if (c === ',') {
+        this.pos++;
+        continue;
+      }
+      if (c !== ']') throw this.fail('in an array');
+      this.pos++;
+      return out;
+    }
+  }
+
+  /** @param {number} depth */
+  object(depth) {
+    this.pos++; // {
+    /** @type {Map<string, JSONTree>} */
+    const out = new Map();
+    this.space();
+    if (this.s[this.pos] === '}') {
+      this.pos++;
+      return out;
+    }
+    for (;;) {
+      this.space();
+      if (this.s[this.pos] !== '"') throw this.fail('where a member name should be');
+      const [name, n] = decodeQuoted(this.s, this.pos, false);
+      this.pos += n;
+      this.space();
+      if (this.s[this.pos] !== ':') throw this.fail("where ':' should be");
+      this.pos++;
+      // A name given twice keeps its first position and its last value.
+      out.set(name, this.value(depth));
+      this.space();
+      if (this.pos >= this.s.length) throw this.fail();
+      const c = this.s[this.pos];
+      if (c === ',') {
+        this.pos++;
+        continue;
+      }
+      if (c !== '}') throw this.fail('in an object');
+      this.pos++;
+      return out;
+    }
+  }
+}
+
+/**
+ * Decodes the quoted string at s[at] (opening quote included) with JSON's
+ * escapes; returns the text and the number of characters used. With path
+ * set, the string may be single-quoted and \' is an escape too, as in
+ * JSONPath.
+ * @param {string} s @param {number} at @param {boolean} path
+ * @returns {[string, number]}
+ */
+function decodeQuoted(s, at, path) {
+  const quote = s[at];
+  let out = '';
+  let i = at + 1;
+  let start = i;
+  const offset = (j) => utf8Length(s.slice(at, j));
+  while (i < s.length) {
+    const c = s.charCodeAt(i);
+    if (s[i] === quote) return [out + s.slice(start, i), i + 1 - at];
+    if (c < 0x20) throw new JSONError(`invalid JSON: control character ${describeChar(s, i)} in a string at offset ${offset(i)}`);
+    if (c !== 92) { // backslash
+      i++;
+      continue;
+    }
+    out += s.slice(start, i);
+    if (i + 1 >= s.length) break;
+    const e = s[i + 1];
+    let n = 2;
+    switch (e) {
+      case '"': case '\\': case '/': out += e; break;
+      case "'":
+        if (!path) throw new JSONError(`invalid JSON: invalid escape '\\'' at offset ${offset(i)}`);
+        out += e;
+        break;
+      case 'b': out += '\b'; break;
+      case 'f': out += '\f'; break;
+      case 'n': out += '\n'; break;
+      case 'r': out += '\r'; break;
+      case 't': out += '\t'; break;
+      case 'u': {
+        const hi = hex4(s, i + 2);
+        if (hi < 0) throw new JSONError(`invalid JSON: invalid \\u escape at offset ${offset(i)}`);
+        n = 6;
+        if (hi >= 0xd800 && hi < 0xe000) {
+          // A surrogate must be a high one followed by a low one.
+          const lo = hi < 0xdc00 && s[i + 6] === '\\' && s[i + 7] === 'u' ? hex4(s, i + 8) : -1;
+          if (lo < 0xdc00 || lo >= 0xe000) throw new JSONError(`invalid JSON: lone surrogate in a \\u escape at offset ${offset(i)}`);
+          out += String.fromCharCode(hi, lo);
+          n = 12;
+        } else {
+          out += String.fromCharCode(hi);
+        }
+        break;
+      }
+      default:
+        throw new JSONError(`invalid JSON: invalid escape '\\${e}' at offset ${offset(i)}`);
+    }
+    i += n;
+    start = i;
+  }
+  throw new JSONError('invalid JSON: unexpected end of input');
+}
+
+/**
+ * The value of the four hex digits at s[i], or -1.
+ * @param {string} s @param {number} i
+ */
+function hex4(s, i) {
+  if (i + 4 > s.length) return -1;
+  const h = s.slice(i, i + 4);
+  return /^[0-9a-fA-F]{4}$/.test(h) ? parseInt(h, 16) : -1;
+}
+
+/**
+ * Parses JSON text holding exactly one value, with the server's rules:
+ * strict syntax, control characters escaped in strings, no lone surrogate
+ * escapes, containers nested at most 128 deep; a member name given twice
+ * keeps its first position and its last value. Numbers become JSONNumber
+ * values holding their literal. Throws a JSONError.
+ * @param {string} text
+ * @returns {JSONTree}
+ */
+export function parseJSON(text) {
+  const p = new JSONParser(text);
+  const v = p.value(0);
+  p.space();
+  if (p.pos < text.length) throw p.fail('after the value');
+  return v;
+}
+
+/**
+ * A tree as compact JSON text: no white space, numbers as written, strings
+ * escaped only where JSON requires (as the server writes documents).
+ * @param {JSONTree} v
+ * @returns {string}
+ */
+export function jsonText(v) {
+  if (v === null) return 'null';
+  switch (typeof v) {
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'string':
+      // JSON.stringify escapes exactly what the server escapes: '"', '\',
+      // and control characters (\b \f \n \r \t, else \u00xx).
+      return JSON.stringify(v);
+  }
+  if (v instanceof JSONNumber) return v.text;
+  if (Array.isArray(v)) {
+    let out = '[';
+    for (let i = 0; i < v.length; i++) out += (i > 0 ? ',' : '') + jsonText(v[i]);
+    return out + ']';
+  }
+  let out = '{';
+  for (const [k, x] of v) out += (out.length > 1 ? ',' : '') + JSON.stringify(k) + ':' + jsonText(x);
+  return out + '}';
+}
+
+/**
+ * A deep copy of a tree (strings and numbers are immutable and shared).
+ * @param {JSONTree} v
+ * @returns {JSONTree}
+ */
+function cloneJSON(v) {
+  if (Array.isArray(v)) return v.map(cloneJSON);
+  if (v instanceof Map) {
+    const m = new Map();
+    for (const [k, x] of v) m.set(k, cloneJSON(x));
+    return m;
+  }
+  return v;
+}
+
+/**
+ * How many containers deep a value goes: 0 for a scalar.
+ * @param {JSONTree} v
+ */
+function nesting(v) {
+  let d = 0;
+  if (Array.isArray(v)) for (const x of v) d = Math.max(d, nesting(x));
+  else if (v instanceof Map) for (const x of v.values()) d = Math.max(d, nesting(x));
+  else return 0;
+  return d + 1;
+}
+
+/**
+ * The type of a value as JTYPE names it: null, boolean, integer (a number
+ * written as an integer that fits 64 bits), number, string, array, object.
+ * @param {JSONTree} v
+ */
+export function jsonTypeName(v) {
+  if (v === null) return 'null';
+  if (typeof v === 'boolean') return 'boolean';
+  if (typeof v === 'string') return 'string';
+  if (v instanceof JSONNumber) return jsonInt(v.text) === null ? 'number' : 'integer';
+  return Array.isArray(v) ? 'array' : 'object';
+}
+
+/**
+ * A number literal's value when it is written as an integer that fits 64
+ * bits, else null.
+ * @param {string} lit
+ */
+function jsonInt(lit) {
+  return /^-?\d+$/.test(lit) ? parseInteger(lit) : null;
+}
+
+/** @param {JSONTree} v */
+function phrase(v) {
+  switch (jsonTypeName(v)) {
+    case 'null': return 'null';
+    case 'boolean': return 'a boolean';
+    case 'integer': case 'number': return 'a number';
+    case 'string': return 'a string';
+    case 'array': return 'an array';
+  }
+  return 'an object';
+}
+
+/**
+ * One segment of a path: a member name (key) or an array index.
+ * @typedef {{key: string, index?: undefined}|{index: number, key?: undefined}} PathSeg
+ */
+
+/**
+ * @param {string} s @param {string} why
+ */
+function pathError(s, why) {
+  const shown = encoder.encode(s).length > 128 ? decoder.decode(encoder.encode(s).subarray(0, 128)) : s;
+  return new JSONError(`invalid JSON path '${shown}': ${why}`);
+}
+
+/** @param {number} c a UTF-16 code unit */
+function isPathNameChar(c) {
+  if (c >= 0x80) return true;
+  return c > 0x20 && c !== 0x7f && c !== 46 && c !== 91 && c !== 93 && c !== 42 && c !== 34 && c !== 39 && c !== 92;
+}
+
+/**
+ * Parses a path in the server's JSONPath subset: $, $.name, $["any
+ * name"], $['any name'], $[3], $[-1] (from the end), chained, and the
+ * legacy forms "." and ".a.b". Throws a JSONError in the server's words.
+ * @param {string} s
+ * @returns {PathSeg[]}
+ */
+export function parseJSONPath(s) {
+  /** @type {PathSeg[]} */
+  const segs = [];
+  let i = 0;
+  if (s[0] === '$') i = 1;
+  else if (s === '.') return segs;
+  else if (s[0] !== '.') throw pathError(s, "it must start with '$'");
+  const at = (j) => utf8Length(s.slice(0, j));
+  while (i < s.length) {
+    if (segs.length === MAX_JSON_DEPTH) throw pathError(s, `more than ${MAX_JSON_DEPTH} segments`);
+    if (s[i] === '.') {
+      i++;
+      const start = i;
+      while (i < s.length && isPathNameChar(s.charCodeAt(i))) i++;
+      if (i === start) {
+        if (s[i] === '.' || s[i] === '*') throw pathError(s, 'wildcards and recursive descent are not supported');
+        throw pathError(s, `expected a member name after '.' at offset ${at(start)}`);
+      }
+      segs.push({ key: s.slice(start, i) });
+    } else if (s[i] === '[') {
+      i++;
+      if (i >= s.length) throw pathError(s, "unterminated '['");
+      const c = s[i];
+      if (c === '"' || c === "'") {
+        let r;
+        try {
+          r = decodeQuoted(s, i, true);
+        } catch {
+          throw pathError(s, `invalid quoted name at offset ${at(i)}`);
+        }
+        segs.push({ key: r[0] });
+        i += r[1];
+      } else if (c === '-' || (c >= '0' && c <= '9')) {
+        const start = i;
+        if (c === '-') i++;
+        while (i < s.length && s[i] >= '0' && s[i] <= '9') i++;
+        const digits = s.slice(start, i);
+        const ds = c === '-' ? digits.slice(1) : digits;
+        const n = ds === '' ? NaN : Number(digits);
+        // No sign but '-', no leading zeros, no "-0", 32 bits.
+        if (!Number.isInteger(n) || n < -(2 ** 31) || n >= 2 ** 31 || (ds[0] === '0' && (ds.length > 1 || c === '-'))) {
+          throw pathError(s, `invalid array index '${digits}'`);
+        }
+        segs.push({ index: n });
+      } else {
+        throw pathError(s, "wildcards, filters, slices and unions are not supported; expected an index or a quoted name after '['");
+      }
+      if (s[i] !== ']') throw pathError(s, `expected ']' at offset ${at(i)}`);
+      i++;
+    } else {
+      throw pathError(s, `unexpected ${describeChar(s, i)} at offset ${at(i)}`);
+    }
+  }
+  return segs;
+}
+
+/**
+ * The canonical form of the first n segments, as the server writes paths:
+ * "$", then .name for names made of letters, digits, '_', '-' and
+ * non-ASCII characters, ["name"] for any other name, [i] for indexes.
+ * @param {PathSeg[]} segs @param {number} [n]
+ */
+export function formatJSONPath(segs, n = segs.length) {
+  let out = '$';
+  for (const seg of segs.slice(0, n)) {
+    if (seg.key === undefined) out += `[${seg.index}]`;
+    else if (/^[A-Za-z0-9_\-\u0080-\uffff]+$/.test(seg.key)) out += '.' + seg.key;
+    else out += '[' + JSON.stringify(seg.key) + ']';
+  }
+  return out;
+}
+
+/**
+ * The position seg addresses in an array of length n, or -1.
+ * @param {{index: number}} seg @param {number} n
+ */
+function resolveIndex(seg, n) {
+  const i = seg.index < 0 ? seg.index + n : seg.index;
+  return i >= 0 && i < n ? i : -1;
+}
+
+/**
+ * The value at the first n segments (all by default), undefined when a
+ * member or element on the way is missing. A segment that meets a value
+ * that is not the container it needs throws.
+ * @param {JSONTree} root @param {PathSeg[]} segs @param {number} [n]
+ * @returns {JSONTree|undefined}
+ */
+export function jsonLookup(root, segs, n = segs.length) {
+  let v = root;
+  for (let i = 0; i < n; i++) {
+    const seg = segs[i];
+    if (seg.key === undefined) {
+      if (!Array.isArray(v)) throw new JSONError(`'${formatJSONPath(segs, i)}' is ${phrase(v)}, not an array`);
+      const k = resolveIndex(seg, v.length);
+      if (k < 0) return undefined;
+      v = v[k];
+    } else {
+      if (!(v instanceof Map)) throw new JSONError(`'${formatJSONPath(segs, i)}' is ${phrase(v)}, not an object`);
+      if (!v.has(seg.key)) return undefined;
+      v = v.get(seg.key);
+    }
+  }
+  return v;
+}
+
+/**
+ * Where a set or merge at segs (not the root) writes: the parent container
+ * and the position in it (a member name, or an array position, -1 when out
+ * of range). The parent must exist and be the container the last segment
+ * needs.
+ * @param {JSONTree} root @param {PathSeg[]} segs
+ * @returns {{c: any, at: string|number}}
+ */
+function jsonSlot(root, segs) {
+  const n = segs.length - 1;
+  const c = jsonLookup(root, segs, n);
+  if (c === undefined) throw new JSONError(`'${formatJSONPath(segs, n)}' does not exist`);
+  const last = segs[n];
+  if (last.key === undefined) {
+    if (!Array.isArray(c)) throw new JSONError(`'${formatJSONPath(segs, n)}' is ${phrase(c)}, not an array`);
+    return { c, at: resolveIndex(last, c.length) };
+  }
+  if (!(c instanceof Map)) throw new JSONError(`'${formatJSONPath(segs, n)}' is ${phrase(c)}, not an object`);
+  return { c, at: last.key };
+}
+
+/** @param {PathSeg[]} segs @param {number} n */
+function outOfRange(segs, n) {
+  return new JSONError(`index ${segs[segs.length - 1].index} is out of range for '${formatJSONPath(segs, segs.length - 1)}', an array of length ${n}`);
+}
+
+/**
+ * RFC 7386's MergePatch(target, patch); takes over patch's nodes and may
+ * change target in place. Returns the result.
+ * @param {JSONTree} target @param {JSONTree} patch
+ * @returns {JSONTree}
+ */
+export function mergePatch(target, patch) {
+  if (!(patch instanceof Map)) return patch;
+  const t = target instanceof Map ? target : new Map();
+  for (const [name, pv] of patch) {
+    if (pv === null) t.delete(name);
+    else t.set(name, mergePatch(t.has(name) ? t.get(name) : null, pv));
+  }
+  return t;
+}
+
+/**
+ * A json key's document: its tree, and its compact text once asked for.
+ */
+export class JSONDoc {
+  /** @param {JSONTree} root */
+  constructor(root) {
+    /** @type {JSONTree} */
+    this.root = root;
+    /** @type {string|null} */
+    this._text = null;
+  }
+
+  /** The document as compact JSON text (as the server's JGET key answers). */
+  text() {
+    if (this._text === null) this._text = jsonText(this.root);
+    return this._text;
+  }
+
+  /** An independent deep copy. */
+  clone() {
+    const d = new JSONDoc(cloneJSON(this.root));
+    d._text = this._text;
+    return d;
+  }
+
+  /**
+   * Stores v at segs, as JSET does: the root is replaced; a member is set
+   * in place or appended; an array element must exist. Throws a JSONError
+   * (and changes nothing) when the path does not fit.
+   * @param {PathSeg[]} segs @param {JSONTree} v
+   */
+  set(segs, v) {
+    if (segs.length + nesting(v) > MAX_JSON_DEPTH) throw new JSONError(NESTING_ERROR);
+    if (segs.length === 0) {
+      this.root = v;
+    } else {
+      const { c, at } = jsonSlot(this.root, segs);
+      if (typeof at === 'string') c.set(at, v);
+      else if (at < 0) throw outOfRange(segs, c.length);
+      else c[at] = v;
+    }
+    this._text = null;
+  }
+
+  /**
+   * Applies a merge patch at segs, as JMERGE does; returns true when the
+   * patch removes the whole document (null at the root). Throws a
+   * JSONError (and changes nothing) when the path does not fit.
+   * @param {PathSeg[]} segs @param {JSONTree} patch
+   */
+  merge(segs, patch) {
+    if (segs.length + nesting(patch) > MAX_JSON_DEPTH) throw new JSONError(NESTING_ERROR);
+    if (segs.length === 0) {
+      if (patch === null) return true;
+      this.root = mergePatch(this.root, patch);
+    } else {
+      const { c, at } = jsonSlot(this.root, segs);
+      if (typeof at === 'number') {
+        if (at < 0) throw outOfRange(segs, c.length);
+        c[at] = mergePatch(c[at], patch);
+      } else if (patch === null) {
+        c.delete(at);
+      } else {
+        c.set(at, mergePatch(c.has(at) ? c.get(at) : null, patch));
+      }
+    }
+    this._text = null;
+    return false;
+  }
+
+  /**
+   * Removes the value at segs (not the root); reports whether there was
+   * one. Throws a JSONError when the path goes through a value that is not
+   * the container it needs.
+   * @param {PathSeg[]} segs
+   */
+  delete(segs) {
+    const n = segs.length - 1;
+    const c = jsonLookup(this.root, segs, n);
+    if (c === undefined) return false;
+    const last = segs[n];
+    if (last.key === undefined) {
+      if (!Array.isArray(c)) throw new JSONError(`'${formatJSONPath(segs, n)}' is ${phrase(c)}, not an array`);
+      const k = resolveIndex(last, c.length);
+      if (k < 0) return false;
+      c.splice(k, 1);
+    } else {
+      if (!(c instanceof Map)) throw new JSONError(`'${formatJSONPath(segs, n)}' is ${phrase(c)}, not an object`);
+      if (!c.delete(last.key)) return false;
+    }
+    this._text = null;
+    return true;
+  }
+}
+
+/**
+ * Applies one json effect as the server pushes it (sync/TYPES.md): cmd is
+ * JSET (args: path, value), JMERGE (args: path, patch) or JDEL (args: path,
+ * or none for the whole key). doc is the key's document, null when it has
+ * none, and is changed in place. Returns the document afterwards, null when
+ * the effect deleted the key. An effect that does not fit throws a
+ * JSONError and changes nothing.
+ * @param {JSONDoc|null} doc @param {string} cmd @param {ReadonlyArray<string>} args
+ * @returns {JSONDoc|null}
+ */
+export function applyJSONEffect(doc, cmd, args) {
+  if (cmd === 'JDEL' && args.length === 0) return null;
+  if ((cmd === 'JDEL' && args.length !== 1) || (cmd !== 'JDEL' && args.length !== 2)) {
+    throw new JSONError(`wrong number of arguments for a ${cmd} effect`);
+  }
+  const segs = parseJSONPath(args[0]);
+  if (cmd === 'JDEL') {
+    if (segs.length === 0 || !doc) return null;
+    doc.delete(segs);
+    return doc;
+  }
+  if (cmd !== 'JSET' && cmd !== 'JMERGE') throw new JSONError(`unknown json effect ${cmd}`);
+  const v = parseJSON(args[1]);
+  let d = doc;
+  if (!d) {
+    if (segs.length > 0) throw new JSONError("new documents must be created at the root path '$'");
+    if (cmd === 'JMERGE' && v === null) return null;
+    d = new JSONDoc(null);
+  }
+  if (cmd === 'JSET') {
+    d.set(segs, v);
+    return d;
+  }
+  return d.merge(segs, v) ? null : d;
+}
+
+/**
+ * A finite float as the server writes JNUMINCRBY's float results: the
+ * shortest digits that round-trip, exponent form below 1e-6 and from 1e21,
+ * ".0" added when it would look like an integer.
+ * @param {number} f
+ */
+function formatJSONFloat(f) {
+  const s = Object.is(f, -0) ? '-0' : String(f);
+  return /[.e]/.test(s) ? s : s + '.0';
+}
+
+// ---------------------------------------------------------------------------
+// 5b. The store
+
 /**
  * The local replica of the keys a client syncs: strings, hashes, lists,
- * sets and sorted sets with their expiry times. It is updated from qstate
+ * sets, sorted sets and json documents with their expiry times, and the
+ * markers of ratelimit keys. It is updated from qstate
  * and keychange frames and by applying the effects the server pushes (the
  * replayable commands it reports for every write).
  */
@@ -715,14 +1404,19 @@ export class Store {
 
   /**
    * Sets key from a qstate or keychange value: a bulk string makes it that
-   * string (keeping its known expiry), nil deletes it, and a type marker (a
-   * simple string) makes it an empty value of that type unless it already
-   * has that type: the content travels in the mutation pushes that follow.
-   * Returns whether the local value changed.
+   * string, nil deletes it, and a type marker (a simple string) makes it an
+   * empty value of that type unless it already has that type: the content
+   * travels in the mutation pushes that follow. A keychange's string keeps
+   * the expiry known for the key (keepTTL, the default); a qstate's string
+   * (keepTTL false) starts without one, since the server follows the qstate
+   * with PEXPIREAT key <ms> for every key with a time to live: a string
+   * without it has none (it may have been persisted while the client was
+   * away). Returns whether the local value changed.
    * @param {string} key
    * @param {RespValue} v
+   * @param {boolean} [keepTTL]
    */
-  setState(key, v) {
+  setState(key, v, keepTTL = true) {
     const e = this.raw(key);
     if (v.value === null) {
       if (!e) return false;
@@ -730,10 +1424,14 @@ export class Store {
       return true;
     }
     if (v.type === '$') {
-      if (e && e.type === 'string' && e.value === v.value) return false;
+      if (e && e.type === 'string' && e.value === v.value) {
+        if (keepTTL || e.expireAt === 0) return false;
+        e.expireAt = 0;
+        return true;
+      }
       const ne = newEntry('string');
       ne.value = v.value;
-      if (e) ne.expireAt = e.expireAt;
+      if (e && keepTTL) ne.expireAt = e.expireAt;
       this.keys.set(key, ne);
       return true;
     }
@@ -889,10 +1587,110 @@ export class Store {
         this.keys.delete(key); // moved to a database this client does not sync
         return [key];
       }
+      case 'JSET':
+      case 'JMERGE':
+      case 'JDEL':
+        ok = this.#json(key, name, rest);
+        break;
+      case 'RLSET':
+        ok = this.#rlset(key, rest);
+        break;
       default:
         return null;
     }
     return ok ? [key] : null;
+  }
+
+  /**
+   * Applies a json effect (JSET key path value, JMERGE key path patch, JDEL
+   * key path) with the server's semantics. A key that was json keeps its
+   * expiry time; one of another type is replaced. An effect that does not
+   * fit the local document is not understood and changes nothing; so is one
+   * whose result depends on a document whose content has not arrived (only
+   * its marker is known): below the root, or an object patch at the root.
+   * @param {string} key @param {string} name @param {string[]} rest
+   */
+  #json(key, name, rest) {
+    const e = this.raw(key);
+    const wasJSON = !!e && e.type === 'json';
+    const cur = wasJSON ? /** @type {JSONDoc|null} */ (e.value) : null;
+    if (wasJSON && !cur && rest.length > 0) {
+      try {
+        if (parseJSONPath(rest[0]).length > 0) return false;
+        if (name === 'JMERGE' && rest.length === 2 && parseJSON(rest[1]) instanceof Map) return false;
+      } catch {
+        return false;
+      }
+    }
+    let doc;
+    try {
+      doc = applyJSONEffect(cur, name, rest);
+    } catch (err) {
+      if (err instanceof JSONError) return false;
+      throw err;
+    }
+    if (!doc) {
+      if (e) this.keys.delete(key);
+      return true;
+    }
+    if (wasJSON) {
+      e.value = doc;
+    } else {
+      const ne = newEntry('json');
+      ne.value = doc;
+      this.keys.set(key, ne);
+    }
+    return true;
+  }
+
+  /**
+   * Applies RLSET key tat interval max_burst [PXAT ms]: the key becomes a
+   * ratelimit key with that expiry time (none without PXAT). The store
+   * keeps only its marker: the limiter's state is not modeled.
+   * @param {string} key @param {string[]} rest
+   */
+  #rlset(key, rest) {
+    if (rest.length !== 3 && !(rest.length === 5 && rest[3].toUpperCase() === 'PXAT')) return false;
+    for (const a of rest.slice(0, 3)) if (parseInteger(a) === null) return false;
+    let at = 0;
+    if (rest.length === 5) {
+      const n = parseInteger(rest[4]);
+      if (n === null || n <= 0n) return false;
+      if (n <= BigInt(this.now())) {
+        this.keys.delete(key);
+        return true;
+      }
+      at = Number(n);
+    }
+    const e = newEntry('ratelimit');
+    e.expireAt = at;
+    this.keys.set(key, e);
+    return true;
+  }
+
+  /**
+   * The compact JSON text of the value at path in key's document, as the
+   * server's JGET key path replies it; null when the key is absent, holds
+   * no value there, or has no content yet (only its marker arrived).
+   * Throws a ReplyError for a key of another type (WRONGTYPE), a malformed
+   * path, or one that goes through a value that is not the container it
+   * needs.
+   * @param {string} key @param {string} [path]
+   * @returns {string|null}
+   */
+  jget(key, path = '$') {
+    return jsonRead(this.raw(key), path, jsonText);
+  }
+
+  /**
+   * The type of the value at path in key's document, as JTYPE names it
+   * (null, boolean, integer, number, string, array, object); null when
+   * there is none. Throws as jget does.
+   * @param {string} key @param {string} [path]
+   * @returns {string|null}
+   */
+  jtype(key, path = '$') {
+    return jsonRead(this.raw(key), path, jsonTypeName);
   }
 
   /**
@@ -1161,6 +1959,30 @@ export class Store {
 }
 
 /**
+ * Reads the value at path in a json entry: f(value), or null when the
+ * entry is absent, has no content yet, or holds no value at path. Throws a
+ * ReplyError for an entry of another type or a path that does not fit.
+ * @template T
+ * @param {Entry|undefined} e @param {string} path @param {(v: JSONTree) => T}
+ * f
+ * @returns {T|null}
+ */
+function jsonRead(e, path, f) {
+  if (!e) return null;
+  if (e.type !== 'json') throw new ReplyError(WRONGTYPE);
+  try {
+    const segs = parseJSONPath(path);
+    if (!e.value) return null;
+    if (segs.length === 0) return f === jsonText ? /** @type {any} */ (e.value.text()) : f(e.value.root);
+    const v = jsonLookup(e.value.root, segs);
+    return v === undefined ? null : f(v);
+  } catch (err) {
+    if (err instanceof JSONError) throw new ReplyError('ERR ' + err.message);
+    throw err;
+  }
+}
+
+/**
  * The keys a write request touches, for the commands the client models;
  * for any other command, its first argument.
  * @param {ReadonlyArray<string>} args
@@ -1414,6 +2236,132 @@ export function effectsOf(st, args, reply) {
       return [['COPY', ...args.slice(1)]];
     case 'SETBIT':
       return [['SETBIT', ...args.slice(1)]];
+    case 'JSET':
+    case 'JMERGE':
+    case 'JDEL':
+    case 'JNUMINCRBY':
+    case 'JARRAPPEND':
+      if (e && e.type !== 'json') return null;
+      try {
+        return jsonEffects(st, name, args, reply);
+      } catch (err) {
+        if (err instanceof JSONError) return null; // the server will refuse it
+        throw err;
+      }
+  }
+  return null;
+}
+
+/**
+ * The effects of a json write (JSET, JMERGE, JDEL, JNUMINCRBY, JARRAPPEND)
+ * on a key that is json or absent, as effectsOf returns them: JSET (without
+ * its NX/XX), JMERGE and JDEL are their own effect when they did something;
+ * JNUMINCRBY and JARRAPPEND become the JSET of the value they produced, as
+ * the server pushes them. Throws a JSONError for a write that would fail.
+ * @param {Store} st @param {string} name @param {ReadonlyArray<string>} args
+ * @param {RespValue} [reply]
+ * @returns {string[][]|null}
+ */
+function jsonEffects(st, name, args, reply) {
+  const key = args[1];
+  const known = reply !== undefined;
+  const e = st.raw(key);
+  const doc = e ? /** @type {JSONDoc|null} */ (e.value) : null;
+  // The value at segs in the local document: undefined when absent, and
+  // a JSONError when there is no document to look in (only the marker is
+  // known) or the path does not fit.
+  const at = (/** @type {PathSeg[]} */ segs) => {
+    if (e && !doc) throw new JSONError('document content not known yet');
+    return doc ? jsonLookup(doc.root, segs) : undefined;
+  };
+  switch (name) {
+    case 'JSET': {
+      if (args.length !== 4 && args.length !== 5) return null;
+      const cond = args.length === 5 ? args[4].toUpperCase() : '';
+      if (cond !== '' && cond !== 'NX' && cond !== 'XX') return null;
+      const effect = [['JSET', key, args[2], args[3]]];
+      if (known) return reply.type === '+' ? effect : reply.value === null ? [] : null;
+      const segs = parseJSONPath(args[2]);
+      const v = parseJSON(args[3]);
+      if (!e) {
+        if (segs.length > 0) throw new JSONError("new documents must be created at the root path '$'");
+        return cond === 'XX' ? [] : effect;
+      }
+      if (segs.length + nesting(v) > MAX_JSON_DEPTH) throw new JSONError(NESTING_ERROR);
+      if (segs.length === 0) return cond === 'NX' ? [] : effect;
+      at([]);
+      const { c, at: pos } = jsonSlot(/** @type {JSONDoc} */ (doc).root, segs);
+      const exists = typeof pos === 'string' ? c.has(pos) : pos >= 0;
+      if ((cond === 'NX' && exists) || (cond === 'XX' && !exists)) return [];
+      if (pos === -1) throw outOfRange(segs, c.length);
+      return effect;
+    }
+    case 'JMERGE': {
+      if (args.length !== 4) return null;
+      const effect = [['JMERGE', key, args[2], args[3]]];
+      if (known) return reply.type === '+' ? effect : null;
+      const segs = parseJSONPath(args[2]);
+      const patch = parseJSON(args[3]);
+      if (!e) {
+        if (segs.length > 0) throw new JSONError("new documents must be created at the root path '$'");
+        return effect;
+      }
+      if (segs.length + nesting(patch) > MAX_JSON_DEPTH) throw new JSONError(NESTING_ERROR);
+      if (patch instanceof Map) at([]);
+      if (segs.length > 0) {
+        at([]);
+        const { c, at: pos } = jsonSlot(/** @type {JSONDoc} */ (doc).root, segs);
+        if (pos === -1) throw outOfRange(segs, c.length);
+      }
+      return effect;
+    }
+    case 'JDEL': {
+      if (args.length > 3) return null;
+      const path = args.length === 3 ? args[2] : '$';
+      const effect = [['JDEL', key, path]];
+      if (known) return reply.type === ':' ? (Number(reply.value) > 0 ? effect : []) : null;
+      const segs = parseJSONPath(path);
+      if (!e) return [];
+      if (segs.length === 0) return effect;
+      return at(segs) === undefined ? [] : effect;
+    }
+    case 'JNUMINCRBY': {
+      if (args.length !== 4) return null;
+      if (known) return reply.type === '$' && reply.value !== null ? [['JSET', key, args[2], reply.value]] : null;
+      const segs = parseJSONPath(args[2]);
+      NUMBER_RE.lastIndex = 0;
+      const m = NUMBER_RE.exec(args[3]);
+      if (!m || m[0] !== args[3] || !e) return null;
+      const v = at(segs);
+      if (!(v instanceof JSONNumber)) return null;
+      const a = jsonInt(v.text);
+      const b = jsonInt(args[3]);
+      let out;
+      if (a !== null && b !== null) {
+        const sum = a + b;
+        if (sum > 9223372036854775807n || sum < -9223372036854775808n) return null;
+        out = sum.toString();
+      } else {
+        const sum = Number(v.text) + Number(args[3]);
+        if (!Number.isFinite(sum)) return null;
+        out = formatJSONFloat(sum);
+      }
+      return [['JSET', key, args[2], out]];
+    }
+    case 'JARRAPPEND': {
+      if (args.length < 4) return null;
+      if (known && reply.type !== ':') return null;
+      const segs = parseJSONPath(args[2]);
+      const vals = args.slice(3).map(parseJSON);
+      if (!e) return null;
+      const arr = at(segs);
+      if (!Array.isArray(arr)) return null;
+      // From the reply (the new length), only when the local array is the
+      // one the server appended to.
+      if (known && Number(reply.value) !== arr.length + vals.length) return null;
+      if (vals.some((x) => segs.length + 1 + nesting(x) > MAX_JSON_DEPTH)) return null;
+      return [['JSET', key, args[2], jsonText([...arr, ...vals])]];
+    }
   }
   return null;
 }
@@ -1785,7 +2733,7 @@ const READ_ONLY = new Set(['GET', 'MGET', 'STRLEN', 'GETRANGE', 'SUBSTR', 'EXIST
   'SUNION', 'SDIFF', 'SINTERCARD', 'SSCAN', 'ZRANGE', 'ZRANGEBYSCORE', 'ZREVRANGEBYSCORE', 'ZRANGEBYLEX',
   'ZREVRANGEBYLEX', 'ZREVRANGE', 'ZSCORE', 'ZMSCORE', 'ZCARD', 'ZCOUNT', 'ZLEXCOUNT', 'ZRANK', 'ZREVRANK', 'ZSCAN',
   'ZRANDMEMBER', 'GETBIT', 'BITCOUNT', 'BITPOS', 'BITFIELD_RO', 'LCS', 'DUMP', 'OBJECT', 'MEMORY', 'TIME', 'COMMAND',
-  'INFO', 'DBSIZE', 'RANDOMKEY', 'SCAN', 'LOLWUT', 'PUBSUB']);
+  'INFO', 'DBSIZE', 'RANDOMKEY', 'SCAN', 'LOLWUT', 'PUBSUB', 'JGET', 'JTYPE', 'JSTRLEN', 'JARRLEN', 'JOBJKEYS']);
 
 /** @param {string} token */
 function tokenPatterns(token) {
@@ -2729,7 +3677,8 @@ export class Client {
   }
 
   /**
-   * Applies ["qstate", pattern, k1, v1, …]: listed keys take their values,
+   * Applies ["qstate", pattern, k1, v1, …]: listed keys take their values
+   * (strings without an expiry time until a PEXPIREAT push gives one),
    * local keys matching the pattern that are not listed are gone.
    * @param {RespValue} v
    */
@@ -2742,7 +3691,9 @@ export class Client {
         const k = v.value[i];
         if ((k.type !== '$' && k.type !== '+') || k.value === null) continue;
         listed.add(k.value);
-        if (this.store.setState(k.value, v.value[i + 1])) changed.push(k.value);
+        // Without the expiry known so far: the PEXPIREAT pushes that follow
+        // the qstate give every key with a time to live its own.
+        if (this.store.setState(k.value, v.value[i + 1], false)) changed.push(k.value);
       }
       changed.push(...this.store.removeMatching(pattern, listed));
       return changed;
@@ -3029,6 +3980,78 @@ export class Client {
   }
 
   /**
+   * JSET key path value [NX|XX]: sets the JSON value at path (a new
+   * document is created at "$"). value is JSON text when it is a string
+   * ('"text"', '{"a":1}', '9007199254740993'); any other value is sent as
+   * JSON.stringify gives it. Resolves with "OK", or null when NX or XX
+   * stopped it.
+   * @param {string} key @param {string} path @param {any} value @param {'NX'|'XX'} [cond]
+   * @returns {Promise<string|null>}
+   */
+  jset(key, path, value, cond) {
+    let text;
+    try {
+      text = jsonArg(value);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return cond === undefined ? this.command('JSET', key, path, text) : this.command('JSET', key, path, text, cond);
+  }
+
+  /**
+   * JMERGE key path patch: applies an RFC 7386 merge patch at path (null
+   * members remove, objects merge, anything else replaces; null at "$"
+   * deletes the key). patch is JSON text or a value, as for jset.
+   * @param {string} key @param {string} path @param {any} patch
+   * @returns {Promise<string>}
+   */
+  jmerge(key, path, patch) {
+    let text;
+    try {
+      text = jsonArg(patch);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.command('JMERGE', key, path, text);
+  }
+
+  /**
+   * JDEL key [path]: removes the value at path, or the whole key ("$",
+   * the default). Resolves with 1 when something was removed, else 0.
+   * @param {string} key @param {string} [path]
+   * @returns {Promise<number>}
+   */
+  jdel(key, path) {
+    return path === undefined ? this.command('JDEL', key) : this.command('JDEL', key, path);
+  }
+
+  /**
+   * JNUMINCRBY key path increment: adds to the number at path; resolves
+   * with the new number's JSON text.
+   * @param {string} key @param {string} path @param {number|bigint|string} by
+   * @returns {Promise<string>}
+   */
+  jnumincrby(key, path, by) {
+    return this.command('JNUMINCRBY', key, path, by);
+  }
+
+  /**
+   * JARRAPPEND key path value…: appends values (JSON text or values, as
+   * for jset) to the array at path; resolves with its new length.
+   * @param {string} key @param {string} path @param {...any} values
+   * @returns {Promise<number>}
+   */
+  jarrappend(key, path, ...values) {
+    let texts;
+    try {
+      texts = values.map(jsonArg);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.command('JARRAPPEND', key, path, ...texts);
+  }
+
+  /**
    * Publishes a message (never wrapped: PUBLISH is connection-scoped) and
    * resolves with the number of receivers.
    * @param {string} channel
@@ -3194,6 +4217,33 @@ export class Client {
   zcard(key) {
     const e = this._typed(key, 'zset');
     return e ? e.value.size : 0;
+  }
+
+  /**
+   * The JSON text of the value at path (default "$", the whole document) in
+   * key's document, as the server's JGET key path replies it: compact, in
+   * the server's member order, numbers exactly as written (an integer
+   * beyond 2^53 keeps every digit; JSON.parse of the text would round it).
+   * null when the key or the value does not exist, or while only the key's
+   * type is known (its content arrives in the pushes that follow). Throws a
+   * ReplyError for a key of another type (WRONGTYPE), a malformed path, or
+   * a path through a value that is not the container it needs (ERR …).
+   * @param {string} key @param {string} [path]
+   * @returns {string|null}
+   */
+  jget(key, path = '$') {
+    return jsonRead(this._view(key), path, jsonText);
+  }
+
+  /**
+   * The type of the value at path as JTYPE names it: "null", "boolean",
+   * "integer" (a number written as an integer that fits 64 bits), "number",
+   * "string", "array", "object"; null when there is none. Throws as jget.
+   * @param {string} key @param {string} [path]
+   * @returns {string|null}
+   */
+  jtype(key, path = '$') {
+    return jsonRead(this._view(key), path, jsonTypeName);
   }
 
   /**
@@ -3372,6 +4422,19 @@ export class Client {
       else d.resolve();
     }
   }
+}
+
+/**
+ * A json write's value argument: a string is JSON text already; any other
+ * value is written with JSON.stringify.
+ * @param {any} v
+ * @returns {string}
+ */
+function jsonArg(v) {
+  if (typeof v === 'string') return v;
+  const s = JSON.stringify(v);
+  if (s === undefined) throw new TypeError(`recached-edge: ${typeof v} is not a JSON value`);
+  return s;
 }
 
 /**
