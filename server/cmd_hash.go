@@ -69,6 +69,16 @@ func (s *Session) addObject(key []byte, obj keyspace.Object) {
 	s.db.Set(key, &keyspace.Entry{Obj: obj, Atime: s.srv.ks.Clock()})
 }
 
+// hashToWrite returns key's hash h, or a new empty one stored under key
+// when h is nil.
+func (s *Session) hashToWrite(key []byte, h *keyspace.Hash) *keyspace.Hash {
+	if h == nil {
+		h = keyspace.NewHash()
+		s.addObject(key, h)
+	}
+	return h
+}
+
 // removeMembers removes each of args[2:] from key's value with remove,
 // deletes key once size reports the value empty, emits name key <the
 // members removed> and replies with their number: HDEL, SREM and ZREM.
@@ -103,10 +113,7 @@ func hsetCmd(name string, hmset bool) Handler {
 		if wrong {
 			return
 		}
-		if h == nil {
-			h = keyspace.NewHash()
-			s.addObject(key, h)
-		}
+		h = s.hashToWrite(key, h)
 		created := 0
 		for i := 2; i < len(s.Args); i += 2 {
 			if h.Set(s.Args[i], s.Args[i+1]) {
@@ -133,10 +140,7 @@ func cmdHSetNX(s *Session) {
 		s.W.Int(0)
 		return
 	}
-	if h == nil {
-		h = keyspace.NewHash()
-		s.addObject(key, h)
-	}
+	h = s.hashToWrite(key, h)
 	h.Set(field, val)
 	s.emit(bHSET, key, field, val)
 	s.W.Int(1)
@@ -281,10 +285,7 @@ func cmdHIncrBy(s *Session) {
 		return
 	}
 	cur += by
-	if h == nil {
-		h = keyspace.NewHash()
-		s.addObject(key, h)
-	}
+	h = s.hashToWrite(key, h)
 	var buf [20]byte
 	h.Set(field, strconv.AppendInt(buf[:0], cur, 10))
 	// The effect carries the stored copy, so buf stays on the stack.
@@ -321,15 +322,12 @@ func cmdHIncrByFloat(s *Session) {
 		s.W.Error(errNaN)
 		return
 	}
-	sum := new(big.Float).SetPrec(longDouble).SetMode(big.ToNearestEven).Add(cur, by)
-	if sum.Sign() != 0 && sum.MantExp(nil) > maxLongDoubleExp {
+	sum, ok := addLongDouble(cur, by)
+	if !ok {
 		s.W.Error(errNaN)
 		return
 	}
-	if h == nil {
-		h = keyspace.NewHash()
-		s.addObject(key, h)
-	}
+	h = s.hashToWrite(key, h)
 	v := []byte(formatLongDouble(sum))
 	h.Set(field, v)
 	s.emit(bHSET, key, field, v)

@@ -503,6 +503,13 @@ func longDoubleInRange(f *big.Float) bool {
 	return exp <= maxLongDoubleExp && exp >= minLongDoubleExp
 }
 
+// addLongDouble returns cur+by rounded to a long double, as INCRBYFLOAT
+// and HINCRBYFLOAT add; false when the sum overflows one.
+func addLongDouble(cur, by *big.Float) (*big.Float, bool) {
+	sum := new(big.Float).SetPrec(longDouble).SetMode(big.ToNearestEven).Add(cur, by)
+	return sum, sum.Sign() == 0 || sum.MantExp(nil) <= maxLongDoubleExp
+}
+
 func cmdIncrByFloat(s *Session) {
 	key := s.Args[1]
 	e, wrong := s.lookupString(key)
@@ -527,8 +534,8 @@ func cmdIncrByFloat(s *Session) {
 		s.W.Error(errNaN)
 		return
 	}
-	sum := new(big.Float).SetPrec(longDouble).SetMode(big.ToNearestEven).Add(cur, by)
-	if sum.Sign() != 0 && sum.MantExp(nil) > maxLongDoubleExp {
+	sum, ok := addLongDouble(cur, by)
+	if !ok {
 		s.W.Error(errNaN)
 		return
 	}
