@@ -65,6 +65,22 @@ func growZero(b []byte, n uint64) []byte {
 	return append(b, make([]byte, n-uint64(len(b)))...)
 }
 
+// growString makes key's string entry e (nil when absent, then created) at
+// least n bytes long, padding it with zero bytes, and marks it raw; grown
+// reports whether it was created or extended.
+func (s *Session) growString(key []byte, e *keyspace.Entry, n uint64) (_ *keyspace.Entry, grown bool) {
+	if e == nil {
+		e = s.db.SetString(key, nil, false)
+		e.Str = make([]byte, n)
+		grown = true
+	} else if uint64(len(e.Str)) < n {
+		e.Str = growZero(e.Str, n)
+		grown = true
+	}
+	e.MarkRaw()
+	return e, grown
+}
+
 // bitAt returns bit i of b, 0 past its end.
 func bitAt(b []byte, i uint64) byte {
 	if i>>3 >= uint64(len(b)) {
@@ -157,15 +173,16 @@ func clampRange(start, end, total int64) (int64, int64) {
 	return start, end
 }
 
-// unitArg parses a BYTE|BIT option; it reports isBit and false on a
-// syntax error.
-func unitArg(a []byte) (isBit, ok bool) {
-	switch {
+// unitArg parses the BYTE|BIT option at args[i] of BITCOUNT and BITPOS; it
+// reports isBit, or false after replying with a syntax error.
+func (s *Session) unitArg(i int) (isBit, ok bool) {
+	switch a := s.Args[i]; {
 	case eqFold(a, "bit"):
 		return true, true
 	case eqFold(a, "byte"):
 		return false, true
 	}
+	s.W.Error(errSyntax)
 	return false, false
 }
 
@@ -186,16 +203,7 @@ func cmdSetBit(s *Session) {
 		return
 	}
 	idx := off >> 3
-	grown := false
-	if e == nil {
-		e = s.db.SetString(key, nil, false)
-		e.Str = make([]byte, idx+1)
-		grown = true
-	} else if uint64(len(e.Str)) <= idx {
-		e.Str = growZero(e.Str, idx+1)
-		grown = true
-	}
-	e.MarkRaw()
+	e, grown := s.growString(key, e, idx+1)
 	shift := 7 - off&7
 	old := e.Str[idx] >> shift & 1
 	if grown || int64(old) != on {
@@ -255,8 +263,7 @@ func cmdBitCount(s *Session) {
 		}
 		isBit := false
 		if len(s.Args) == 5 {
-			if isBit, ok = unitArg(s.Args[4]); !ok {
-				s.W.Error(errSyntax)
+			if isBit, ok = s.unitArg(4); !ok {
 				return
 			}
 		}
@@ -308,8 +315,7 @@ func cmdBitPos(s *Session) {
 			return
 		}
 		if len(s.Args) == 6 {
-			if isBit, ok = unitArg(s.Args[5]); !ok {
-				s.W.Error(errSyntax)
+			if isBit, ok = s.unitArg(5); !ok {
 				return
 			}
 		}
@@ -626,30 +632,17 @@ func bitfieldCmd(ro bool) Handler {
 		}
 
 		key := args[1]
-		var e *keyspace.Entry
-		var wrong, changed bool
-		if readonly {
-			if e, wrong = s.lookupString(key); wrong {
-				return
-			}
-		} else {
-			if ro {
-				s.W.Error(errBitfieldRO)
-				return
-			}
-			if e, wrong = s.lookupString(key); wrong {
-				return
-			}
-			need := highest>>3 + 1
-			if e == nil {
-				e = s.db.SetString(key, nil, false)
-				e.Str = make([]byte, need)
-				changed = true
-			} else if uint64(len(e.Str)) < need {
-				e.Str = growZero(e.Str, need)
-				changed = true
-			}
-			e.MarkRaw()
+		if ro && !readonly {
+			s.W.Error(errBitfieldRO)
+			return
+		}
+		e, wrong := s.lookupString(key)
+		if wrong {
+			return
+		}
+		changed := false
+		if !readonly {
+			e, changed = s.growString(key, e, highest>>3+1)
 		}
 
 		s.W.Array(len(ops))

@@ -616,9 +616,7 @@ func cmdSetRange(s *Session) {
 		s.W.Error(errStringTooLong)
 		return
 	}
-	if need := int(off) + len(val); need > len(e.Str) {
-		e.Str = append(e.Str, make([]byte, need-len(e.Str))...)
-	}
+	e.Str = growZero(e.Str, uint64(off)+uint64(len(val)))
 	copy(e.Str[off:], val)
 	e.MarkRaw()
 	s.emit(bSET, key, e.Str, bKEEPTTL)
