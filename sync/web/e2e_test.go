@@ -795,3 +795,94 @@ func TestBrowserKeychangeLatency(t *testing.T) {
 		n, pct(pageLat, 0.50).Round(time.Microsecond), pct(pageLat, 0.99).Round(time.Microsecond),
 		pct(observed, 0.50).Round(time.Microsecond), pct(observed, 0.99).Round(time.Microsecond))
 }
+
+func TestBrowserJSONDocumentsAndRateLimitersSync(t *testing.T) {
+	bin := buildRecached(t)
+	s := startServer(t, bin, "--appendonly", "no")
+	b := browser(t)
+	a := newPage(t, b, "A", true)
+	opts := `{patterns: ['doc:*'], name: 'json'}`
+	a.open(s, opts)
+	a.eval(`c.query('doc:*', () => {}).ready`, nil)
+	a.waitOpen()
+
+	// A backend's json writes on the RESP port reach the page's store with
+	// every digit of the numbers and the server's member order.
+	mustOK := func(args ...string) {
+		t.Helper()
+		if v := s.do(args...); v.IsError() {
+			t.Fatalf("%q: %s", args, v.Text())
+		}
+	}
+	mustOK("JSET", "doc:1", "$", `{"n": 9007199254740993, "tags": ["a"], "o": {"x": 1}, "2": 2, "1": 1}`)
+	a.eval(`waitFor(() => c.jget('doc:1', '$.n') === '9007199254740993')`, nil)
+	mustOK("JMERGE", "doc:1", "$.o", `{"x": null, "y": [1.50, {"z": null}]}`)
+	mustOK("JSET", "doc:1", `$.tags[-1]`, `"b"`)
+	mustOK("JDEL", "doc:1", "$['2']")
+	want := `{"n":9007199254740993,"tags":["b"],"o":{"y":[1.50,{"z":null}]},"1":1}`
+	if v := s.do("JGET", "doc:1"); v.Text() != want {
+		t.Fatalf("server JGET doc:1 = %s, want %s", v.Text(), want)
+	}
+	var got string
+	a.eval(`waitFor(() => c.jget('doc:1') === `+strconv.Quote(want)+`).then(() => c.jget('doc:1'))`, &got)
+	if got != want {
+		t.Fatalf("page sees %s, want %s", got, want)
+	}
+	var types []string
+	a.eval(`[c.type('doc:1'), c.jtype('doc:1', '$.n'), c.jtype('doc:1', '$.o.y[0]'), c.jtype('doc:1', '$.o.y[-1].z')]`, &types)
+	if !slices.Equal(types, []string{"json", "integer", "number", "null"}) {
+		t.Fatalf("types %v", types)
+	}
+
+	// The page's own json writes reach the server as the page shows them.
+	a.eval(`(async () => {
+	  const p = c.jset('doc:2', '$', '{"big": 12345678901234567890, "list": []}');
+	  if (c.jget('doc:2', '$.big') !== '12345678901234567890') throw new Error('jset is not shown at once');
+	  await p;
+	  await c.jarrappend('doc:2', '$.list', {k: 'v'}, 2);
+	  await c.jmerge('doc:1', '$', {o: null, m: {deep: true}});
+	  await c.jnumincrby('doc:1', '$.n', 1);
+	})()`, nil)
+	for key, want := range map[string]string{
+		"doc:1": `{"n":9007199254740994,"tags":["b"],"1":1,"m":{"deep":true}}`,
+		"doc:2": `{"big":12345678901234567890,"list":[{"k":"v"},2]}`,
+	} {
+		if v := s.do("JGET", key); v.Text() != want {
+			t.Fatalf("server JGET %s = %s, want %s", key, v.Text(), want)
+		}
+		a.eval(`waitFor(() => c.jget(`+strconv.Quote(key)+`) === `+strconv.Quote(want)+`)`, nil)
+	}
+
+	// Times to live and a rate limiter, then a new page hydrates from the
+	// live query's qstate and the pushes that follow it.
+	mustOK("PEXPIRE", "doc:1", "600000")
+	mustOK("SET", "doc:s", "v", "PX", "600000")
+	mustOK("THROTTLE", "doc:rl", "5", "1", "60")
+	a.eval(`waitFor(() => c.type('doc:rl') === 'ratelimit' && c.pttl('doc:rl') > 0 && c.pttl('doc:1') > 0)`, nil)
+
+	bb := newPage(t, b, "B", false)
+	bb.open(s, `{patterns: ['doc:*'], name: 'json-b'}`)
+	bb.eval(`c.query('doc:*', () => {}).ready`, nil)
+	bb.waitOpen()
+	var state map[string]any
+	bb.eval(`waitFor(() => c.pttl('doc:rl') > 0 && c.pttl('doc:1') > 0 && c.pttl('doc:s') > 0).then(() => ({
+	  doc1: c.jget('doc:1'), doc2: c.jget('doc:2'), rl: c.type('doc:rl'), rlTTL: c.pttl('doc:rl') <= 60000,
+	  doc1TTL: c.pttl('doc:1') <= 600000, doc2TTL: c.pttl('doc:2'), sTTL: c.pttl('doc:s') <= 600000,
+	  keys: c.keys('doc:*'), unknown: c.stats.unknownEffects}))`, &state)
+	wantState := map[string]any{
+		"doc1": `{"n":9007199254740994,"tags":["b"],"1":1,"m":{"deep":true}}`, "doc2": `{"big":12345678901234567890,"list":[{"k":"v"},2]}`,
+		"rl": "ratelimit", "rlTTL": true, "doc1TTL": true, "doc2TTL": float64(-1), "sTTL": true,
+		"keys": []any{"doc:1", "doc:2", "doc:rl", "doc:s"}, "unknown": float64(0),
+	}
+	if fmt.Sprint(state) != fmt.Sprint(wantState) {
+		t.Fatalf("hydrated page B sees %v, want %v", state, wantState)
+	}
+
+	// A key made persistent while a page is away has no expiry after its
+	// re-hydration.
+	bb.eval(`c.goOffline()`, nil)
+	mustOK("PERSIST", "doc:s")
+	mustOK("JMERGE", "doc:1", "$", "null")
+	bb.eval(`c.goOnline(); waitFor(() => c.state === 'open' && c.pttl('doc:s') === -1 && c.type('doc:1') === 'none')`, nil)
+	a.eval(`waitFor(() => c.pttl('doc:s') === -1 && c.jget('doc:1') === null)`, nil)
+}
