@@ -28,19 +28,24 @@ func lcsTable(a, b []byte) []uint32 {
 	w := len(b) + 1
 	t := make([]uint32, (len(a)+1)*w)
 	for i := 1; i <= len(a); i++ {
-		row, prev := t[i*w:(i+1)*w], t[(i-1)*w:i*w]
-		for j := 1; j <= len(b); j++ {
-			switch {
-			case a[i-1] == b[j-1]:
-				row[j] = prev[j-1] + 1
-			case prev[j] > row[j-1]:
-				row[j] = prev[j]
-			default:
-				row[j] = row[j-1]
-			}
-		}
+		lcsRow(a[i-1], b, t[(i-1)*w:i*w], t[i*w:(i+1)*w])
 	}
 	return t
+}
+
+// lcsRow fills row, the table row that follows prev, for the byte c of the
+// first string against b.
+func lcsRow(c byte, b []byte, prev, row []uint32) {
+	for j := 1; j <= len(b); j++ {
+		switch {
+		case c == b[j-1]:
+			row[j] = prev[j-1] + 1
+		case prev[j] > row[j-1]:
+			row[j] = prev[j]
+		default:
+			row[j] = row[j-1]
+		}
+	}
 }
 
 // lcsLen returns the length of the longest common subsequence of a and b
@@ -49,16 +54,7 @@ func lcsLen(a, b []byte) int {
 	prev := make([]uint32, len(b)+1)
 	row := make([]uint32, len(b)+1)
 	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
-			switch {
-			case a[i-1] == b[j-1]:
-				row[j] = prev[j-1] + 1
-			case prev[j] > row[j-1]:
-				row[j] = prev[j]
-			default:
-				row[j] = row[j-1]
-			}
-		}
+		lcsRow(a[i-1], b, prev, row)
 		prev, row = row, prev
 	}
 	return int(prev[len(b)])
