@@ -56,6 +56,7 @@ func main() {
 	extraTests := flag.String("more", "", "further tests at pipeline 16 (e.g. lpush,rpop,sadd,hset,zadd,lrange_100)")
 	memKeys := flag.Int("memkeys", 1000000, "keys for the memory row (0 skips)")
 	loops := flag.Int("loops", 1, "recached event loops")
+	aof := flag.String("aof", "", `append-only log policy for both servers ("everysec", "always"); empty: no log`)
 	var exts extFlags
 	flag.Var(&exts, "ext", `external load program run against both servers: "label|unit|program args…"; it gets -addr and prints unit=N and seconds=S (repeatable)`)
 	flag.Parse()
@@ -90,9 +91,13 @@ func main() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
+	persist := []string{"--appendonly", "no"}
+	if *aof != "" {
+		persist = []string{"--appendonly", "yes", "--appendfsync", *aof}
+	}
 	servers := []*server{
-		startServer("recached", *recachedBin, dir, "--ws-port", "0", "--appendonly", "no", "--save", "", "--loops", strconv.Itoa(*loops)),
-		startServer("redis", "redis-server", dir, "--save", "", "--appendonly", "no"),
+		startServer("recached", *recachedBin, dir, append([]string{"--ws-port", "0", "--save", "", "--loops", strconv.Itoa(*loops)}, persist...)...),
+		startServer("redis", "redis-server", dir, append([]string{"--save", ""}, persist...)...),
 	}
 	defer func() {
 		for _, s := range servers {
@@ -128,21 +133,32 @@ func main() {
 	}
 
 	if *memKeys > 0 {
-		fmt.Printf("\nresident memory with %d keys of 16-byte values:\n", *memKeys)
-		var rss []int64
-		for _, s := range servers {
-			base := s.rss()
-			fill(s.addr, *memKeys)
-			if s.name == "recached" {
-				s.do("MEMORY", "PURGE")
-			}
-			time.Sleep(500 * time.Millisecond)
-			m := s.rss()
-			rss = append(rss, m)
-			fmt.Printf("  %-9s %8.1f MB (empty %5.1f MB)\n", s.name, float64(m)/1e6, float64(base)/1e6)
-		}
-		fmt.Printf("  ratio     %8.2fx\n", float64(rss[0])/float64(rss[1]))
+		memoryRow(*recachedBin, dir, *memKeys)
 	}
+}
+
+// memoryRow starts a fresh server of each kind, fills it with n keys of
+// 16-byte values and compares their resident memory.
+func memoryRow(recachedBin, dir string, n int) {
+	fmt.Printf("\nresident memory with %d keys of 16-byte values (fresh servers):\n", n)
+	fresh := []*server{
+		startServer("recached", recachedBin, filepath.Join(dir, "mem"), "--ws-port", "0", "--appendonly", "no", "--save", ""),
+		startServer("redis", "redis-server", filepath.Join(dir, "mem"), "--save", "", "--appendonly", "no"),
+	}
+	var rss []int64
+	for _, s := range fresh {
+		base := s.rss()
+		fill(s.addr, n)
+		if s.name == "recached" {
+			s.do("MEMORY", "PURGE")
+		}
+		time.Sleep(500 * time.Millisecond)
+		m := s.rss()
+		rss = append(rss, m)
+		fmt.Printf("  %-9s %8.1f MB (empty %5.1f MB)\n", s.name, float64(m)/1e6, float64(base)/1e6)
+		s.stop()
+	}
+	fmt.Printf("  ratio     %8.2fx\n", float64(rss[0])/float64(rss[1]))
 }
 
 func median(rs []result) result {
