@@ -58,26 +58,90 @@ export function globMatch(pattern: string, key: string): boolean;
 export function wireId(epoch: number, counter: number): string;
 export function splitWireId(id: string): { epoch: number; counter: number };
 
+/** A JSON value as JSON.parse gives it. */
+export type JSONValue = null | boolean | number | string | JSONValue[] | { [name: string]: JSONValue };
+
 /**
  * A key's value as plain JavaScript: a string; an object of fields (hash);
  * an array (list); a sorted array of members (set); [member, score] pairs
- * in rank order (sorted set); {type} for a type the store does not model;
- * null when the key does not exist.
+ * in rank order (sorted set); a json key's document as JSON.parse gives it
+ * (integers beyond 2^53 rounded: Client.jget has the exact text); {type}
+ * for a type the store does not model (ratelimit) and for a json key whose
+ * content has not arrived yet; null when the key does not exist.
  */
 export type PlainValue =
   | string
   | Record<string, string>
   | string[]
   | Array<[string, number]>
+  | JSONValue
   | { type: string }
   | null;
 
 export interface Entry {
-  type: 'string' | 'hash' | 'list' | 'set' | 'zset' | 'other';
+  type: 'string' | 'hash' | 'list' | 'set' | 'zset' | 'json' | 'other';
+  /** The server's type name: "string", …, "json", "ratelimit". */
   marker: string;
+  /** A string, Map, array, Set, JSONDoc (null while only a json key's marker is known), or null. */
   value: any;
+  /** Unix ms; 0 for none. */
   expireAt: number;
 }
+
+/** JTYPE's names of JSON types ("integer": written as an integer that fits 64 bits). */
+export type JSONType = 'null' | 'boolean' | 'integer' | 'number' | 'string' | 'array' | 'object';
+
+/** Containers nest at most this deep in a document (the server's limit). */
+export const MAX_JSON_DEPTH: 128;
+
+/** A JSON number kept as the literal it was written with ("9007199254740993", "1.50"). */
+export class JSONNumber {
+  constructor(text: string);
+  readonly text: string;
+}
+/**
+ * A json document's tree in the store: numbers are JSONNumber, objects are
+ * Maps (member order kept), arrays are arrays.
+ */
+export type JSONTree = null | boolean | string | JSONNumber | JSONTree[] | Map<string, JSONTree>;
+/** A JSON text or path that does not parse, or an effect that does not fit; message in the server's words. */
+export class JSONError extends Error {}
+/** One segment of a JSON path: a member name (key), or when key is undefined an array index (negative from the end). */
+export interface PathSeg {
+  key: string | undefined;
+  index: number;
+}
+
+/** A json key's document. */
+export class JSONDoc {
+  constructor(root: JSONTree);
+  root: JSONTree;
+  /** Compact JSON text, as the server's JGET key answers. */
+  text(): string;
+  clone(): JSONDoc;
+  /** JSET's rules; throws a JSONError (changing nothing) when the path does not fit. */
+  set(segs: PathSeg[], v: JSONTree): void;
+  /** JMERGE's rules (RFC 7386); true when the patch removes the document (null at the root). */
+  merge(segs: PathSeg[], patch: JSONTree): boolean;
+  /** JDEL's rules below the root; whether something was removed. */
+  delete(segs: PathSeg[]): boolean;
+}
+/** Parses JSON text as strictly as the server (nesting at most 128); throws a JSONError. */
+export function parseJSON(text: string): JSONTree;
+/** A tree as the server's compact JSON text. */
+export function jsonText(v: JSONTree): string;
+/** JTYPE's name of a value. */
+export function jsonTypeName(v: JSONTree): JSONType;
+/** Parses a path of the server's JSONPath subset ($, $.a, $["a b"], $['a'], $[0], $[-1], legacy .a); throws a JSONError. */
+export function parseJSONPath(path: string): PathSeg[];
+/** The canonical form the server writes paths in. */
+export function formatJSONPath(segs: PathSeg[], n?: number): string;
+/** The value at a path, undefined when absent; throws a JSONError through a value of the wrong kind. */
+export function jsonLookup(root: JSONTree, segs: PathSeg[], n?: number): JSONTree | undefined;
+/** RFC 7386 MergePatch(target, patch). */
+export function mergePatch(target: JSONTree, patch: JSONTree): JSONTree;
+/** Applies a JSET/JMERGE/JDEL effect to a document (null: none); null when it deleted the key. Throws a JSONError when it does not fit. */
+export function applyJSONEffect(doc: JSONDoc | null, cmd: string, args: ReadonlyArray<string>): JSONDoc | null;
 
 /** The local replica: applies the effects the server pushes. */
 export class Store {
@@ -85,11 +149,20 @@ export class Store {
   keys: Map<string, Entry>;
   raw(key: string): Entry | undefined;
   match(pattern?: string): string[];
-  setState(key: string, v: RespValue): boolean;
+  /**
+   * Applies a qstate or keychange value. keepTTL (default true, for
+   * keychanges) keeps a string's known expiry; a qstate's strings start
+   * without one (false) until a PEXPIREAT push gives it.
+   */
+  setState(key: string, v: RespValue, keepTTL?: boolean): boolean;
   removeMatching(pattern: string, listed: Set<string>): string[];
   retain(keep: (key: string) => boolean): void;
   /** Applies one effect; returns the keys changed, or null when not understood. */
   apply(args: ReadonlyArray<string>): string[] | null;
+  /** JGET key path on the store (no pending writes); null when absent. Throws a ReplyError. */
+  jget(key: string, path?: string): string | null;
+  /** JTYPE key path on the store; null when absent. Throws a ReplyError. */
+  jtype(key: string, path?: string): JSONType | null;
 }
 export function cloneEntry(e: Entry | undefined): Entry | undefined;
 export function entriesEqual(a: Entry | undefined, b: Entry | undefined): boolean;
@@ -251,6 +324,20 @@ export class Client {
   expire(key: string, seconds: number): Promise<number>;
   pexpire(key: string, ms: number): Promise<number>;
   persist(key: string): Promise<number>;
+  /**
+   * JSET key path value [NX|XX]. A string value is JSON text ('"text"',
+   * '9007199254740993'); any other value is sent as JSON.stringify gives it.
+   * Resolves with "OK", or null when NX/XX stopped it.
+   */
+  jset(key: string, path: string, value: unknown, cond?: 'NX' | 'XX'): Promise<'OK' | null>;
+  /** JMERGE key path patch (RFC 7386; null at "$" deletes the key); patch as for jset. */
+  jmerge(key: string, path: string, patch: unknown): Promise<'OK'>;
+  /** JDEL key [path]: 1 when something was removed. No path (or "$"): the whole key. */
+  jdel(key: string, path?: string): Promise<number>;
+  /** JNUMINCRBY key path by: the new number's JSON text. */
+  jnumincrby(key: string, path: string, by: number | bigint | string): Promise<string>;
+  /** JARRAPPEND key path value…: the array's new length; values as for jset. */
+  jarrappend(key: string, path: string, ...values: unknown[]): Promise<number>;
   publish(channel: string, message: string): Promise<number>;
 
   get(key: string): string | null;
@@ -274,6 +361,16 @@ export class Client {
   zrange(key: string, start: number, stop: number, opts: { withScores: true; rev?: boolean }): Array<[string, number]>;
   zscore(key: string, member: string): number | null;
   zcard(key: string): number;
+  /**
+   * The JSON text at path (default "$") of key's document, exactly as the
+   * server's JGET answers: compact, member order kept, numbers as written
+   * (integers beyond 2^53 keep every digit). null when the key or value is
+   * absent or the document has not arrived yet. Throws a ReplyError:
+   * WRONGTYPE, or ERR for a bad path or one through the wrong kind of value.
+   */
+  jget(key: string, path?: string): string | null;
+  /** JTYPE's answer for the value at path; null when absent. Throws as jget. */
+  jtype(key: string, path?: string): JSONType | null;
   keys(pattern?: string): string[];
   value(key: string): PlainValue;
 

@@ -708,7 +708,7 @@ export class JSONNumber {
 
 /**
  * A JSON value in the store's tree.
- * @typedef {null|boolean|string|JSONNumber|JSONTree[]|Map<string, any>} JSONTree
+ * @typedef {null|boolean|string|JSONNumber|Array<any>|Map<string, any>} JSONTree
  */
 
 /** A JSON document or path that does not parse, or an effect that does not fit the document. */
@@ -1044,8 +1044,9 @@ function phrase(v) {
 }
 
 /**
- * One segment of a path: a member name (key) or an array index.
- * @typedef {{key: string, index?: undefined}|{index: number, key?: undefined}} PathSeg
+ * One segment of a path: a member name (key), or, when key is undefined,
+ * an array index (negative from the end).
+ * @typedef {{key: string|undefined, index: number}} PathSeg
  */
 
 /**
@@ -1087,7 +1088,7 @@ export function parseJSONPath(s) {
         if (s[i] === '.' || s[i] === '*') throw pathError(s, 'wildcards and recursive descent are not supported');
         throw pathError(s, `expected a member name after '.' at offset ${at(start)}`);
       }
-      segs.push({ key: s.slice(start, i) });
+      segs.push({ key: s.slice(start, i), index: 0 });
     } else if (s[i] === '[') {
       i++;
       if (i >= s.length) throw pathError(s, "unterminated '['");
@@ -1099,7 +1100,7 @@ export function parseJSONPath(s) {
         } catch {
           throw pathError(s, `invalid quoted name at offset ${at(i)}`);
         }
-        segs.push({ key: r[0] });
+        segs.push({ key: r[0], index: 0 });
         i += r[1];
       } else if (c === '-' || (c >= '0' && c <= '9')) {
         const start = i;
@@ -1112,7 +1113,7 @@ export function parseJSONPath(s) {
         if (!Number.isInteger(n) || n < -(2 ** 31) || n >= 2 ** 31 || (ds[0] === '0' && (ds.length > 1 || c === '-'))) {
           throw pathError(s, `invalid array index '${digits}'`);
         }
-        segs.push({ index: n });
+        segs.push({ key: undefined, index: n });
       } else {
         throw pathError(s, "wildcards, filters, slices and unions are not supported; expected an index or a quoted name after '['");
       }
@@ -1143,7 +1144,7 @@ export function formatJSONPath(segs, n = segs.length) {
 
 /**
  * The position seg addresses in an array of length n, or -1.
- * @param {{index: number}} seg @param {number} n
+ * @param {PathSeg} seg @param {number} n
  */
 function resolveIndex(seg, n) {
   const i = seg.index < 0 ? seg.index + n : seg.index;
