@@ -41,17 +41,6 @@ func blockSession(t testing.TB, srv *Server) (*Session, *wakeConn) {
 	return s, c
 }
 
-// run runs one command on s and returns what it appended to W.
-func run(s *Session, args ...string) string {
-	s.W.B = s.W.B[:0]
-	b := make([][]byte, len(args))
-	for i, a := range args {
-		b[i] = []byte(a)
-	}
-	s.Exec(b)
-	return string(s.W.B)
-}
-
 // awaitAnswer waits until the blocked session s has been answered and
 // returns the answer as its transport would get it: Blocked appends it to W.
 func awaitAnswer(s *Session, c *wakeConn) (string, error) {
@@ -412,12 +401,8 @@ func TestListEffectsReplay(t *testing.T) {
 		if e.Key == nil {
 			return
 		}
-		args := make([]string, len(e.Args))
-		for i, a := range e.Args {
-			args[i] = string(a)
-		}
 		mu.Lock()
-		effects = append(effects, args)
+		effects = append(effects, effectStrings(e))
 		mu.Unlock()
 	})
 	s, _ := blockSession(t, srv)
@@ -561,13 +546,7 @@ func TestListObject(t *testing.T) {
 func TestListHotPathAllocs(t *testing.T) {
 	srv := New(DefaultConfig())
 	s := newSession(srv, nil, false)
-	args := func(a ...string) [][]byte {
-		b := make([][]byte, len(a))
-		for i, x := range a {
-			b[i] = []byte(x)
-		}
-		return b
-	}
+	args := toArgs
 	for i := 0; i < 200; i++ {
 		s.Exec(args("RPUSH", "k", "element"))
 	}

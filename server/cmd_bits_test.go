@@ -379,49 +379,14 @@ func TestLCSHelpers(t *testing.T) {
 	}
 }
 
-// bitsConn is a connection that drops what it is given.
-type bitsConn struct{}
-
-func (bitsConn) Push([]byte)        {}
-func (bitsConn) Close()             {}
-func (bitsConn) Wake()              {}
-func (bitsConn) RemoteAddr() string { return "127.0.0.1:1" }
-func (bitsConn) LocalAddr() string  { return "127.0.0.1:2" }
-
-// bitsSession returns a session on a fresh server.
-func bitsSession(t testing.TB) (*Server, *Session) {
-	t.Helper()
-	srv := New(DefaultConfig())
-	s, err := srv.NewSession(bitsConn{}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return srv, s
-}
-
-// do runs one command and returns its reply.
-func do(s *Session, args ...string) string {
-	s.W.B = s.W.B[:0]
-	b := make([][]byte, len(args))
-	for i, a := range args {
-		b[i] = []byte(a)
-	}
-	s.Exec(b)
-	return string(s.W.B)
-}
-
 // TestBitEffectsReplay runs random bit writes on one server and applies the
 // effects they report to another: both must end with the same strings.
 func TestBitEffectsReplay(t *testing.T) {
-	srv, s := bitsSession(t)
-	_, replica := bitsSession(t)
+	s, replica := plainSession(t), plainSession(t)
+	srv := s.srv
 	var effects [][]string
 	srv.AddHook(func(e *Effect) {
-		args := make([]string, len(e.Args))
-		for i, a := range e.Args {
-			args[i] = string(a)
-		}
-		effects = append(effects, args)
+		effects = append(effects, effectStrings(e))
 	})
 	keys := []string{"a", "b", "c"}
 	types := []string{"u1", "u3", "i5", "u8", "i8", "i13", "u63", "i64"}
@@ -446,17 +411,17 @@ func TestBitEffectsReplay(t *testing.T) {
 			args = []string{"BITOP", "AND", k, "missing"}
 		}
 		before := len(effects)
-		do(s, args...)
+		run(s, args...)
 		for _, eff := range effects[before:] {
 			if eff[1] != k {
 				t.Fatalf("%q reported an effect on %q", args, eff[1])
 			}
-			if rep := do(replica, eff...); rep[0] == '-' {
+			if rep := run(replica, eff...); rep[0] == '-' {
 				t.Fatalf("replaying %q (from %q): %s", eff, args, rep)
 			}
 		}
 		for _, key := range keys {
-			if a, b := do(s, "GET", key), do(replica, "GET", key); a != b {
+			if a, b := run(s, "GET", key), run(replica, "GET", key); a != b {
 				t.Fatalf("after %q key %s: server %q, replica %q", args, key, a, b)
 			}
 		}
@@ -465,7 +430,8 @@ func TestBitEffectsReplay(t *testing.T) {
 
 // TestBitNoopEffects checks that writes that change nothing report nothing.
 func TestBitNoopEffects(t *testing.T) {
-	srv, s := bitsSession(t)
+	s := plainSession(t)
+	srv := s.srv
 	n := 0
 	srv.AddHook(func(*Effect) { n++ })
 	steps := []struct {
@@ -489,7 +455,7 @@ func TestBitNoopEffects(t *testing.T) {
 	}
 	for _, st := range steps {
 		before := n
-		if got := do(s, st.args...); got != st.reply {
+		if got := run(s, st.args...); got != st.reply {
 			t.Errorf("%q = %q; want %q", st.args, got, st.reply)
 		}
 		if n-before != st.effects {
@@ -504,9 +470,10 @@ type otherType struct{}
 func (otherType) Type() keyspace.Type { return keyspace.TypeHash }
 
 func TestBitWrongType(t *testing.T) {
-	srv, s := bitsSession(t)
+	s := plainSession(t)
+	srv := s.srv
 	srv.Keyspace().DBs[0].Set([]byte("h"), &keyspace.Entry{Obj: otherType{}})
-	do(s, "SET", "str", "foobar")
+	run(s, "SET", "str", "foobar")
 	const wrong = "-" + errWrongType + "\r\n"
 	tests := []struct {
 		args []string
@@ -533,7 +500,7 @@ func TestBitWrongType(t *testing.T) {
 		{[]string{"GET", "h"}, "$6\r\nfoobar\r\n"},
 	}
 	for _, tc := range tests {
-		if got := do(s, tc.args...); got != tc.want {
+		if got := run(s, tc.args...); got != tc.want {
 			t.Errorf("%q = %q; want %q", tc.args, got, tc.want)
 		}
 	}
@@ -542,7 +509,7 @@ func TestBitWrongType(t *testing.T) {
 // BenchmarkBitCount1MB counts the bits of a 1 MB string through the
 // command path.
 func BenchmarkBitCount1MB(b *testing.B) {
-	_, s := bitsSession(b)
+	s := plainSession(b)
 	val := bytes.Repeat([]byte("recached\x01\xfe\x55"), (1<<20)/11+1)[:1<<20]
 	s.srv.Keyspace().DBs[0].SetString([]byte("big"), val, false)
 	args := [][]byte{[]byte("BITCOUNT"), []byte("big")}
@@ -561,7 +528,7 @@ func BenchmarkBitCount1MB(b *testing.B) {
 
 // BenchmarkBitCount1MBRange is BITCOUNT with an unaligned BIT range.
 func BenchmarkBitCount1MBRange(b *testing.B) {
-	_, s := bitsSession(b)
+	s := plainSession(b)
 	val := bytes.Repeat([]byte{0x5a}, 1<<20)
 	s.srv.Keyspace().DBs[0].SetString([]byte("big"), val, false)
 	args := [][]byte{[]byte("BITCOUNT"), []byte("big"), []byte("3"), []byte("-5"), []byte("BIT")}

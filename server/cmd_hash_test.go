@@ -2,91 +2,13 @@ package server
 
 import (
 	"math/rand/v2"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/recached/recached/server/keyspace"
 )
 
-// effectRecorder is a server with a session and the effects it reports.
-type effectRecorder struct {
-	srv     *Server
-	s       *Session
-	effects [][]string
-}
-
-func newEffectRecorder(t testing.TB) *effectRecorder {
-	t.Helper()
-	r := &effectRecorder{srv: New(DefaultConfig())}
-	r.srv.AddHook(func(e *Effect) {
-		args := make([]string, len(e.Args))
-		for i, a := range e.Args {
-			args[i] = string(a)
-		}
-		if string(e.Key) != args[1] {
-			t.Errorf("effect %q: Key %q is not args[1]", args, e.Key)
-		}
-		r.effects = append(r.effects, args)
-	})
-	s, err := r.srv.NewSession(nil, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.s = s
-	return r
-}
-
-// run executes one command and returns its reply and the effects it
-// reported.
-func (r *effectRecorder) run(args ...string) (string, [][]string) {
-	before := len(r.effects)
-	r.s.W.B = r.s.W.B[:0]
-	b := make([][]byte, len(args))
-	for i, a := range args {
-		b[i] = []byte(a)
-	}
-	r.s.Exec(b)
-	return string(r.s.W.B), r.effects[before:]
-}
-
-// dumpKey describes a key's type, content and expiry in a canonical form:
-// sorted members, sorted field=value pairs, the absolute expiry time.
-func dumpKey(r *effectRecorder, key string) string {
-	typ, _ := r.run("TYPE", key)
-	var items []string
-	switch typ {
-	case "+hash\r\n":
-		e := r.s.db.Lookup([]byte(key))
-		h := e.Obj.(*keyspace.Hash)
-		h.Range(func(f, v []byte) bool {
-			items = append(items, string(f)+"="+string(v))
-			return true
-		})
-	case "+set\r\n":
-		e := r.s.db.Lookup([]byte(key))
-		set := e.Obj.(*keyspace.Set)
-		set.Range(func(m []byte) bool {
-			items = append(items, string(m))
-			return true
-		})
-	case "+string\r\n":
-		v, _ := r.run("GET", key)
-		items = append(items, v)
-	}
-	sort.Strings(items)
-	at, _ := r.s.db.Expiry([]byte(key))
-	return strings.TrimSpace(typ) + " " + strings.Join(items, ",") + " expires " + strconv.FormatInt(at, 10)
-}
-
 func TestHashEffects(t *testing.T) {
-	tests := []struct {
-		args    []string
-		reply   string
-		effects [][]string
-	}{
+	runSteps(t, newEffectRecorder(t), []effectStep{
 		{[]string{"HSET", "h", "a", "1", "b", "2"}, ":2\r\n", [][]string{{"HSET", "h", "a", "1", "b", "2"}}},
 		{[]string{"HSET", "h", "a", "1"}, ":0\r\n", [][]string{{"HSET", "h", "a", "1"}}},
 		{[]string{"hmset", "h", "c", "3"}, "+OK\r\n", [][]string{{"HSET", "h", "c", "3"}}},
@@ -108,54 +30,12 @@ func TestHashEffects(t *testing.T) {
 		{[]string{"HSCAN", "h", "0"}, "", nil},
 		{[]string{"HDEL", "new", "f"}, ":1\r\n", [][]string{{"HDEL", "new", "f"}}},
 		{[]string{"EXISTS", "new"}, ":0\r\n", nil},
-	}
-	r := newEffectRecorder(t)
-	for _, tc := range tests {
-		reply, effects := r.run(tc.args...)
-		if tc.reply != "" && reply != tc.reply {
-			t.Errorf("%q: reply %q, want %q", tc.args, reply, tc.reply)
-		}
-		if len(effects) != len(tc.effects) {
-			t.Errorf("%q: effects %q, want %q", tc.args, effects, tc.effects)
-			continue
-		}
-		for i := range effects {
-			if !slices.Equal(effects[i], tc.effects[i]) {
-				t.Errorf("%q: effect %q, want %q", tc.args, effects[i], tc.effects[i])
-			}
-		}
-	}
-}
-
-// replayCheck runs commands on one server, applies the effects they report
-// to a second one, and checks after each command that every key is the
-// same on both.
-func replayCheck(t *testing.T, keys []string, next func(r *rand.Rand) []string) {
-	src := newEffectRecorder(t)
-	dst := newEffectRecorder(t)
-	r := rand.New(rand.NewPCG(11, 12))
-	for i := 0; i < 3000; i++ {
-		args := next(r)
-		_, effects := src.run(args...)
-		for _, eff := range effects {
-			if !slices.Contains(keys, eff[1]) {
-				t.Fatalf("%q reported an effect on %q", args, eff[1])
-			}
-			if rep, _ := dst.run(eff...); strings.HasPrefix(rep, "-") {
-				t.Fatalf("replaying %q (from %q): %s", eff, args, rep)
-			}
-		}
-		for _, k := range keys {
-			if a, b := dumpKey(src, k), dumpKey(dst, k); a != b {
-				t.Fatalf("after %q (effects %q), key %s:\n server  %s\n replica %s", args, effects, k, a, b)
-			}
-		}
-	}
+	})
 }
 
 func TestHashEffectsReplay(t *testing.T) {
 	keys := []string{"h1", "h2"}
-	replayCheck(t, keys, func(r *rand.Rand) []string {
+	replayCheck(t, rand.New(rand.NewPCG(11, 12)), 3000, keys, dumpKey, func(r *rand.Rand) []string {
 		k := keys[r.IntN(len(keys))]
 		f := func() string { return "f" + strconv.Itoa(r.IntN(25)) }
 		v := func() string { return strings.Repeat("v", r.IntN(70)) }
@@ -280,41 +160,17 @@ func TestHRandFieldRefusesHugeNegativeCount(t *testing.T) {
 	}
 }
 
-// plainSession returns a session of a server with no effect hooks but its
-// own, for benchmarks.
-func plainSession(tb testing.TB) *Session {
-	s, err := New(DefaultConfig()).NewSession(nil, false)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return s
-}
-
-// execStrings runs one command on s and returns its reply.
-func execStrings(s *Session, args ...string) string {
-	s.W.B = s.W.B[:0]
-	b := make([][]byte, len(args))
-	for i, a := range args {
-		b[i] = []byte(a)
-	}
-	s.Exec(b)
-	return string(s.W.B)
-}
-
 // BenchmarkHashCommands measures the common hash commands through Exec.
 func BenchmarkHashCommands(b *testing.B) {
 	s := plainSession(b)
-	execStrings(s, "HSET", "h", "name", "value", "other", "x")
+	run(s, "HSET", "h", "name", "value", "other", "x")
 	for _, cmd := range [][]string{
 		{"HSET", "h", "name", "value"},
 		{"HGET", "h", "name"},
 		{"HINCRBY", "h", "n", "1"},
 		{"HGETALL", "h"},
 	} {
-		args := make([][]byte, len(cmd))
-		for i, a := range cmd {
-			args[i] = []byte(a)
-		}
+		args := toArgs(cmd...)
 		b.Run(cmd[0], func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {

@@ -11,37 +11,9 @@ import (
 	recsync "github.com/recached/recached/sync"
 )
 
-// jsonStep is one command of a table test: its exact reply and effects.
-type jsonStep struct {
-	args    []string
-	reply   string
-	effects [][]string
-}
-
-func runSteps(t *testing.T, r *effectRecorder, steps []jsonStep) {
-	t.Helper()
-	for _, tc := range steps {
-		reply, effects := r.run(tc.args...)
-		if reply != tc.reply {
-			t.Errorf("%q: reply %q, want %q", tc.args, reply, tc.reply)
-		}
-		if len(effects) != len(tc.effects) {
-			t.Errorf("%q: effects %q, want %q", tc.args, effects, tc.effects)
-			continue
-		}
-		for i := range effects {
-			if !slices.Equal(effects[i], tc.effects[i]) {
-				t.Errorf("%q: effect %q, want %q", tc.args, effects[i], tc.effects[i])
-			}
-		}
-	}
-}
-
-func bulk(s string) string { return "$" + strconv.Itoa(len(s)) + "\r\n" + s + "\r\n" }
-
 func TestJSONCommands(t *testing.T) {
 	const doc = `{"name":"Ada","n":1,"f":1.5,"arr":[1,2],"o":{"x":true,"y":null},"odd key":"v"}`
-	steps := []jsonStep{
+	steps := []effectStep{
 		// JSET and creation.
 		{[]string{"JSET", "d", "$.a", "1"}, "-" + errJSONNewAtRoot + "\r\n", nil},
 		{[]string{"JSET", "d", "$", "1", "XX"}, "$-1\r\n", nil},
@@ -157,7 +129,7 @@ func TestJSONCommands(t *testing.T) {
 // TestJSONDedup runs a json write wrapped in DEDUP twice: once only.
 func TestJSONDedup(t *testing.T) {
 	r := newEffectRecorder(t)
-	runSteps(t, r, []jsonStep{
+	runSteps(t, r, []effectStep{
 		{[]string{"JSET", "d", "$", `{"n":0}`}, "+OK\r\n", [][]string{{"JSET", "d", "$", `{"n":0}`}}},
 		{[]string{"DEDUP", "client-1", "7", "JNUMINCRBY", "d", "$.n", "1"}, bulk("1"), [][]string{{"JSET", "d", "$.n", "1"}}},
 		{[]string{"DEDUP", "client-1", "7", "JNUMINCRBY", "d", "$.n", "1"}, "+DUP\r\n", nil},
@@ -180,7 +152,7 @@ func TestJSONScope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep := psExec(s, "SYNC", "TOKEN", tok); rep != "+OK\r\n" {
+	if rep := run(s, "SYNC", "TOKEN", tok); rep != "+OK\r\n" {
 		t.Fatalf("SYNC TOKEN: %q", rep)
 	}
 	allowed := [][]string{
@@ -191,7 +163,7 @@ func TestJSONScope(t *testing.T) {
 		{"DEDUP", "c", "1", "JSET", "doc:1", "$.b", "2"},
 	}
 	for _, args := range allowed {
-		if rep := psExec(s, args...); strings.HasPrefix(rep, "-") {
+		if rep := run(s, args...); strings.HasPrefix(rep, "-") {
 			t.Errorf("%q in scope: %q", args, rep)
 		}
 	}
@@ -203,12 +175,12 @@ func TestJSONScope(t *testing.T) {
 		{"DEDUP", "c", "2", "JSET", "doc:2", "$", "2"},
 	}
 	for _, args := range refused {
-		if rep := psExec(s, args...); !strings.HasPrefix(rep, "-NOPERM") {
+		if rep := run(s, args...); !strings.HasPrefix(rep, "-NOPERM") {
 			t.Errorf("%q out of scope: %q", args, rep)
 		}
 	}
 	// RLSET is the effect, never a client's command on this port.
-	if rep := psExec(s, "RLSET", "rl:x", "1", "1", "0"); rep != "-"+errNoPermWS+"\r\n" {
+	if rep := run(s, "RLSET", "rl:x", "1", "1", "0"); rep != "-"+errNoPermWS+"\r\n" {
 		t.Errorf("RLSET on the WebSocket port: %q", rep)
 	}
 }
@@ -222,11 +194,11 @@ func TestJSONQStateHydration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	psExec(s, "JSET", "doc:1", "$", ` {"a": [1, 2.50, "x"]} `)
+	run(s, "JSET", "doc:1", "$", ` {"a": [1, 2.50, "x"]} `)
 	now := int64(1_700_000_000_000)
 	srv.ks.Now = func() int64 { return now }
-	psExec(s, "THROTTLE", "doc:rl", "2", "10", "1")
-	got := psExec(s, "QSUB", "doc:*")
+	run(s, "THROTTLE", "doc:rl", "2", "10", "1")
+	got := run(s, "QSUB", "doc:*")
 	want := "*6\r\n$6\r\nqstate\r\n$5\r\ndoc:*\r\n" +
 		"$5\r\ndoc:1\r\n+json\r\n$6\r\ndoc:rl\r\n+ratelimit\r\n" +
 		">2\r\n$3\r\nDEL\r\n$5\r\ndoc:1\r\n" +
@@ -371,11 +343,7 @@ func TestJSONEffectsReplay(t *testing.T) {
 			}
 			switch eff[0] {
 			case "JSET", "JMERGE", "JDEL":
-				b := make([][]byte, len(eff)-2)
-				for i, a := range eff[2:] {
-					b[i] = []byte(a)
-				}
-				doc, err := keyspace.ApplyJSONEffect(local[eff[1]], eff[0], b)
+				doc, err := keyspace.ApplyJSONEffect(local[eff[1]], eff[0], toArgs(eff[2:]...))
 				if err != nil {
 					t.Fatalf("local replica applying %q (from %q): %v", eff, args, err)
 				}
@@ -487,7 +455,7 @@ func BenchmarkJMergePushBytes(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	psExec(s, "JSET", "doc", "$", bench1K)
+	run(s, "JSET", "doc", "$", bench1K)
 	in := [][]byte{[]byte("JMERGE"), []byte("doc"), []byte("$"), []byte(bench50Patch)}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

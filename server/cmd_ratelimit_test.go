@@ -19,7 +19,7 @@ func TestThrottleCommands(t *testing.T) {
 	r.srv.ks.Now = func() int64 { return now }
 	at := func(ms int64) string { return strconv.FormatInt(ms, 10) }
 	ns := func(ms int64) string { return strconv.FormatInt(ms*1e6, 10) }
-	steps := []jsonStep{
+	steps := []effectStep{
 		// Arguments.
 		{[]string{"THROTTLE", "rl", "1", "1"}, "-ERR wrong number of arguments for 'throttle' command\r\n", nil},
 		{[]string{"THROTTLE", "rl", "1", "1", "1", "1", "1"}, "-ERR syntax error\r\n", nil},
@@ -70,17 +70,17 @@ func TestThrottleCommands(t *testing.T) {
 
 	// Half a second later one request fits again.
 	now += 500
-	runSteps(t, r, []jsonStep{
+	runSteps(t, r, []effectStep{
 		{[]string{"THROTTLE", "rl", "2", "2", "1"}, throttleReply(0, 3, 0, -1, 2), [][]string{{"RLSET", "rl", ns(now + 1500), "500000000", "2", "PXAT", at(now + 1500)}}},
 	})
 	// Reconfiguring with a quantity of 0 records the new quota only.
-	runSteps(t, r, []jsonStep{
+	runSteps(t, r, []effectStep{
 		{[]string{"THROTTLE", "rl", "9", "2", "1", "0"}, throttleReply(0, 10, 7, -1, 2), [][]string{{"RLSET", "rl", ns(now + 1500), "500000000", "9", "PXAT", at(now + 1500)}}},
 		{[]string{"THROTTLE", "rl", "9", "2", "1", "0"}, throttleReply(0, 10, 7, -1, 2), nil},
 	})
 	// When the limiter is full again the key is gone.
 	now += 1500
-	runSteps(t, r, []jsonStep{
+	runSteps(t, r, []effectStep{
 		{[]string{"EXISTS", "rl"}, ":0\r\n", [][]string{{"DEL", "rl"}}},
 		{[]string{"THROTTLE", "rl", "2", "2", "1", "0"}, throttleReply(0, 3, 3, -1, 0), nil},
 	})

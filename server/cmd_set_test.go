@@ -10,11 +10,7 @@ import (
 )
 
 func TestSetEffects(t *testing.T) {
-	tests := []struct {
-		args    []string
-		reply   string
-		effects [][]string
-	}{
+	tests := []effectStep{
 		{[]string{"SADD", "s", "a", "b", "a"}, ":2\r\n", [][]string{{"SADD", "s", "a", "b"}}},
 		{[]string{"SADD", "s", "a"}, ":0\r\n", nil},
 		{[]string{"SADD", "s", "c", "a"}, ":1\r\n", [][]string{{"SADD", "s", "c"}}},
@@ -59,21 +55,13 @@ func TestSetEffects(t *testing.T) {
 			}
 			continue
 		}
-		if len(effects) != len(tc.effects) {
-			t.Errorf("%q: effects %q, want %q", tc.args, effects, tc.effects)
-			continue
-		}
-		for i := range effects {
-			if !slices.Equal(effects[i], tc.effects[i]) {
-				t.Errorf("%q: effect %q, want %q", tc.args, effects[i], tc.effects[i])
-			}
-		}
+		checkEffects(t, tc.args, effects, tc.effects)
 	}
 }
 
 func TestSetEffectsReplay(t *testing.T) {
 	keys := []string{"s1", "s2", "s3"}
-	replayCheck(t, keys, func(r *rand.Rand) []string {
+	replayCheck(t, rand.New(rand.NewPCG(11, 12)), 3000, keys, dumpKey, func(r *rand.Rand) []string {
 		k := func() string { return keys[r.IntN(len(keys))] }
 		m := func() string {
 			if r.IntN(2) == 0 {
@@ -214,12 +202,8 @@ func TestSInterCardKeys(t *testing.T) {
 		{[]string{"SINTERCARD", "x", "a"}, nil},
 	}
 	for _, tc := range tests {
-		args := make([][]byte, len(tc.args))
-		for i, a := range tc.args {
-			args[i] = []byte(a)
-		}
 		var got []string
-		for _, k := range sintercardKeys(args) {
+		for _, k := range sintercardKeys(toArgs(tc.args...)) {
 			got = append(got, string(k))
 		}
 		if !slices.Equal(got, tc.want) {
@@ -235,7 +219,7 @@ func BenchmarkSetCommands(b *testing.B) {
 	for i := 0; i < 10000; i++ {
 		args = append(args, "member:"+strconv.Itoa(i))
 	}
-	execStrings(s, args...)
+	run(s, args...)
 	cmds := map[string][][]byte{
 		"SADD":        {[]byte("SADD"), []byte("s"), []byte("member:1")},
 		"SISMEMBER":   {[]byte("SISMEMBER"), []byte("big"), []byte("member:5000")},

@@ -10,11 +10,7 @@ import (
 )
 
 func TestZSetEffects(t *testing.T) {
-	tests := []struct {
-		args    []string
-		reply   string
-		effects [][]string
-	}{
+	runSteps(t, newEffectRecorder(t), []effectStep{
 		{[]string{"ZADD", "z", "1", "a", "2.5", "b"}, ":2\r\n", [][]string{{"ZADD", "z", "1", "a", "2.5", "b"}}},
 		{[]string{"ZADD", "z", "1", "a", "3", "b", "0.1", "c"}, ":1\r\n", [][]string{{"ZADD", "z", "3", "b", "0.1", "c"}}},
 		{[]string{"ZADD", "z", "NX", "9", "a"}, ":0\r\n", nil},
@@ -44,23 +40,7 @@ func TestZSetEffects(t *testing.T) {
 		{[]string{"ZREMRANGEBYRANK", "z", "0", "-1"}, ":1\r\n", [][]string{{"ZREM", "z", "m2"}}},
 		{[]string{"EXISTS", "z"}, ":0\r\n", nil},
 		{[]string{"ZADD", "neg", "-0", "a"}, ":1\r\n", [][]string{{"ZADD", "neg", "0", "a"}}},
-	}
-	r := newEffectRecorder(t)
-	for _, tc := range tests {
-		reply, effects := r.run(tc.args...)
-		if tc.reply != "" && reply != tc.reply {
-			t.Errorf("%q: reply %q, want %q", tc.args, reply, tc.reply)
-		}
-		if len(effects) != len(tc.effects) {
-			t.Errorf("%q: effects %q, want %q", tc.args, effects, tc.effects)
-			continue
-		}
-		for i := range effects {
-			if !slices.Equal(effects[i], tc.effects[i]) {
-				t.Errorf("%q: effect %q, want %q", tc.args, effects[i], tc.effects[i])
-			}
-		}
-	}
+	})
 }
 
 // dumpZKey describes a sorted set key exactly: members and scores in order
@@ -77,8 +57,6 @@ func dumpZKey(r *effectRecorder, key string) string {
 // command that every key is the same on both, encoding included.
 func TestZSetEffectsReplay(t *testing.T) {
 	keys := []string{"z1", "z2", "z3"}
-	src := newEffectRecorder(t)
-	dst := newEffectRecorder(t)
 	r := rand.New(rand.NewPCG(21, 22))
 	member := func() string {
 		if r.IntN(50) == 0 {
@@ -98,7 +76,7 @@ func TestZSetEffectsReplay(t *testing.T) {
 		return strconv.FormatFloat(float64(r.IntN(200)-100)/8, 'g', -1, 64)
 	}
 	key := func() string { return keys[r.IntN(len(keys))] }
-	for i := 0; i < 3000; i++ {
+	replayCheck(t, r, 3000, keys, dumpZKey, func(*rand.Rand) []string {
 		k := key()
 		var args []string
 		switch r.IntN(16) {
@@ -143,21 +121,8 @@ func TestZSetEffectsReplay(t *testing.T) {
 		default:
 			args = []string{"ZRANGE", k, "0", "-1"}
 		}
-		_, effects := src.run(args...)
-		for _, eff := range effects {
-			if !slices.Contains(keys, eff[1]) {
-				t.Fatalf("%q reported an effect on %q", args, eff[1])
-			}
-			if rep, _ := dst.run(eff...); strings.HasPrefix(rep, "-") {
-				t.Fatalf("replaying %q (from %q): %s", eff, args, rep)
-			}
-		}
-		for _, k := range keys {
-			if a, b := dumpZKey(src, k), dumpZKey(dst, k); a != b {
-				t.Fatalf("after %q (effects %q), key %s:\n server  %q\n replica %q", args, effects, k, a, b)
-			}
-		}
-	}
+		return args
+	})
 }
 
 // TestZRankWithScore covers Redis 7.2's ZRANK … WITHSCORE, which the 7.0
@@ -383,7 +348,7 @@ func TestParseScore(t *testing.T) {
 func BenchmarkZSetCommands(b *testing.B) {
 	s := plainSession(b)
 	for i := 0; i < 10000; i++ {
-		execStrings(s, "ZADD", "z", strconv.Itoa(i), "member:"+strconv.Itoa(i))
+		run(s, "ZADD", "z", strconv.Itoa(i), "member:"+strconv.Itoa(i))
 	}
 	for _, cmd := range [][]string{
 		{"ZADD", "z", "5000.5", "member:5000"},
@@ -394,10 +359,7 @@ func BenchmarkZSetCommands(b *testing.B) {
 		{"ZRANGEBYSCORE", "z", "(100", "+inf", "LIMIT", "0", "10"},
 		{"ZCOUNT", "z", "100", "9000"},
 	} {
-		args := make([][]byte, len(cmd))
-		for i, a := range cmd {
-			args[i] = []byte(a)
-		}
+		args := toArgs(cmd...)
 		b.Run(cmd[0], func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -20,22 +20,13 @@ func TestDedupEffectsCarryMark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(args ...string) string {
-		b := make([][]byte, len(args))
-		for i, a := range args {
-			b[i] = []byte(a)
-		}
-		s.W.B = s.W.B[:0]
-		s.Exec(b)
-		return string(s.W.B)
-	}
-	if r := run("DEDUP", "cid", "3", "MSET", "a", "1", "b", "2"); r != "+OK\r\n" {
+	if r := run(s, "DEDUP", "cid", "3", "MSET", "a", "1", "b", "2"); r != "+OK\r\n" {
 		t.Fatalf("MSET: %q", r)
 	}
-	if r := run("DEDUP", "cid", "4", "GET", "a"); r != "$1\r\n1\r\n" {
+	if r := run(s, "DEDUP", "cid", "4", "GET", "a"); r != "$1\r\n1\r\n" {
 		t.Fatalf("GET: %q", r)
 	}
-	if r := run("SET", "c", "3"); r != "+OK\r\n" {
+	if r := run(s, "SET", "c", "3"); r != "+OK\r\n" {
 		t.Fatalf("SET: %q", r)
 	}
 	want := []struct {

@@ -4,30 +4,12 @@ import (
 	"testing"
 )
 
-// benchSession returns a session on a fresh server, as transports make them.
-func benchSession(b *testing.B) *Session {
-	b.Helper()
-	srv := New(DefaultConfig())
-	s, err := srv.NewSession(nil, false)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return s
-}
-
 func benchExec(b *testing.B, setup []string, args ...string) {
-	s := benchSession(b)
+	s := plainSession(b)
 	if setup != nil {
-		in := make([][]byte, len(setup))
-		for i, a := range setup {
-			in[i] = []byte(a)
-		}
-		s.Exec(in)
+		s.Exec(toArgs(setup...))
 	}
-	in := make([][]byte, len(args))
-	for i, a := range args {
-		in[i] = []byte(a)
-	}
+	in := toArgs(args...)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -48,7 +30,7 @@ func BenchmarkExecSetExisting(b *testing.B) {
 func BenchmarkExecIncr(b *testing.B) { benchExec(b, nil, "INCR", "counter") }
 
 func BenchmarkExecDedupSet(b *testing.B) {
-	s := benchSession(b)
+	s := plainSession(b)
 	k, v := []byte("key:000000000001"), []byte("value:0000000001")
 	cid := []byte("5f0c8a3e-0d5c-4a53-8d1e-9b1c2f6e7a10")
 	args := [][]byte{[]byte("DEDUP"), cid, nil, []byte("SET"), k, v}

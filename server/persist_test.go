@@ -50,11 +50,7 @@ func crash(srv *Server) {
 // pexec runs one command on s, commits the log like a transport does, and
 // returns the reply.
 func pexec(s *Session, args ...string) string {
-	b := make([][]byte, len(args))
-	for i, a := range args {
-		b[i] = []byte(a)
-	}
-	s.Exec(b)
+	s.Exec(toArgs(args...))
 	s.srv.Commit()
 	out := string(s.W.B)
 	s.W.B = s.W.B[:0]

@@ -6,17 +6,6 @@ import (
 	"time"
 )
 
-// psExec runs one command on s and returns its reply bytes.
-func psExec(s *Session, args ...string) string {
-	s.W.B = s.W.B[:0]
-	b := make([][]byte, len(args))
-	for i, a := range args {
-		b[i] = []byte(a)
-	}
-	s.Exec(b)
-	return string(s.W.B)
-}
-
 // newPubSubSessions returns a server and n sessions without a transport:
 // deliveries to them are counted but go nowhere, except a publisher's own
 // deliveries, which go into its reply buffer.
@@ -55,7 +44,7 @@ func TestWebSocketSubscribeReplies(t *testing.T) {
 		{[]string{"PING"}, "+PONG\r\n"},
 	}
 	for _, st := range steps {
-		if got := psExec(s, st.args...); got != st.want {
+		if got := run(s, st.args...); got != st.want {
 			t.Fatalf("%q: got %q, want %q", st.args, got, st.want)
 		}
 	}
@@ -70,10 +59,10 @@ func TestPublishCounts(t *testing.T) {
 	srv, ss := newPubSubSessions(3, false)
 	a, b, pub := ss[0], ss[1], ss[2]
 	for _, args := range [][]string{{"SUBSCRIBE", "news"}, {"PSUBSCRIBE", "n*"}, {"PSUBSCRIBE", "*s"}, {"PSUBSCRIBE", "x*"}} {
-		psExec(a, args...)
+		run(a, args...)
 	}
-	psExec(b, "PSUBSCRIBE", "n*")
-	psExec(b, "SSUBSCRIBE", "news")
+	run(b, "PSUBSCRIBE", "n*")
+	run(b, "SSUBSCRIBE", "news")
 	tests := []struct {
 		args []string
 		want string
@@ -87,12 +76,12 @@ func TestPublishCounts(t *testing.T) {
 		{[]string{"PUBSUB", "SHARDNUMSUB", "news"}, "*2\r\n$4\r\nnews\r\n:1\r\n"},
 	}
 	for _, tt := range tests {
-		if got := psExec(pub, tt.args...); got != tt.want {
+		if got := run(pub, tt.args...); got != tt.want {
 			t.Errorf("%q: got %q, want %q", tt.args, got, tt.want)
 		}
 	}
 	a.setChannelFilter(func(ch []byte) bool { return !strings.HasPrefix(string(ch), "ne") })
-	if got := psExec(pub, "PUBLISH", "news", "m"); got != ":1\r\n" {
+	if got := run(pub, "PUBLISH", "news", "m"); got != ":1\r\n" {
 		t.Errorf("filtered PUBLISH: got %q, want :1", got)
 	}
 	a.setChannelFilter(nil)
@@ -103,7 +92,7 @@ func TestPublishCounts(t *testing.T) {
 		t.Errorf("PubSubCounts = %d %d %d, want 1 3 0", ch, pats, shards)
 	}
 	// RESET and disconnect drop everything.
-	if got := psExec(a, "RESET"); got != "+RESET\r\n" {
+	if got := run(a, "RESET"); got != "+RESET\r\n" {
 		t.Fatalf("RESET: %q", got)
 	}
 	b.release()
@@ -113,7 +102,7 @@ func TestPublishCounts(t *testing.T) {
 	if a.subscribed != 0 || b.subscribed != 0 {
 		t.Errorf("subscribed = %d %d", a.subscribed, b.subscribed)
 	}
-	if got := psExec(pub, "PUBLISH", "news", "m"); got != ":0\r\n" {
+	if got := run(pub, "PUBLISH", "news", "m"); got != ":0\r\n" {
 		t.Errorf("PUBLISH after RESET: %q", got)
 	}
 }
@@ -180,7 +169,7 @@ func TestOutputOverLimit(t *testing.T) {
 func TestCheckOutput(t *testing.T) {
 	_, ss := newPubSubSessions(2, false)
 	sub, other := ss[0], ss[1]
-	psExec(sub, "SUBSCRIBE", "c")
+	run(sub, "SUBSCRIBE", "c")
 	if sub.CheckOutput(pubsubSoftLimit) {
 		t.Fatal("dropped below the soft limit")
 	}
