@@ -271,20 +271,15 @@ func cmdHIncrBy(s *Session) {
 	if wrong {
 		return
 	}
-	var cur int64
+	var old []byte
+	exists := false
 	if h != nil {
-		if v, ok := h.Get(field); ok {
-			if cur, ok = parseInt(v); !ok {
-				s.W.Error(errHashNotInt)
-				return
-			}
-		}
+		old, exists = h.Get(field)
 	}
-	if keyspace.AddOverflows(cur, by) {
-		s.W.Error(errOverflow)
+	cur, ok := s.incrInt(old, exists, by, errHashNotInt)
+	if !ok {
 		return
 	}
-	cur += by
 	h = s.hashToWrite(key, h)
 	var buf [20]byte
 	h.Set(field, strconv.AppendInt(buf[:0], cur, 10))

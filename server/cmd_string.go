@@ -398,19 +398,14 @@ func incrCmd(sign int64, byArg bool) Handler {
 		if wrong {
 			return
 		}
-		var cur int64
+		var old []byte
 		if e != nil {
-			var ok bool
-			if cur, ok = parseInt(e.Str); !ok {
-				s.W.Error(errNotInt)
-				return
-			}
+			old = e.Str
 		}
-		if keyspace.AddOverflows(cur, by) {
-			s.W.Error(errOverflow)
+		cur, ok := s.incrInt(old, e != nil, by, errNotInt)
+		if !ok {
 			return
 		}
-		cur += by
 		v := s.itoa(cur)
 		if e == nil {
 			s.db.SetString(key, v, false)
@@ -420,6 +415,25 @@ func incrCmd(sign int64, byArg bool) Handler {
 		s.emit(bSET, key, v, bKEEPTTL)
 		s.W.Int(cur)
 	}
+}
+
+// incrInt returns the integer text old plus by, for INCRBY and HINCRBY; a
+// value that does not exist counts as 0. It replies notInt when old is not
+// an integer, and the overflow error when the sum leaves the int64 range.
+func (s *Session) incrInt(old []byte, exists bool, by int64, notInt string) (int64, bool) {
+	var n int64
+	if exists {
+		var ok bool
+		if n, ok = parseInt(old); !ok {
+			s.W.Error(notInt)
+			return 0, false
+		}
+	}
+	if keyspace.AddOverflows(n, by) {
+		s.W.Error(errOverflow)
+		return 0, false
+	}
+	return n + by, true
 }
 
 // longDouble is the precision of C's long double on x86-64, which Redis
