@@ -44,8 +44,8 @@ func hashCommands() []*Command {
 		k1(&Command{Name: "hkeys", Arity: 2, Flags: FlagReadonly, Since: "2.0.0", Syntax: "key", Summary: "Returns all fields in a hash.", Complexity: "O(N) where N is the size of the hash.", Categories: "read hash slow", Handler: hgetallCmd(true, false)}),
 		k1(&Command{Name: "hvals", Arity: 2, Flags: FlagReadonly, Since: "2.0.0", Syntax: "key", Summary: "Returns all values in a hash.", Complexity: "O(N) where N is the size of the hash.", Categories: "read hash slow", Handler: hgetallCmd(false, true)}),
 		k1(&Command{Name: "hdel", Arity: -3, Flags: FlagWrite | FlagFast, Since: "2.0.0", Syntax: "key field [field ...]", Summary: "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.", Complexity: "O(N) where N is the number of fields to be removed.", Categories: "write hash fast", Handler: cmdHDel}),
-		k1(&Command{Name: "hexists", Arity: 3, Flags: FlagReadonly | FlagFast, Since: "2.0.0", Syntax: "key field", Summary: "Determines whether a field exists in a hash.", Complexity: "O(1)", Categories: "read hash fast", Handler: cmdHExists}),
-		k1(&Command{Name: "hlen", Arity: 2, Flags: FlagReadonly | FlagFast, Since: "2.0.0", Syntax: "key", Summary: "Returns the number of fields in a hash.", Complexity: "O(1)", Categories: "read hash fast", Handler: cmdHLen}),
+		k1(&Command{Name: "hexists", Arity: 3, Flags: FlagReadonly | FlagFast, Since: "2.0.0", Syntax: "key field", Summary: "Determines whether a field exists in a hash.", Complexity: "O(1)", Categories: "read hash fast", Handler: hasCmd(keyspace.TypeHash)}),
+		k1(&Command{Name: "hlen", Arity: 2, Flags: FlagReadonly | FlagFast, Since: "2.0.0", Syntax: "key", Summary: "Returns the number of fields in a hash.", Complexity: "O(1)", Categories: "read hash fast", Handler: lenCmd(keyspace.TypeHash)}),
 		k1(&Command{Name: "hstrlen", Arity: 3, Flags: FlagReadonly | FlagFast, Since: "3.2.0", Syntax: "key field", Summary: "Returns the length of the value of a field.", Complexity: "O(1)", Categories: "read hash fast", Handler: cmdHStrlen}),
 		k1(&Command{Name: "hincrby", Arity: 4, Flags: FlagWrite | FlagDenyOOM | FlagFast, Since: "2.0.0", Syntax: "key field increment", Summary: "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.", Complexity: "O(1)", Categories: "write hash fast", Handler: cmdHIncrBy}),
 		k1(&Command{Name: "hincrbyfloat", Arity: 4, Flags: FlagWrite | FlagDenyOOM | FlagFast, Since: "2.6.0", Syntax: "key field increment", Summary: "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.", Complexity: "O(1)", Categories: "write hash fast", Handler: cmdHIncrByFloat}),
@@ -224,28 +224,34 @@ func cmdHDel(s *Session) {
 	s.removeMembers(bHDEL, key, h.Delete, h.Len)
 }
 
-func cmdHExists(s *Session) {
-	h, wrong := s.lookupHash(s.Args[1])
-	if wrong {
-		return
+// hasCmd builds HEXISTS and SISMEMBER: 1 when key's value, of type t,
+// has the field or member args[2]; 0 otherwise.
+func hasCmd(t keyspace.Type) Handler {
+	return func(s *Session) {
+		e, wrong := s.lookupType(s.Args[1], t)
+		switch {
+		case wrong:
+		case e != nil && e.Obj.(interface{ Has([]byte) bool }).Has(s.Args[2]):
+			s.W.Int(1)
+		default:
+			s.W.Int(0)
+		}
 	}
-	if h != nil && h.Has(s.Args[2]) {
-		s.W.Int(1)
-		return
-	}
-	s.W.Int(0)
 }
 
-func cmdHLen(s *Session) {
-	h, wrong := s.lookupHash(s.Args[1])
-	if wrong {
-		return
+// lenCmd builds HLEN, SCARD and ZCARD: the number of elements of key's
+// value, of type t; 0 when the key is absent.
+func lenCmd(t keyspace.Type) Handler {
+	return func(s *Session) {
+		e, wrong := s.lookupType(s.Args[1], t)
+		switch {
+		case wrong:
+		case e == nil:
+			s.W.Int(0)
+		default:
+			s.W.Int(int64(e.Obj.(interface{ Len() int }).Len()))
+		}
 	}
-	if h == nil {
-		s.W.Int(0)
-		return
-	}
-	s.W.Int(int64(h.Len()))
 }
 
 func cmdHStrlen(s *Session) {

@@ -28,9 +28,9 @@ func setCommands() []*Command {
 		k1(&Command{Name: "sadd", Arity: -3, Flags: FlagWrite | FlagDenyOOM | FlagFast, Since: "1.0.0", Syntax: "key member [member ...]", Summary: "Adds one or more members to a set. Creates the key if it doesn't exist.", Complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.", Categories: "write set fast", Handler: cmdSAdd}),
 		k1(&Command{Name: "srem", Arity: -3, Flags: FlagWrite | FlagFast, Since: "1.0.0", Syntax: "key member [member ...]", Summary: "Removes one or more members from a set. Deletes the set if the last member was removed.", Complexity: "O(N) where N is the number of members to be removed.", Categories: "write set fast", Handler: cmdSRem}),
 		k1(&Command{Name: "smembers", Arity: 2, Flags: FlagReadonly, Since: "1.0.0", Syntax: "key", Summary: "Returns all members of a set.", Complexity: "O(N) where N is the set cardinality.", Categories: "read set slow", Handler: cmdSMembers}),
-		k1(&Command{Name: "sismember", Arity: 3, Flags: FlagReadonly | FlagFast, Since: "1.0.0", Syntax: "key member", Summary: "Determines whether a member belongs to a set.", Complexity: "O(1)", Categories: "read set fast", Handler: cmdSIsMember}),
+		k1(&Command{Name: "sismember", Arity: 3, Flags: FlagReadonly | FlagFast, Since: "1.0.0", Syntax: "key member", Summary: "Determines whether a member belongs to a set.", Complexity: "O(1)", Categories: "read set fast", Handler: hasCmd(keyspace.TypeSet)}),
 		k1(&Command{Name: "smismember", Arity: -3, Flags: FlagReadonly | FlagFast, Since: "6.2.0", Syntax: "key member [member ...]", Summary: "Determines whether multiple members belong to a set.", Complexity: "O(N) where N is the number of elements being checked for membership", Categories: "read set fast", Handler: cmdSMIsMember}),
-		k1(&Command{Name: "scard", Arity: 2, Flags: FlagReadonly | FlagFast, Since: "1.0.0", Syntax: "key", Summary: "Returns the number of members in a set.", Complexity: "O(1)", Categories: "read set fast", Handler: cmdSCard}),
+		k1(&Command{Name: "scard", Arity: 2, Flags: FlagReadonly | FlagFast, Since: "1.0.0", Syntax: "key", Summary: "Returns the number of members in a set.", Complexity: "O(1)", Categories: "read set fast", Handler: lenCmd(keyspace.TypeSet)}),
 		k1(&Command{Name: "spop", Arity: -2, Flags: FlagWrite | FlagFast, Since: "1.0.0", Syntax: "key [count]", Summary: "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", Complexity: "Without the count argument O(1), otherwise O(N) where N is the value of the passed count.", Categories: "write set fast", Handler: cmdSPop}),
 		k1(&Command{Name: "srandmember", Arity: -2, Flags: FlagReadonly, Since: "1.0.0", Syntax: "key [count]", Summary: "Get one or multiple random members from a set", Complexity: "Without the count argument O(1), otherwise O(N) where N is the absolute value of the passed count.", Categories: "read set slow", Handler: cmdSRandMember}),
 		{Name: "smove", Arity: 4, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 2, Step: 1, Group: "set", Since: "1.0.0", Syntax: "source destination member", Summary: "Moves a member from one set to another.", Complexity: "O(1)", Categories: "write set fast", Handler: cmdSMove},
@@ -113,18 +113,6 @@ func cmdSMembers(s *Session) {
 	s.writeSet(set)
 }
 
-func cmdSIsMember(s *Session) {
-	set, wrong := s.lookupSet(s.Args[1])
-	if wrong {
-		return
-	}
-	if set != nil && set.Has(s.Args[2]) {
-		s.W.Int(1)
-		return
-	}
-	s.W.Int(0)
-}
-
 func cmdSMIsMember(s *Session) {
 	set, wrong := s.lookupSet(s.Args[1])
 	if wrong {
@@ -139,18 +127,6 @@ func cmdSMIsMember(s *Session) {
 			s.W.Int(0)
 		}
 	}
-}
-
-func cmdSCard(s *Session) {
-	set, wrong := s.lookupSet(s.Args[1])
-	if wrong {
-		return
-	}
-	if set == nil {
-		s.W.Int(0)
-		return
-	}
-	s.W.Int(int64(set.Len()))
 }
 
 func cmdSPop(s *Session) {

@@ -60,7 +60,7 @@ func zsetCommands() []*Command {
 		k1(&Command{Name: "zrem", Arity: -3, Flags: rw | FlagFast, Since: "1.2.0", Syntax: "key member [member ...]", Summary: "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.", Categories: write, Handler: cmdZRem}),
 		k1(&Command{Name: "zscore", Arity: 3, Flags: ro | FlagFast, Since: "1.2.0", Syntax: "key member", Summary: "Returns the score of a member in a sorted set.", Categories: read, Handler: cmdZScore}),
 		k1(&Command{Name: "zmscore", Arity: -3, Flags: ro | FlagFast, Since: "6.2.0", Syntax: "key member [member ...]", Summary: "Returns the score of one or more members in a sorted set.", Categories: read, Handler: cmdZMScore}),
-		k1(&Command{Name: "zcard", Arity: 2, Flags: ro | FlagFast, Since: "1.2.0", Syntax: "key", Summary: "Returns the number of members in a sorted set.", Categories: read, Handler: cmdZCard}),
+		k1(&Command{Name: "zcard", Arity: 2, Flags: ro | FlagFast, Since: "1.2.0", Syntax: "key", Summary: "Returns the number of members in a sorted set.", Categories: read, Handler: lenCmd(keyspace.TypeZSet)}),
 		k1(&Command{Name: "zcount", Arity: 4, Flags: ro | FlagFast, Since: "2.0.0", Syntax: "key min max", Summary: "Returns the count of members in a sorted set that have scores within a range.", Categories: read, Handler: zcountCmd(zrScore)}),
 		k1(&Command{Name: "zlexcount", Arity: 4, Flags: ro | FlagFast, Since: "2.8.9", Syntax: "key min max", Summary: "Returns the number of members in a sorted set within a lexicographical range.", Categories: read, Handler: zcountCmd(zrLex)}),
 		k1(&Command{Name: "zrange", Arity: -4, Flags: ro, Since: "1.2.0", Syntax: "key start stop [BYSCORE | BYLEX] [REV] [LIMIT offset count] [WITHSCORES]", Summary: "Returns members in a sorted set within a range of indexes.", Categories: readSlow, Handler: zrangeCmd(zrAuto, zdAuto)}),
@@ -616,18 +616,6 @@ func cmdZMScore(s *Session) {
 			s.W.Null()
 		}
 	}
-}
-
-func cmdZCard(s *Session) {
-	z, wrong := s.lookupZSet(s.Args[1])
-	if wrong {
-		return
-	}
-	if z == nil {
-		s.W.Int(0)
-		return
-	}
-	s.W.Int(int64(z.Len()))
 }
 
 // zcountCmd builds ZCOUNT (kind zrScore) and ZLEXCOUNT (zrLex).
