@@ -44,24 +44,36 @@ func FuzzSnapshotReader(f *testing.F) {
 	f.Add([]byte(SnapshotMagic))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := NewReader("fuzz.rcd", bytes.NewReader(b), int64(len(b)))
-		if err != nil {
-			if !IsCorrupt(err) {
-				t.Fatalf("header error is not a CorruptError: %v", err)
+		checkReads(t, b, err, func() error {
+			_, err := r.Next()
+			return err
+		})
+	})
+}
+
+// checkReads checks a reader of the fuzzed bytes b, whose opening returned
+// err: an error must be a CorruptError; otherwise next, which reads one
+// record, must end with io.EOF or a CorruptError before it has read more
+// records than b has bytes.
+func checkReads(t *testing.T, b []byte, err error, next func() error) {
+	t.Helper()
+	if err != nil {
+		if !IsCorrupt(err) {
+			t.Fatalf("header error is not a CorruptError: %v", err)
+		}
+		return
+	}
+	for i := 0; ; i++ {
+		if i > len(b) {
+			t.Fatal("more records than bytes")
+		}
+		if err := next(); err != nil {
+			if err != io.EOF && !IsCorrupt(err) {
+				t.Fatalf("error is not a CorruptError: %v", err)
 			}
 			return
 		}
-		for i := 0; ; i++ {
-			if i > len(b) {
-				t.Fatal("more records than bytes")
-			}
-			if _, err := r.Next(); err != nil {
-				if err != io.EOF && !IsCorrupt(err) {
-					t.Fatalf("error is not a CorruptError: %v", err)
-				}
-				return
-			}
-		}
-	})
+	}
 }
 
 func FuzzLogReader(f *testing.F) {
@@ -70,23 +82,10 @@ func FuzzLogReader(f *testing.F) {
 	f.Add(appendLogHeader(nil, Header{Generation: 1}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := NewLogReader("fuzz.aof", bytes.NewReader(b), int64(len(b)))
-		if err != nil {
-			if !IsCorrupt(err) {
-				t.Fatalf("header error is not a CorruptError: %v", err)
-			}
-			return
-		}
-		for i := 0; ; i++ {
-			if i > len(b) {
-				t.Fatal("more records than bytes")
-			}
-			if _, err := r.Next(); err != nil {
-				if err != io.EOF && !IsCorrupt(err) {
-					t.Fatalf("error is not a CorruptError: %v", err)
-				}
-				return
-			}
-		}
+		checkReads(t, b, err, func() error {
+			_, err := r.Next()
+			return err
+		})
 	})
 }
 

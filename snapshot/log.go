@@ -3,7 +3,6 @@ package snapshot
 import (
 	"bufio"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -378,24 +377,9 @@ type LogReader struct {
 
 // OpenLog opens the log at path and reads its header.
 func OpenLog(path string) (*LogReader, *os.File, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil, fmt.Errorf("%s: %w", path, ErrNotExist)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	r, err := NewLogReader(path, f, st.Size())
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	return r, f, nil
+	return openFile(path, func(f *os.File, size int64) (*LogReader, error) {
+		return NewLogReader(path, f, size)
+	})
 }
 
 // NewLogReader reads a log of size bytes from src; path names it in errors.

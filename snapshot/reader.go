@@ -119,22 +119,32 @@ func (c *countingReader) Read(p []byte) (int, error) {
 
 // Open opens the snapshot at path and reads its header.
 func Open(path string) (*Reader, *os.File, error) {
+	return openFile(path, func(f *os.File, size int64) (*Reader, error) {
+		return NewReader(path, f, size)
+	})
+}
+
+// openFile opens the file at path and hands it, with its size, to
+// newReader, closing it again when that fails. A missing file is
+// ErrNotExist.
+func openFile[R any](path string, newReader func(f *os.File, size int64) (R, error)) (R, *os.File, error) {
+	var none R
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil, fmt.Errorf("%s: %w", path, ErrNotExist)
+		return none, nil, fmt.Errorf("%s: %w", path, ErrNotExist)
 	}
 	if err != nil {
-		return nil, nil, err
+		return none, nil, err
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, nil, err
+		return none, nil, err
 	}
-	r, err := NewReader(path, f, st.Size())
+	r, err := newReader(f, st.Size())
 	if err != nil {
 		f.Close()
-		return nil, nil, err
+		return none, nil, err
 	}
 	return r, f, nil
 }
