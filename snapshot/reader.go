@@ -388,38 +388,27 @@ func (r *Reader) key() (*Record, error) {
 	e := r.newEntry()
 	switch Tag(t) {
 	case TagString:
-		if e.Str, err = r.binKept("string value"); err != nil {
-			return nil, err
-		}
+		e.Str, err = r.binKept("string value")
 	case TagList:
-		if e.Obj, err = r.list(); err != nil {
-			return nil, err
-		}
+		e.Obj, err = r.list()
 	case TagHash:
-		if e.Obj, err = r.hash(); err != nil {
-			return nil, err
-		}
+		e.Obj, err = r.hash()
 	case TagSet:
-		if e.Obj, err = r.set(); err != nil {
-			return nil, err
-		}
+		e.Obj, err = r.set()
 	case TagZSet:
-		if e.Obj, err = r.zset(); err != nil {
-			return nil, err
-		}
+		e.Obj, err = r.zset()
 	case TagJSON:
-		if e.Obj, err = r.json(); err != nil {
-			return nil, err
-		}
+		e.Obj, err = r.json()
 	case TagRateLimit:
-		if e.Obj, err = r.ratelimit(); err != nil {
-			return nil, err
-		}
+		e.Obj, err = r.ratelimit()
 	default:
 		if t >= 0 && t < int64(len(tagNames)) {
 			return nil, r.corruptAt(start, fmt.Sprintf("values of type %s (tag %d) are not supported by this build", Tag(t), t))
 		}
 		return nil, r.corruptAt(start, fmt.Sprintf("unknown type tag %d", t))
+	}
+	if err != nil {
+		return nil, err
 	}
 	r.keys++
 	r.rec = Record{DB: r.db, Key: key, Entry: e, Expire: expire}
