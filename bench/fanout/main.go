@@ -38,6 +38,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/recached/recached/resp"
 )
 
 func main() {
@@ -209,11 +211,11 @@ func (cfg config) connect(tag string) ([]*subscriber, error) {
 	d := websocket.Dialer{HandshakeTimeout: 10 * time.Second, ReadBufferSize: 64 << 10, WriteBufferSize: 4 << 10}
 	var subs []*subscriber
 	for i := 0; i < cfg.clients+cfg.shared; i++ {
-		c, resp, err := d.Dial("ws://"+cfg.ws+"/", nil)
+		c, hr, err := d.Dial("ws://"+cfg.ws+"/", nil)
 		if err != nil {
 			return subs, fmt.Errorf("client %d: %w", i, err)
 		}
-		resp.Body.Close()
+		hr.Body.Close()
 		s := &subscriber{c: c, done: make(chan struct{})}
 		subs = append(subs, s)
 		pattern := fmt.Sprintf("%s:shared:*", tag)
@@ -222,7 +224,7 @@ func (cfg config) connect(tag string) ([]*subscriber, error) {
 			pattern = fmt.Sprintf("%s:c%d:*", tag, i)
 			s.key = fmt.Sprintf("%s:c%d:k", tag, i)
 		}
-		if err := c.WriteMessage(websocket.TextMessage, encode("SYNC", pattern)); err != nil {
+		if err := c.WriteMessage(websocket.TextMessage, resp.AppendCommand(nil, []byte("SYNC"), []byte(pattern))); err != nil {
 			return subs, err
 		}
 		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
@@ -303,6 +305,7 @@ func (cfg config) write(mode, tag string, start, deadline time.Time, next *atomi
 	r := bufio.NewReaderSize(c, 64<<10)
 	var out []byte
 	var ids []int64
+	set := []byte("SET")
 	batch := cfg.pipeline
 	var tick *time.Ticker
 	perWriter := float64(cfg.rate) / float64(cfg.writers)
@@ -337,7 +340,7 @@ func (cfg config) write(mode, tag string, start, deadline time.Time, next *atomi
 			if pad := cfg.size - len(val) - 1; pad > 0 {
 				val += "." + strings.Repeat("x", pad)
 			}
-			out = append(out, encode("SET", key, val)...)
+			out = resp.AppendCommand(out, set, []byte(key), []byte(val))
 		}
 		if _, err := c.Write(out); err != nil {
 			return err
@@ -354,17 +357,4 @@ func (cfg config) write(mode, tag string, start, deadline time.Time, next *atomi
 		}
 	}
 	return nil
-}
-
-// encode encodes a command as a RESP array of bulk strings.
-func encode(args ...string) []byte {
-	b := []byte("*" + strconv.Itoa(len(args)) + "\r\n")
-	for _, a := range args {
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(len(a)), 10)
-		b = append(b, '\r', '\n')
-		b = append(b, a...)
-		b = append(b, '\r', '\n')
-	}
-	return b
 }
