@@ -259,36 +259,18 @@ func TestHashScanGuarantee(t *testing.T) {
 		for i := 0; i < n; i++ {
 			h.Set([]byte(fmt.Sprint("f", i)), long)
 		}
-		stable := map[string]bool{}
-		for i := 0; i < n; i++ {
-			stable[fmt.Sprint("f", i)] = true
-		}
-		seen := map[string]bool{}
-		var cursor uint64
-		next := n
-		for calls := 0; ; calls++ {
-			if calls > 10*n+10 {
-				t.Fatal("scan does not end")
-			}
-			cursor = h.Scan(cursor, 1+r.IntN(7), func(f string, _ []byte) { seen[f] = true })
-			if cursor == 0 {
-				break
-			}
-			for k := r.IntN(4); k > 0 && h.Len() > 0; k-- {
-				f, _ := h.At(r.IntN(h.Len()))
-				delete(stable, f)
+		checkScanGuarantee(t, r, round, n, "f", scanned{
+			scan: func(cursor uint64, count int, seen map[string]bool) uint64 {
+				return h.Scan(cursor, count, func(f string, _ []byte) { seen[f] = true })
+			},
+			len: h.Len,
+			removeAt: func(i int) string {
+				f, _ := h.At(i)
 				h.Delete([]byte(f))
-			}
-			for k := r.IntN(3); k > 0; k-- {
-				h.Set([]byte(fmt.Sprint("f", next)), nil)
-				next++
-			}
-		}
-		for f := range stable {
-			if !seen[f] {
-				t.Fatalf("round %d: scan missed %s", round, f)
-			}
-		}
+				return f
+			},
+			add: func(f string) { h.Set([]byte(f), nil) },
+		})
 	}
 }
 

@@ -265,36 +265,17 @@ func TestSetScanGuarantee(t *testing.T) {
 	for round := 0; round < 50; round++ {
 		s := NewSet()
 		n := 1 + r.IntN(300)
-		stable := map[string]bool{}
 		for i := 0; i < n; i++ {
-			m := fmt.Sprint("m", i)
-			s.Add([]byte(m))
-			stable[m] = true
+			s.Add([]byte(fmt.Sprint("m", i)))
 		}
-		seen := map[string]bool{}
-		var cursor uint64
-		next := n
-		for calls := 0; ; calls++ {
-			if calls > 10*n+10 {
-				t.Fatal("scan does not end")
-			}
-			cursor = s.Scan(cursor, 1+r.IntN(7), func(m string) { seen[m] = true })
-			if cursor == 0 {
-				break
-			}
-			for k := r.IntN(4); k > 0 && s.Len() > 0; k-- {
-				delete(stable, s.RemoveAt(r.IntN(s.Len())))
-			}
-			for k := r.IntN(3); k > 0; k-- {
-				s.Add([]byte(fmt.Sprint("m", next)))
-				next++
-			}
-		}
-		for m := range stable {
-			if !seen[m] {
-				t.Fatalf("round %d: scan missed %s", round, m)
-			}
-		}
+		checkScanGuarantee(t, r, round, n, "m", scanned{
+			scan: func(cursor uint64, count int, seen map[string]bool) uint64 {
+				return s.Scan(cursor, count, func(m string) { seen[m] = true })
+			},
+			len:      s.Len,
+			removeAt: s.RemoveAt,
+			add:      func(m string) { s.Add([]byte(m)) },
+		})
 	}
 }
 
