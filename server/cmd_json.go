@@ -171,6 +171,27 @@ func (s *Session) jsonReadValue() *keyspace.JSONValue {
 	return v
 }
 
+// jsonWriteArgs starts JSET and JMERGE key path value: it parses the path
+// and the value and looks the document up; a missing document (nil) may
+// only be created at the root. When ok is false it has replied.
+func (s *Session) jsonWriteArgs() (doc *keyspace.JSON, p keyspace.JSONPath, v keyspace.JSONValue, ok bool) {
+	if p, ok = s.jsonPathArg(2); !ok {
+		return nil, p, v, false
+	}
+	if v, ok = s.jsonValueArg(3); !ok {
+		return nil, p, v, false
+	}
+	doc, wrong := s.lookupJSON(s.Args[1])
+	if wrong {
+		return nil, p, v, false
+	}
+	if doc == nil && !p.IsRoot() {
+		s.W.Error(errJSONNewAtRoot)
+		return nil, p, v, false
+	}
+	return doc, p, v, true
+}
+
 // jsonDocToChange returns key's document for a command that changes a
 // value inside it; nil, after replying, when the key holds another type or
 // none.
@@ -211,23 +232,11 @@ func cmdJSet(s *Session) {
 		return
 	}
 	key := s.Args[1]
-	p, ok := s.jsonPathArg(2)
+	doc, p, v, ok := s.jsonWriteArgs()
 	if !ok {
-		return
-	}
-	v, ok := s.jsonValueArg(3)
-	if !ok {
-		return
-	}
-	doc, wrong := s.lookupJSON(key)
-	if wrong {
 		return
 	}
 	if doc == nil {
-		if !p.IsRoot() {
-			s.W.Error(errJSONNewAtRoot)
-			return
-		}
 		if cond == keyspace.JSONIfExists {
 			s.W.Null()
 			return
@@ -311,22 +320,11 @@ func cmdJGet(s *Session) {
 // cmdJMerge is JMERGE key path patch (RFC 7386).
 func cmdJMerge(s *Session) {
 	key := s.Args[1]
-	p, ok := s.jsonPathArg(2)
+	doc, p, patch, ok := s.jsonWriteArgs()
 	if !ok {
-		return
-	}
-	patch, ok := s.jsonValueArg(3)
-	if !ok {
-		return
-	}
-	doc, wrong := s.lookupJSON(key)
-	if wrong {
 		return
 	}
 	switch {
-	case doc == nil && !p.IsRoot():
-		s.W.Error(errJSONNewAtRoot)
-		return
 	case doc == nil && patch.Kind() == keyspace.JSONNull:
 		// Removing a document that does not exist changes nothing.
 		s.W.OK()
