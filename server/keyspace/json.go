@@ -53,39 +53,26 @@ func (v *JSONValue) Kind() JSONKind { return v.kind }
 // "integer" (a number written as an integer that fits 64 bits), "number",
 // "string", "array" or "object".
 func (v *JSONValue) TypeName() string {
-	switch v.kind {
-	case JSONNull:
-		return "null"
-	case JSONFalse, JSONTrue:
-		return "boolean"
-	case JSONNumber:
+	if v.kind == JSONNumber {
 		if _, ok := jsonInt(v.str); ok {
 			return "integer"
 		}
-		return "number"
-	case JSONString:
-		return "string"
-	case JSONArray:
-		return "array"
 	}
-	return "object"
+	return kindWords[v.kind].typeName
 }
 
 // phrase names the value's type for error messages: "a number", "null", ….
-func (v *JSONValue) phrase() string {
-	switch v.kind {
-	case JSONNull:
-		return "null"
-	case JSONFalse, JSONTrue:
-		return "a boolean"
-	case JSONNumber:
-		return "a number"
-	case JSONString:
-		return "a string"
-	case JSONArray:
-		return "an array"
-	}
-	return "an object"
+func (v *JSONValue) phrase() string { return kindWords[v.kind].phrase }
+
+// kindWords names each kind as TypeName and phrase do.
+var kindWords = [...]struct{ typeName, phrase string }{
+	JSONNull:   {"null", "null"},
+	JSONFalse:  {"boolean", "a boolean"},
+	JSONTrue:   {"boolean", "a boolean"},
+	JSONNumber: {"number", "a number"},
+	JSONString: {"string", "a string"},
+	JSONArray:  {"array", "an array"},
+	JSONObject: {"object", "an object"},
 }
 
 // Len returns the number of elements of an array, members of an object or
