@@ -70,14 +70,21 @@ func TestExecAtomic(t *testing.T) {
 	ww.Wait()
 	close(stop)
 	wg.Wait()
+	checkFinal(t, addr, errs, "a", writers*txs)
+}
+
+// checkFinal reports the errors the clients collected in errs, which it
+// closes, and checks that key ends holding the integer want.
+func checkFinal(t *testing.T, addr string, errs chan string, key string, want int) {
+	t.Helper()
 	close(errs)
 	for e := range errs {
 		t.Fatal(e)
 	}
 	c := servertest.Dial(t, addr)
-	want := strconv.Itoa(writers * txs)
-	if rep, _ := c.Do("GET", "a"); string(rep) != "$"+strconv.Itoa(len(want))+"\r\n"+want+"\r\n" {
-		t.Fatalf("a = %q, want %s", rep, want)
+	w := strconv.Itoa(want)
+	if rep, _ := c.Do("GET", key); string(rep) != "$"+strconv.Itoa(len(w))+"\r\n"+w+"\r\n" {
+		t.Fatalf("%s = %q, want %s", key, rep, w)
 	}
 }
 
@@ -118,15 +125,7 @@ func TestWatchRace(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	close(errs)
-	for e := range errs {
-		t.Fatal(e)
-	}
-	c := servertest.Dial(t, addr)
-	want := strconv.Itoa(clients * incs)
-	if rep, _ := c.Do("GET", "ctr"); string(rep) != "$"+strconv.Itoa(len(want))+"\r\n"+want+"\r\n" {
-		t.Fatalf("ctr = %q, want %s", rep, want)
-	}
+	checkFinal(t, addr, errs, "ctr", clients*incs)
 }
 
 func TestWatchInvalidation(t *testing.T) {
