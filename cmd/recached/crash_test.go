@@ -143,7 +143,13 @@ func runFailing(t *testing.T, bin, dir string) (int, string) {
 type acked struct {
 	mu   sync.Mutex
 	vals map[string]string
+	at   map[string]time.Time // when each key's last value was acknowledged
 	n    atomic.Int64
+	// window is how much before killedAt an acknowledged write may still
+	// be missing: 0 under appendfsync always, about a second under
+	// everysec.
+	window   time.Duration
+	killedAt time.Time
 }
 
 // writers runs n clients that pipeline SETs of their own keys (depth per
@@ -184,6 +190,9 @@ func writers(t *testing.T, addr string, n, depth int, stop <-chan struct{}, a *a
 					}
 					a.mu.Lock()
 					a.vals[keys[i]] = strconv.Itoa(round)
+					if a.at != nil {
+						a.at[keys[i]] = time.Now()
+					}
 					a.mu.Unlock()
 					a.n.Add(1)
 				}
@@ -205,7 +214,7 @@ func verify(t *testing.T, addr string, a *acked) {
 	for k := range a.vals {
 		keys = append(keys, k)
 	}
-	missing := 0
+	missing, tolerated := 0, 0
 	for start := 0; start < len(keys); start += 500 {
 		end := min(start+500, len(keys))
 		var batch bytes.Buffer
@@ -227,6 +236,10 @@ func verify(t *testing.T, addr string, a *acked) {
 					got, _ = strconv.Atoi(strings.TrimSuffix(s[i+2:], "\r\n"))
 				}
 			}
+			if got < want && a.window > 0 && a.at[k].After(a.killedAt.Add(-a.window)) {
+				tolerated++
+				continue
+			}
 			if got < want {
 				if missing < 5 {
 					t.Errorf("%s: acknowledged %d, found %q", k, want, rep)
@@ -237,6 +250,9 @@ func verify(t *testing.T, addr string, a *acked) {
 	}
 	if missing > 0 {
 		t.Errorf("%d of %d acknowledged keys lost", missing, len(keys))
+	}
+	if tolerated > 0 {
+		t.Logf("%d keys lost their last %s of writes, as the fsync policy allows", tolerated, a.window)
 	}
 }
 
@@ -281,7 +297,11 @@ func TestCrashRecovery(t *testing.T) {
 		t.Run("kill -9 with appendfsync "+fsync, func(t *testing.T) {
 			dir := t.TempDir()
 			p := startIn(t, bin, dir, "--appendfsync", fsync)
-			a := &acked{vals: map[string]string{}}
+			a := &acked{vals: map[string]string{}, at: map[string]time.Time{}}
+			if fsync == "everysec" {
+				// everysec may lose about the last second of writes.
+				a.window = 2 * time.Second
+			}
 			stop := make(chan struct{})
 			wg := writers(t, p.addr, 4, 10, stop, a, "w")
 			deadline := time.Now().Add(60 * time.Second)
@@ -289,6 +309,9 @@ func TestCrashRecovery(t *testing.T) {
 				time.Sleep(5 * time.Millisecond)
 			}
 			// Kill while the writers are still going.
+			a.mu.Lock()
+			a.killedAt = time.Now()
+			a.mu.Unlock()
 			p.kill(t)
 			close(stop)
 			wg.Wait()
