@@ -24,7 +24,7 @@ const (
 )
 
 func bitCommands() []*Command {
-	k1 := func(c *Command) *Command { c.FirstKey, c.LastKey, c.Step = 1, 1, 1; return c }
+	k1 := keysIn("", 1, 1)
 	return []*Command{
 		k1(&Command{Name: "setbit", Arity: 4, Flags: FlagWrite | FlagDenyOOM, Group: "bitmap", Since: "2.2.0", Syntax: "key offset value", Summary: "Sets or clears the bit at offset of the string value. Creates the key if it doesn't exist.", Complexity: "O(1)", Categories: "write bitmap slow", Handler: cmdSetBit}),
 		k1(&Command{Name: "getbit", Arity: 3, Flags: FlagReadonly | FlagFast, Group: "bitmap", Since: "2.2.0", Syntax: "key offset", Summary: "Returns a bit value by offset.", Complexity: "O(1)", Categories: "read bitmap fast", Handler: cmdGetBit}),

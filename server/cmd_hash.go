@@ -29,11 +29,7 @@ var (
 const maxRandReply = 1 << 30
 
 func hashCommands() []*Command {
-	k1 := func(c *Command) *Command {
-		c.FirstKey, c.LastKey, c.Step = 1, 1, 1
-		c.Group = "hash"
-		return c
-	}
+	k1 := keysIn("hash", 1, 1)
 	return []*Command{
 		k1(&Command{Name: "hset", Arity: -4, Flags: FlagWrite | FlagDenyOOM | FlagFast, Since: "2.0.0", Syntax: "key field value [field value ...]", Summary: "Creates or modifies the value of a field in a hash.", Complexity: "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.", Categories: "write hash fast", Handler: hsetCmd("hset", false)}),
 		k1(&Command{Name: "hmset", Arity: -4, Flags: FlagWrite | FlagDenyOOM | FlagFast, Since: "2.0.0", Syntax: "key field value [field value ...]", Summary: "Sets the values of multiple fields.", Complexity: "O(N) where N is the number of fields being set.", Categories: "write hash fast", Handler: hsetCmd("hmset", true)}),

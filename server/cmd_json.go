@@ -47,11 +47,10 @@ var (
 const maxKeptScratch = 64 << 10
 
 func jsonCommands() []*Command {
+	one := keysIn("json", 1, 1)
 	k1 := func(c *Command) *Command {
-		c.FirstKey, c.LastKey, c.Step = 1, 1, 1
-		c.Group = "json"
 		c.Since = "1.0.0"
-		return c
+		return one(c)
 	}
 	return []*Command{
 		k1(&Command{Name: "jset", Arity: -4, Flags: FlagWrite | FlagDenyOOM, Syntax: "key path value [NX | XX]", Summary: "Sets the JSON value at a path of a document; a new document is created at the root path.", Complexity: "O(M+N) where M is the size of the value and N the length of the path", Categories: "write json slow", Handler: cmdJSet}),

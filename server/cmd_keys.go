@@ -25,8 +25,7 @@ var (
 )
 
 func keyCommands() []*Command {
-	k1 := func(c *Command) *Command { c.FirstKey, c.LastKey, c.Step = 1, 1, 1; return c }
-	kall := func(c *Command) *Command { c.FirstKey, c.LastKey, c.Step = 1, -1, 1; return c }
+	k1, kall := keysIn("", 1, 1), keysIn("", 1, -1)
 	return []*Command{
 		kall(&Command{Name: "del", Arity: -2, Flags: FlagWrite, Group: "generic", Since: "1.0.0", Syntax: "key [key ...]", Summary: "Deletes one or more keys.", Categories: "keyspace write slow", Handler: cmdDel}),
 		kall(&Command{Name: "unlink", Arity: -2, Flags: FlagWrite | FlagFast, Group: "generic", Since: "4.0.0", Syntax: "key [key ...]", Summary: "Asynchronously deletes one or more keys.", Categories: "keyspace write fast", Handler: cmdDel}),

@@ -32,16 +32,7 @@ var (
 
 // listCommands are the list commands, blocking pops included.
 func listCommands() []*Command {
-	k1 := func(c *Command) *Command {
-		c.FirstKey, c.LastKey, c.Step = 1, 1, 1
-		c.Group = "list"
-		return c
-	}
-	k2 := func(c *Command) *Command {
-		c.FirstKey, c.LastKey, c.Step = 1, 2, 1
-		c.Group = "list"
-		return c
-	}
+	k1, k2 := keysIn("list", 1, 1), keysIn("list", 1, 2)
 	const pushCx = "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments."
 	return []*Command{
 		k1(&Command{Name: "lpush", Arity: -3, Flags: FlagWrite | FlagDenyOOM | FlagFast, Since: "1.0.0", Syntax: "key element [element ...]", Summary: "Prepends one or more elements to a list. Creates the key if it doesn't exist.", Complexity: pushCx, Categories: "write list fast", Handler: pushCmd(true, false)}),

@@ -30,11 +30,10 @@ const (
 var bRLSET = []byte("RLSET")
 
 func ratelimitCommands() []*Command {
+	one := keysIn("ratelimit", 1, 1)
 	k1 := func(c *Command) *Command {
-		c.FirstKey, c.LastKey, c.Step = 1, 1, 1
-		c.Group = "ratelimit"
 		c.Since = "1.0.0"
-		return c
+		return one(c)
 	}
 	throttle := func(name string) *Command {
 		return k1(&Command{Name: name, Arity: -5, Flags: FlagWrite | FlagDenyOOM | FlagFast, Syntax: "key max_burst count_per_period period [quantity]", Summary: "Applies a request to a GCRA rate limiter and reports whether it is allowed (redis-cell's CL.THROTTLE).", Complexity: "O(1)", Categories: "write ratelimit fast", Handler: cmdThrottle})

@@ -14,16 +14,7 @@ var (
 )
 
 func setCommands() []*Command {
-	k1 := func(c *Command) *Command {
-		c.FirstKey, c.LastKey, c.Step = 1, 1, 1
-		c.Group = "set"
-		return c
-	}
-	kall := func(c *Command) *Command {
-		c.FirstKey, c.LastKey, c.Step = 1, -1, 1
-		c.Group = "set"
-		return c
-	}
+	k1, kall := keysIn("set", 1, 1), keysIn("set", 1, -1)
 	return []*Command{
 		k1(&Command{Name: "sadd", Arity: -3, Flags: FlagWrite | FlagDenyOOM | FlagFast, Since: "1.0.0", Syntax: "key member [member ...]", Summary: "Adds one or more members to a set. Creates the key if it doesn't exist.", Complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.", Categories: "write set fast", Handler: cmdSAdd}),
 		k1(&Command{Name: "srem", Arity: -3, Flags: FlagWrite | FlagFast, Since: "1.0.0", Syntax: "key member [member ...]", Summary: "Removes one or more members from a set. Deletes the set if the last member was removed.", Complexity: "O(N) where N is the number of members to be removed.", Categories: "write set fast", Handler: cmdSRem}),

@@ -14,7 +14,7 @@ import (
 const maxStringLen = 512 << 20
 
 func stringCommands() []*Command {
-	k1 := func(c *Command) *Command { c.FirstKey, c.LastKey, c.Step = 1, 1, 1; return c }
+	k1 := keysIn("", 1, 1)
 	return []*Command{
 		k1(&Command{Name: "get", Arity: 2, Flags: FlagReadonly | FlagFast, Group: "string", Since: "1.0.0", Syntax: "key", Summary: "Returns the string value of a key.", Categories: "read string fast", Handler: cmdGet}),
 		k1(&Command{Name: "set", Arity: -3, Flags: FlagWrite | FlagDenyOOM, Group: "string", Since: "1.0.0", Syntax: "key value [NX | XX] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]", Summary: "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", Categories: "write string slow", Handler: cmdSet}),

@@ -33,11 +33,7 @@ const (
 )
 
 func zsetCommands() []*Command {
-	k1 := func(c *Command) *Command {
-		c.FirstKey, c.LastKey, c.Step = 1, 1, 1
-		c.Group = "sorted-set"
-		return c
-	}
+	k1 := keysIn("sorted-set", 1, 1)
 	movable := func(c *Command, numIdx int, dst bool) *Command {
 		c.Flags |= FlagMovableKeys
 		c.Keys = zsetKeys(numIdx, dst)

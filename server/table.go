@@ -188,3 +188,16 @@ func (c *Command) checkArity(n int) bool {
 	}
 	return n >= -c.Arity
 }
+
+// keysIn returns a family table's helper that gives a command the keys
+// first to last (step 1; last -1 for all the rest) and, unless group is
+// empty, its group.
+func keysIn(group string, first, last int) func(*Command) *Command {
+	return func(c *Command) *Command {
+		c.FirstKey, c.LastKey, c.Step = first, last, 1
+		if group != "" {
+			c.Group = group
+		}
+		return c
+	}
+}
