@@ -503,23 +503,31 @@ func (s *Session) writeScanReply(cursor uint64, elems [][]byte) {
 	}
 }
 
-func cmdHScan(s *Session) {
-	cursor, ok := s.parseCursor(s.Args[2])
-	if !ok {
-		return
+// scanStart starts HSCAN, SSCAN and ZSCAN key cursor [options]: it parses
+// the cursor, looks the key up as a value of type t and parses the options;
+// a missing key gets the empty last page. When ok is false it has replied.
+func (s *Session) scanStart(t keyspace.Type) (e *keyspace.Entry, cursor uint64, o scanOpts, ok bool) {
+	if cursor, ok = s.parseCursor(s.Args[2]); !ok {
+		return nil, 0, o, false
 	}
-	h, wrong := s.lookupHash(s.Args[1])
+	e, wrong := s.lookupType(s.Args[1], t)
 	if wrong {
-		return
+		return nil, 0, o, false
 	}
-	if h == nil {
+	if e == nil {
 		s.writeScanReply(0, nil)
-		return
+		return nil, 0, o, false
 	}
-	o, ok := s.parseScan(3, false)
+	o, ok = s.parseScan(3, false)
+	return e, cursor, o, ok
+}
+
+func cmdHScan(s *Session) {
+	e, cursor, o, ok := s.scanStart(keyspace.TypeHash)
 	if !ok {
 		return
 	}
+	h := e.Obj.(*keyspace.Hash)
 	var elems [][]byte
 	visit := func(f string, v []byte) {
 		if o.match == "" || keyspace.Match(o.match, f) {

@@ -438,22 +438,11 @@ func cmdSInterCard(s *Session) {
 }
 
 func cmdSScan(s *Session) {
-	cursor, ok := s.parseCursor(s.Args[2])
+	e, cursor, o, ok := s.scanStart(keyspace.TypeSet)
 	if !ok {
 		return
 	}
-	set, wrong := s.lookupSet(s.Args[1])
-	if wrong {
-		return
-	}
-	if set == nil {
-		s.writeScanReply(0, nil)
-		return
-	}
-	o, ok := s.parseScan(3, false)
-	if !ok {
-		return
-	}
+	set := e.Obj.(*keyspace.Set)
 	var elems [][]byte
 	visit := func(m string) {
 		if o.match == "" || keyspace.Match(o.match, m) {

@@ -1471,24 +1471,11 @@ func zscanScore(c uint64) float64 {
 // so every member present for the whole scan (with an unchanged score) is
 // returned at least once.
 func cmdZScan(s *Session) {
-	cur, ok := s.parseCursor(s.Args[2])
+	e, cur, o, ok := s.scanStart(keyspace.TypeZSet)
 	if !ok {
 		return
 	}
-	z, wrong := s.lookupZSet(s.Args[1])
-	if wrong {
-		return
-	}
-	if z == nil {
-		s.W.Array(2)
-		s.W.BulkString("0")
-		s.W.Array(0)
-		return
-	}
-	o, ok := s.parseScan(3, false)
-	if !ok {
-		return
-	}
+	z := e.Obj.(*keyspace.ZSet)
 	var batch []*keyspace.ZNode
 	next := uint64(0)
 	if z.Encoding() == "listpack" {
