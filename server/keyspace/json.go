@@ -1048,19 +1048,7 @@ func (j *JSON) Merge(p JSONPath, patch JSONValue) (remove bool, err error) {
 		MergePatch(&c.elems[k], patch)
 		return false, nil
 	}
-	k := c.find(string(last.key))
-	switch {
-	case patch.kind == JSONNull:
-		if k >= 0 {
-			c.removeAt(k)
-		}
-	case k >= 0:
-		MergePatch(&c.elems[k], patch)
-	default:
-		var v JSONValue
-		MergePatch(&v, patch)
-		c.setMember(string(last.key), v)
-	}
+	c.mergeMember(string(last.key), patch)
 	return false, nil
 }
 
@@ -1075,20 +1063,26 @@ func MergePatch(target *JSONValue, patch JSONValue) {
 		*target = JSONValue{kind: JSONObject, elems: []JSONValue{}, names: []string{}}
 	}
 	for i, name := range patch.names {
-		pv := patch.elems[i]
-		k := target.find(name)
-		switch {
-		case pv.kind == JSONNull:
-			if k >= 0 {
-				target.removeAt(k)
-			}
-		case k >= 0:
-			MergePatch(&target.elems[k], pv)
-		default:
-			var v JSONValue
-			MergePatch(&v, pv)
-			target.setMember(name, v)
+		target.mergeMember(name, patch.elems[i])
+	}
+}
+
+// mergeMember merges patch (which it takes over) into member name of the
+// object v, as RFC 7386 does for each member of an object patch: a null
+// patch removes the member, a missing member is created.
+func (v *JSONValue) mergeMember(name string, patch JSONValue) {
+	k := v.find(name)
+	switch {
+	case patch.kind == JSONNull:
+		if k >= 0 {
+			v.removeAt(k)
 		}
+	case k >= 0:
+		MergePatch(&v.elems[k], patch)
+	default:
+		var m JSONValue
+		MergePatch(&m, patch)
+		v.setMember(name, m)
 	}
 }
 
