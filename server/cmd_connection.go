@@ -197,15 +197,11 @@ func cmdHello(s *Session) {
 }
 
 func cmdSelect(s *Session) {
-	n, ok := s.intArg(1)
+	n, ok := s.dbArg(1)
 	if !ok {
 		return
 	}
-	if n < 0 || n >= int64(len(s.srv.ks.DBs)) {
-		s.W.Error(errDBIndex)
-		return
-	}
-	s.selectDB(int(n))
+	s.selectDB(n)
 	s.W.OK()
 }
 

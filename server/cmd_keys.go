@@ -405,13 +405,8 @@ func cmdCopy(s *Session) {
 		case eqFold(s.Args[i], "replace"):
 			replace = true
 		case eqFold(s.Args[i], "db") && i+1 < len(s.Args):
-			n, ok := parseInt(s.Args[i+1])
+			n, ok := s.dbArg(i + 1)
 			if !ok {
-				s.W.Error(errNotInt)
-				return
-			}
-			if n < 0 || n >= int64(len(s.srv.ks.DBs)) {
-				s.W.Error(errDBIndex)
 				return
 			}
 			dstDB = s.srv.ks.DBs[n]
@@ -451,16 +446,26 @@ func cmdCopy(s *Session) {
 	s.W.Int(1)
 }
 
-func cmdMove(s *Session) {
-	n, ok := s.intArg(2)
+// dbArg parses args[i] as a database index of SELECT, MOVE or COPY,
+// replying on error.
+func (s *Session) dbArg(i int) (int, bool) {
+	n, ok := s.intArg(i)
 	if !ok {
-		return
+		return 0, false
 	}
 	if n < 0 || n >= int64(len(s.srv.ks.DBs)) {
 		s.W.Error(errDBIndex)
+		return 0, false
+	}
+	return int(n), true
+}
+
+func cmdMove(s *Session) {
+	n, ok := s.dbArg(2)
+	if !ok {
 		return
 	}
-	if int(n) == s.DBIndex {
+	if n == s.DBIndex {
 		s.W.Error(errSameObject)
 		return
 	}
