@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-
-	"github.com/recached/recached/server/keyspace"
 )
 
 // cmdStats are one command's INFO commandstats counters.
@@ -269,13 +267,3 @@ func (s *Session) unlock() {
 	}
 	s.lockDB = 0
 }
-
-// withAllLocked runs fn with every shard of every database locked, for work
-// that happens outside a command (CLIENT KILL is not one; FLUSHALL is).
-func (srv *Server) withAllLocked(fn func()) {
-	srv.lockAll(srv.ks.DBs...)
-	defer srv.unlockAll(srv.ks.DBs...)
-	fn()
-}
-
-var _ = keyspace.NumShards

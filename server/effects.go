@@ -51,9 +51,6 @@ func (s *Session) emit(args ...[]byte) {
 	}
 }
 
-// emitArgs is emit for effects built in a slice the caller owns.
-func (s *Session) emitArgs(args [][]byte) { s.emit(args...) }
-
 // onExpire turns a key found expired into a DEL effect. The keyspace calls it
 // under the key's shard lock.
 func (srv *Server) onExpire(db int, key string) {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strconv"
 	"testing"
 )
 
@@ -39,7 +40,7 @@ func BenchmarkExecDedupSet(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		s.W.B = s.W.B[:0]
-		args[2] = appendInt(num[:0], int64(i))
+		args[2] = strconv.AppendInt(num[:0], int64(i), 10)
 		s.Exec(args)
 	}
 }

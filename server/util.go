@@ -2,7 +2,6 @@ package server
 
 import (
 	"math"
-	"strconv"
 	"strings"
 )
 
@@ -42,38 +41,6 @@ func parseInt(b []byte) (int64, bool) {
 		return 0, false
 	}
 	return int64(n), true
-}
-
-// parseFloat parses a double as Redis's string2d/strtod does: no leading
-// space, the whole argument consumed, NaN refused; "inf" and "-inf" accepted.
-func parseFloat(b []byte) (float64, bool) {
-	if len(b) == 0 || isSpaceByte(b[0]) || isSpaceByte(b[len(b)-1]) {
-		return 0, false
-	}
-	s := string(b)
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-			// strtod saturates to ±HUGE_VAL, which Redis rejects, and
-			// underflows to 0, which it accepts.
-			if math.IsInf(f, 0) {
-				return 0, false
-			}
-			return f, true
-		}
-		ls := strings.ToLower(s)
-		switch ls {
-		case "inf", "+inf", "infinity", "+infinity":
-			return math.Inf(1), true
-		case "-inf", "-infinity":
-			return math.Inf(-1), true
-		}
-		return 0, false
-	}
-	if math.IsNaN(f) || strings.ContainsAny(s, "_") || hasHexFloat(s) {
-		return 0, false
-	}
-	return f, true
 }
 
 // hasHexFloat reports Go-only float syntaxes strtod would read differently.
@@ -123,6 +90,3 @@ func (s *Session) nonNegArg(i int, errText string) (int64, bool) {
 	}
 	return n, true
 }
-
-// appendInt formats n in decimal.
-func appendInt(b []byte, n int64) []byte { return strconv.AppendInt(b, n, 10) }
