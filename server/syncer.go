@@ -122,13 +122,6 @@ func (s *Session) setScope(sc *recsync.Scope) {
 	s.setChannelFilter(sc.Match)
 }
 
-// inScope reports whether the session may use name, a key or a pub/sub
-// channel: always on an unscoped connection, else when its token's
-// patterns match. Pub/sub uses it to filter pattern deliveries.
-func (s *Session) inScope(name []byte) bool {
-	return s.scope == nil || s.scope.Match(name)
-}
-
 // channelArgs returns the pub/sub channel arguments of the commands that
 // name channels, and whether cmd is one of them.
 func channelArgs(cmd *Command, args [][]byte) ([][]byte, bool) {
