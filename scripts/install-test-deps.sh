@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests and benchmarks need, when missing:
 # redis-server and redis-tools (the reference for differential tests and
-# benchmarks). Safe to run repeatedly.
+# benchmarks), chromium (browser end-to-end tests) and nodejs (the browser
+# module's unit tests). Safe to run repeatedly.
 set -euo pipefail
 
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v redis-benchmark >/dev/null 2>&1 || need+=(redis-tools)
 command -v chromium >/dev/null 2>&1 || need+=(chromium) # sync/web's browser end-to-end tests
+command -v node >/dev/null 2>&1 || need+=(nodejs)    # sync/web unit tests (node --test)
 
 if [ ${#need[@]} -eq 0 ]; then
 	exit 0
