@@ -38,6 +38,51 @@ type Listener struct {
 	// must be refused (no password and no token secret).
 	protected bool
 	conns     atomic.Int64
+
+	loopsMu sync.Mutex
+	pending map[gnet.EventLoop]*loopPushes
+}
+
+// loopPushes is one event loop's list of connections with pushes queued.
+// A publish to many subscribers of one loop schedules one task for them
+// all instead of one per subscriber.
+type loopPushes struct {
+	mu    sync.Mutex
+	conns []*conn
+	spare []*conn
+	fn    gnet.AsyncCallback
+}
+
+// flush runs on the event loop: it writes every listed connection's pushes.
+func (lp *loopPushes) flush(gnet.Conn, error) error {
+	lp.mu.Lock()
+	conns := lp.conns
+	lp.conns, lp.spare = lp.spare, nil
+	lp.mu.Unlock()
+	for i, c := range conns {
+		_ = c.writePushes(c.c, nil)
+		conns[i] = nil
+	}
+	lp.mu.Lock()
+	lp.spare = conns[:0]
+	lp.mu.Unlock()
+	return nil
+}
+
+// loopOf returns the push list of gc's event loop.
+func (l *Listener) loopOf(gc gnet.Conn) *loopPushes {
+	l.loopsMu.Lock()
+	defer l.loopsMu.Unlock()
+	if l.pending == nil {
+		l.pending = make(map[gnet.EventLoop]*loopPushes)
+	}
+	lp := l.pending[gc.EventLoop()]
+	if lp == nil {
+		lp = &loopPushes{}
+		lp.fn = lp.flush
+		l.pending[gc.EventLoop()] = lp
+	}
+	return lp
 }
 
 // New returns a listener for srv on addr ("127.0.0.1:6379") using loops
@@ -102,7 +147,7 @@ type conn struct {
 	pushSched bool
 	pushBuf   []byte
 	pushSpare []byte
-	pushFn    gnet.AsyncCallback
+	loop      *loopPushes
 }
 
 // Push delivers bytes outside the reply cycle through the event loop. It
@@ -118,8 +163,16 @@ func (c *conn) Push(b []byte) {
 	c.pushMu.Unlock()
 	c.queued.Add(int64(len(b)))
 	if sched {
-		// An empty writev makes no system call: the callback does the write.
-		_ = c.c.AsyncWritev(nil, c.pushFn)
+		lp := c.loop
+		lp.mu.Lock()
+		first := len(lp.conns) == 0
+		lp.conns = append(lp.conns, c)
+		lp.mu.Unlock()
+		if first {
+			// An empty writev makes no system call: the callback writes
+			// every connection of the loop listed by then.
+			_ = c.c.AsyncWritev(nil, lp.fn)
+		}
 	}
 }
 
@@ -181,7 +234,7 @@ func (c *conn) LocalAddr() string  { return c.local }
 // maxclients is reached or protected mode applies.
 func (l *Listener) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	cc := &conn{c: gc, remote: addrString(gc.RemoteAddr()), local: addrString(gc.LocalAddr())}
-	cc.pushFn = cc.writePushes
+	cc.loop = l.loopOf(gc)
 	if l.protected && !isLoopback(gc.RemoteAddr()) {
 		return []byte("-" + protectedMsg + "\r\n"), gnet.Close
 	}
