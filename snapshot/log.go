@@ -122,8 +122,9 @@ type LogWriter struct {
 
 	// kick wakes the flusher, which writes what Commit left behind under
 	// everysec and no; done stops it.
-	kick chan struct{}
-	done chan struct{}
+	kick      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
 
 	// Fatal is called when a write or fsync fails under FsyncAlways, where
 	// acknowledging a write that is not on disk would break the promise.
@@ -146,7 +147,7 @@ func NewLogWriter(f *os.File, size int64, policy Fsync) *LogWriter {
 	if policy != FsyncAlways {
 		l.kick = make(chan struct{}, 1)
 		l.done = make(chan struct{})
-		go l.flusher()
+		go l.flusher(l.kick, l.done)
 	}
 	return l
 }
@@ -154,13 +155,13 @@ func NewLogWriter(f *os.File, size int64, policy Fsync) *LogWriter {
 // coalesceBytes is the most a Commit leaves to the flusher.
 const coalesceBytes = 256 << 10
 
-// flusher writes what Commit left pending, until Close.
-func (l *LogWriter) flusher() {
+// flusher writes what Commit left pending, until done is closed.
+func (l *LogWriter) flusher(kick, done <-chan struct{}) {
 	for {
 		select {
-		case <-l.done:
+		case <-done:
 			return
-		case <-l.kick:
+		case <-kick:
 		}
 		l.writeMu.Lock()
 		if l.written.Load() < l.appended.Load() {
@@ -388,8 +389,7 @@ func (l *LogWriter) FinishSwitch(old *os.File) error {
 // Close writes, fsyncs and closes the log.
 func (l *LogWriter) Close() error {
 	if l.done != nil {
-		close(l.done)
-		l.done = nil
+		l.closeOnce.Do(func() { close(l.done) })
 	}
 	err := l.SyncNow()
 	l.mu.Lock()
