@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"sort"
 	"strconv"
@@ -251,6 +252,9 @@ func (p *persister) load() (lastLog string, lastEnd int64, err error) {
 		debug.SetGCPercent(max(gc, 200))
 	}
 	defer debug.SetGCPercent(gc)
+	// Loading decodes and inserts at once (snapshot.Load): let it use every
+	// core, whatever --procs asks for serving.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(runtime.NumCPU()))
 	now := ks.Now
 	ks.Now = func() int64 { return 1 }
 	defer func() { ks.Now = now }()
