@@ -339,6 +339,11 @@ func (p *persister) replay(lf logFile) (int64, error) {
 	}
 	s := newSession(p.srv, nil, false)
 	s.authed = true
+	// A DEDUP mark is written just before the change made under it. It is
+	// restored only once a later record is whole: a crash between the two
+	// must not leave the mark without its write, or the client's replay of
+	// that write would be answered +DUP and lost.
+	var pending *snapshot.Marks
 	for {
 		off := r.ValidEnd()
 		rec, err := r.Next()
@@ -349,8 +354,13 @@ func (p *persister) replay(lf logFile) (int64, error) {
 			return 0, err
 		}
 		p.logRecordsLoaded++
+		if pending != nil {
+			p.restoreMark(*pending)
+			pending = nil
+		}
 		if rec.IsMark {
-			p.restoreMark(rec.Mark)
+			m := rec.Mark
+			pending = &m
 			continue
 		}
 		if rec.DB >= len(p.srv.ks.DBs) {
@@ -366,6 +376,11 @@ func (p *persister) replay(lf logFile) (int64, error) {
 		s.W.B = s.W.B[:0]
 	}
 	s.release()
+	if pending != nil && !r.Truncated {
+		// A mark at the clean end of the log: a wrapped command that
+		// changed nothing.
+		p.restoreMark(*pending)
+	}
 	if r.Truncated {
 		log.Printf("recached: WARNING: %s ends with a record cut short at byte offset %d (a crash in the middle of a write): it is ignored and the log will be cut there", lf.path, r.ValidEnd())
 	}
