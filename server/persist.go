@@ -568,7 +568,20 @@ func (p *persister) saveLocked(kind int32) (err error) {
 			return err
 		}
 	}
-	w, err := snapshot.Create(dir, hdr)
+	// The snapshot's header carries each database's key count, a hint
+	// for sizing the maps when it is loaded.
+	snapHdr := hdr
+	for _, db := range srv.ks.DBs {
+		n := 0
+		for i := 0; i < keyspace.NumShards; i++ {
+			sh := db.Shard(i)
+			sh.Lock()
+			n += db.Len(i)
+			sh.Unlock()
+		}
+		snapHdr.Keys = append(snapHdr.Keys, int64(n))
+	}
+	w, err := snapshot.Create(dir, snapHdr)
 	if err != nil {
 		if next != nil {
 			next.Close()

@@ -85,7 +85,7 @@ func TestFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h != (Header{Version: 1, Generation: 1, Created: 1795990000000}) || loaded != 9 || expired != 0 {
+	if h.Version != 1 || h.Generation != 1 || h.Created != 1795990000000 || h.Keys != nil || loaded != 9 || expired != 0 {
 		t.Errorf("header %+v, %d keys loaded, %d expired", h, loaded, expired)
 	}
 	if got := describe(ks); got != fixtureContents {

@@ -93,6 +93,10 @@ type Header struct {
 	Generation uint64
 	// Created is when the file was started, in unix ms.
 	Created int64
+	// Keys holds, for a snapshot, how many keys each database had when the
+	// save started: a hint that lets loading size the maps once instead of
+	// growing them. Files without it load the same, only slower.
+	Keys []int64
 }
 
 // castagnoli is the CRC-32C table; the checksums of both formats use it.

@@ -57,6 +57,9 @@ type Reader struct {
 	entries []keyspace.Entry
 }
 
+// maxHintDBs bounds the per-database key counts a header may hold.
+const maxHintDBs = 1 << 16
+
 // arenaChunk and entryChunk size the reader's bulk allocations; values
 // larger than arenaMax get their own.
 const (
@@ -185,7 +188,20 @@ func NewReader(path string, src io.ReaderAt, size int64) (*Reader, error) {
 	if r.hdr.Created, err = r.dec.DecodeInt64(); err != nil {
 		return nil, r.corrupt("bad header time")
 	}
-	for i := 3; i < n; i++ {
+	if n >= 4 {
+		dbs, err := r.dec.DecodeArrayLen()
+		if err != nil || dbs < 0 || dbs > maxHintDBs {
+			return nil, r.corrupt("bad header key counts")
+		}
+		for i := 0; i < dbs; i++ {
+			k, err := r.dec.DecodeInt64()
+			if err != nil || k < 0 {
+				return nil, r.corrupt("bad header key counts")
+			}
+			r.hdr.Keys = append(r.hdr.Keys, k)
+		}
+	}
+	for i := 4; i < n; i++ {
 		if err := r.dec.Skip(); err != nil {
 			return nil, r.corrupt("bad header")
 		}
@@ -555,6 +571,14 @@ func Load(path string, ks *keyspace.Keyspace, mark func(Marks), now int64, keepE
 	}
 	cur = make([]loadItem, 0, loadBatch)
 	clock := ks.Clock()
+	// Size the maps once from the header's counts. A hint is only a hint:
+	// it is capped by what the file could hold, and ignored for databases
+	// that already have keys.
+	for i, k := range h.Keys {
+		if i < len(ks.DBs) && k > 0 {
+			ks.DBs[i].Reserve(int(min(k, r.size/4)))
+		}
+	}
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {

@@ -407,3 +407,23 @@ func TestRemoveStaleTemp(t *testing.T) {
 		t.Errorf("left %v", names)
 	}
 }
+
+// TestHeaderKeyCounts checks that a snapshot's per-database key counts
+// survive a round trip, and that loading with them fills the keyspace the
+// same.
+func TestHeaderKeyCounts(t *testing.T) {
+	dir := t.TempDir()
+	ks := fixtureKeyspace()
+	writeKeyspace(t, dir, ks, nil, Header{Generation: 2, Created: 5, Keys: []int64{7, 0, 2}})
+	loaded := keyspace.New(len(ks.DBs), nil)
+	h, n, _, err := Load(filepath.Join(dir, SnapshotName), loaded, nil, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Keys) != 3 || h.Keys[0] != 7 || h.Keys[1] != 0 || h.Keys[2] != 2 {
+		t.Fatalf("key counts %v", h.Keys)
+	}
+	if n != 9 || describe(loaded) != describe(ks) {
+		t.Fatalf("loaded %d keys:\n%s\nwant\n%s", n, describe(loaded), describe(ks))
+	}
+}

@@ -83,10 +83,20 @@ func Create(dir string, h Header) (*Writer, error) {
 		w.Abort()
 		return nil, err
 	}
-	w.check(w.enc.EncodeArrayLen(3))
+	fields := 3
+	if len(h.Keys) > 0 {
+		fields = 4
+	}
+	w.check(w.enc.EncodeArrayLen(fields))
 	w.check(w.enc.EncodeUint(Version))
 	w.check(w.enc.EncodeUint(h.Generation))
 	w.check(w.enc.EncodeInt(h.Created))
+	if len(h.Keys) > 0 {
+		w.check(w.enc.EncodeArrayLen(len(h.Keys)))
+		for _, n := range h.Keys {
+			w.check(w.enc.EncodeInt(n))
+		}
+	}
 	if w.err != nil {
 		err := w.err
 		w.Abort()

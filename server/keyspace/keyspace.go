@@ -219,6 +219,17 @@ func (db *DB) Set(key []byte, e *Entry) {
 	s.m[string(key)] = e
 }
 
+// Reserve sizes the empty shards of the database for about n keys in all,
+// so that a loader filling it does not grow the maps step by step.
+func (db *DB) Reserve(n int) {
+	per := n/NumShards + n/NumShards/8 + 1
+	for i := range db.shards {
+		if len(db.shards[i].m) == 0 {
+			db.shards[i].m = make(map[string]*Entry, per)
+		}
+	}
+}
+
 // Load stores e under key k, with expiry at (unix ms, 0 for none), for a
 // loader filling an empty database: it does not look for a previous value,
 // which it overwrites, and keeps k as it is.
