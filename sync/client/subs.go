@@ -35,19 +35,10 @@ func (q *Query) Pattern() string { return q.pattern }
 func (q *Query) Close() {
 	c := q.c
 	c.mu.Lock()
-	qs := c.queries[q.pattern]
-	i := slices.Index(qs, q)
-	if i < 0 {
+	if !unregister(c.queries, q.pattern, q) {
 		c.mu.Unlock()
 		return
 	}
-	qs = slices.Delete(qs, i, i+1)
-	if len(qs) > 0 {
-		c.queries[q.pattern] = qs
-		c.mu.Unlock()
-		return
-	}
-	delete(c.queries, q.pattern)
 	cn := c.cn
 	if cn != nil {
 		c.unquerying[q.pattern]++
@@ -89,19 +80,10 @@ func (c *Client) Watch(key string, fn func(key string, v Value)) *Watch {
 func (w *Watch) Close() {
 	c := w.c
 	c.mu.Lock()
-	ws := c.watches[w.key]
-	i := slices.Index(ws, w)
-	if i < 0 {
+	if !unregister(c.watches, w.key, w) {
 		c.mu.Unlock()
 		return
 	}
-	ws = slices.Delete(ws, i, i+1)
-	if len(ws) > 0 {
-		c.watches[w.key] = ws
-		c.mu.Unlock()
-		return
-	}
-	delete(c.watches, w.key)
 	cn := c.cn
 	if cn != nil {
 		c.unwatching[w.key]++
@@ -163,18 +145,9 @@ func (s *Subscription) Close() {
 	c := s.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	m := c.subMap(s.pattern)
-	subs := m[s.name]
-	i := slices.Index(subs, s)
-	if i < 0 {
+	if !unregister(c.subMap(s.pattern), s.name, s) {
 		return
 	}
-	subs = slices.Delete(subs, i, i+1)
-	if len(subs) > 0 {
-		m[s.name] = subs
-		return
-	}
-	delete(m, s.name)
 	if cn := c.cn; cn != nil {
 		cmd, tag := bUNSUB, "unsubscribe"
 		if s.pattern {
@@ -182,4 +155,22 @@ func (s *Subscription) Close() {
 		}
 		cn.send(pending{kind: pendSub, what: string(cmd) + " " + s.name, confirm: tag}, cmd, []byte(s.name))
 	}
+}
+
+// unregister removes v from the registrations of k in m, and reports
+// whether it was the last one there: then k is gone from m and the server
+// must be told to stop sending for it.
+func unregister[T comparable](m map[string][]T, k string, v T) bool {
+	vs := m[k]
+	i := slices.Index(vs, v)
+	if i < 0 {
+		return false
+	}
+	vs = slices.Delete(vs, i, i+1)
+	if len(vs) > 0 {
+		m[k] = vs
+		return false
+	}
+	delete(m, k)
+	return true
 }
