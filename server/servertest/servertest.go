@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -236,4 +237,25 @@ func Elements(reply []byte) ([][]byte, error) {
 func HaveRedis() bool {
 	_, err := exec.LookPath("redis-server")
 	return err == nil
+}
+
+// SafeBuffer is a bytes.Buffer that a process's output goroutines may write
+// while a test reads it.
+type SafeBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// Write appends p.
+func (b *SafeBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns what was written so far.
+func (b *SafeBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

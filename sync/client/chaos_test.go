@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/recached/recached/server/servertest"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -15,7 +16,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -178,26 +178,8 @@ type process struct {
 	bin, dir       string
 	port, wsPort   int
 	cmd            *exec.Cmd
-	out            syncBuffer
+	out            servertest.SafeBuffer
 	serveWebSocket bool
-}
-
-// syncBuffer is a bytes.Buffer safe for the process's output goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 func (p *process) start() {

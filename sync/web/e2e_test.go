@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/recached/recached/server/servertest"
 	"net"
 	"net/http"
 	"os"
@@ -22,7 +23,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -92,24 +92,6 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// syncBuffer is a bytes.Buffer safe for a process's output and a reader.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // server is a recached process on loopback ports, restartable on the same
 // ports and directory.
 type server struct {
@@ -120,13 +102,13 @@ type server struct {
 	wsPort int
 	args   []string
 	cmd    *exec.Cmd
-	out    *syncBuffer
+	out    *servertest.SafeBuffer
 	exited chan struct{}
 }
 
 func startServer(t *testing.T, bin string, extra ...string) *server {
 	t.Helper()
-	s := &server{t: t, bin: bin, dir: t.TempDir(), port: freePort(t), wsPort: freePort(t), args: extra, out: &syncBuffer{}}
+	s := &server{t: t, bin: bin, dir: t.TempDir(), port: freePort(t), wsPort: freePort(t), args: extra, out: &servertest.SafeBuffer{}}
 	s.start()
 	t.Cleanup(func() {
 		s.stop()
@@ -268,7 +250,7 @@ type page struct {
 	t    *testing.T
 	name string
 	ctx  context.Context
-	logs *syncBuffer
+	logs *servertest.SafeBuffer
 }
 
 // newPage opens a tab (the browser's first one when first is set) and
@@ -284,7 +266,7 @@ func newPage(t *testing.T, bctx context.Context, name string, first bool) *page 
 			t.Fatalf("open tab %s: %v", name, err)
 		}
 	}
-	p := &page{t: t, name: name, ctx: ctx, logs: &syncBuffer{}}
+	p := &page{t: t, name: name, ctx: ctx, logs: &servertest.SafeBuffer{}}
 	lctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
