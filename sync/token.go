@@ -52,6 +52,18 @@ func SignToken(secret []byte, patterns []string, expiry int64) (string, error) {
 	return body + "." + base64.RawURLEncoding.EncodeToString(mac(secret, body)), nil
 }
 
+// decodeCanonical decodes s, unpadded base64url, and reports whether s is
+// the one encoding of its bytes. The decoder alone accepts more: it skips
+// CR and LF anywhere, and without Strict it ignores the unused low bits of
+// the last character, so that several texts would carry one signature.
+func decodeCanonical(s string) ([]byte, bool) {
+	if strings.ContainsAny(s, "\r\n") {
+		return nil, false
+	}
+	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
+	return b, err == nil
+}
+
 func mac(secret []byte, body string) []byte {
 	h := hmac.New(sha256.New, secret)
 	h.Write([]byte(body))
@@ -60,9 +72,11 @@ func mac(secret []byte, body string) []byte {
 
 // VerifyToken checks token against secret at time now and returns the
 // patterns it grants and its expiry (0 for none). Trailing '=' padding is
-// stripped from both parts first; the signature is compared in constant
-// time. A malformed token or a bad signature is ErrInvalidToken; an expired
-// one (now at or past its expiry second) is ErrTokenExpired. The expiry is
+// stripped from both parts first; what remains must be canonical unpadded
+// base64url (no line breaks, unused trailing bits zero), so that one token
+// has one text. The signature is compared in constant time. A malformed
+// token or a bad signature is ErrInvalidToken; an expired one (now at or
+// past its expiry second) is ErrTokenExpired. The expiry is
 // only checked here, when the token is presented.
 func VerifyToken(secret []byte, token string, now time.Time) (patterns []string, expiry int64, err error) {
 	if len(secret) == 0 {
@@ -74,15 +88,12 @@ func VerifyToken(secret []byte, token string, now time.Time) (patterns []string,
 	}
 	body = strings.TrimRight(body, "=")
 	sig = strings.TrimRight(sig, "=")
-	got, err := base64.RawURLEncoding.DecodeString(sig)
-	if err != nil {
+	got, ok := decodeCanonical(sig)
+	if !ok || !hmac.Equal(got, mac(secret, body)) {
 		return nil, 0, ErrInvalidToken
 	}
-	if !hmac.Equal(got, mac(secret, body)) {
-		return nil, 0, ErrInvalidToken
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(body)
-	if err != nil {
+	raw, ok := decodeCanonical(body)
+	if !ok {
 		return nil, 0, ErrInvalidToken
 	}
 	payload := string(raw)

@@ -56,6 +56,21 @@ func handToken(secret, payload string) string {
 	return body + "." + base64.RawURLEncoding.EncodeToString(h.Sum(nil))
 }
 
+// signBody signs a payload text as given, canonical or not.
+func signBody(secret, body string) string {
+	h := hmac.New(sha256.New, []byte(secret))
+	h.Write([]byte(body))
+	return body + "." + base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+}
+
+// flipLastBit flips the lowest bit of s's last base64url character: an
+// unused bit when the encoded length is not a multiple of three bytes.
+func flipLastBit(s string) string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	i := strings.IndexByte(alphabet, s[len(s)-1])
+	return s[:len(s)-1] + string(alphabet[i^1])
+}
+
 func TestVerifyToken(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
 	good := handToken("k", "user:1:*,room:2|1700000100")
@@ -85,6 +100,16 @@ func TestVerifyToken(t *testing.T) {
 		{"negative expiry", handToken("k", "a|-5"), nil, ErrInvalidToken},
 		{"expired", handToken("k", "a|1699999999"), nil, ErrTokenExpired},
 		{"zero expiry is the epoch", handToken("k", "a|0"), nil, ErrTokenExpired},
+		// One token has one text: the decoder's leniencies would let
+		// anyone mint variants of a token that still verify.
+		{"signature low bits changed", body + "." + flipLastBit(sig), nil, ErrInvalidToken},
+		{"padded signature low bits changed", body + "." + pad(flipLastBit(sig)), nil, ErrInvalidToken},
+		{"newline in signature", body + "." + sig[:10] + "\n" + sig[10:], nil, ErrInvalidToken},
+		{"CR LF in signature", body + "." + sig[:10] + "\r\n" + sig[10:], nil, ErrInvalidToken},
+		{"trailing newline", good + "\n", nil, ErrInvalidToken},
+		{"newline before padding", body + "." + sig + "\n=", nil, ErrInvalidToken},
+		{"payload low bits changed, signed as sent", signBody("k", flipLastBit(body)), nil, ErrInvalidToken},
+		{"newline in payload, signed as sent", signBody("k", body[:4]+"\n"+body[4:]), nil, ErrInvalidToken},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
