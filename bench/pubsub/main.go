@@ -166,9 +166,9 @@ func expectStream(rd *bufio.Reader, frame []byte, n int) error {
 	total := len(frame) * n
 	off := 0 // position in frame
 	for read := 0; read < total; {
-		buf, err := rd.Peek(min(rd.Buffered(), total-read))
+		buf, _ := rd.Peek(min(rd.Buffered(), total-read)) // never more than is buffered
 		if len(buf) == 0 {
-			if _, err = rd.Peek(1); err != nil {
+			if _, err := rd.Peek(1); err != nil {
 				return fmt.Errorf("after %d of %d bytes: %w", read, total, err)
 			}
 			continue

@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
-
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -26,10 +26,7 @@ import (
 // off and returns its address. The server is killed when the test ends.
 func StartRedis(tb testing.TB, extra ...string) string {
 	tb.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		tb.Fatalf("redis-server not found: run 'make test', which installs it (%v)", err)
-	}
+	bin := RedisBin(tb)
 	port, err := tcp.FreePort()
 	if err != nil {
 		tb.Fatal(err)
@@ -233,10 +230,34 @@ func Elements(reply []byte) ([][]byte, error) {
 	return out, nil
 }
 
-// HaveRedis reports whether redis-server is installed.
+// RedisBin returns the path of redis-server, the reference every
+// differential test compares against, and logs its version. Without it the
+// test is skipped with a message saying how to install it, unless the CI
+// environment variable is set: CI must never pass by skipping the
+// comparison.
+func RedisBin(tb testing.TB) string {
+	tb.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			tb.Fatalf("redis-server not found and CI is set: run 'make test-deps' (%v)", err)
+		}
+		tb.Skipf("redis-server not found, skipping the comparison with Redis: run 'make test-deps' to install it (%v)", err)
+	}
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		tb.Fatalf("redis-server --version: %v", err)
+	}
+	tb.Logf("comparing against %s", bytes.TrimSpace(out))
+	return bin
+}
+
+// HaveRedis reports whether a test should add redis-server to the servers
+// it compares: when it is installed, and always under CI, where RedisBin
+// then fails the test instead of letting it pass without the reference.
 func HaveRedis() bool {
 	_, err := exec.LookPath("redis-server")
-	return err == nil
+	return err == nil || os.Getenv("CI") != ""
 }
 
 // SafeBuffer is a bytes.Buffer that a process's output goroutines may write

@@ -50,9 +50,6 @@ func (q *queue[T]) pop() (T, bool) {
 // at returns the i-th oldest item.
 func (q *queue[T]) at(i int) T { return q.items[q.head+i] }
 
-// ptr returns a pointer to the i-th oldest item.
-func (q *queue[T]) ptr(i int) *T { return &q.items[q.head+i] }
-
 // removeAt removes the i-th oldest item.
 func (q *queue[T]) removeAt(i int) {
 	j := q.head + i

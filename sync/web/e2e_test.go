@@ -46,6 +46,9 @@ func chromium(t *testing.T) string {
 	if p, err := exec.LookPath("chromium"); err == nil {
 		return p
 	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("chromium not found and CI is set: run scripts/install-test-deps.sh (or set RECACHED_CHROMIUM)")
+	}
 	t.Skip("chromium not found: run scripts/install-test-deps.sh (or set RECACHED_CHROMIUM)")
 	return ""
 }

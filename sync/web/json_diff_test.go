@@ -250,7 +250,10 @@ process.stdout.write(JSON.stringify(out));
 func TestJSONEffectsMatchTheReferenceClient(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node not found")
+		if os.Getenv("CI") != "" {
+			t.Fatal("node not found and CI is set: run scripts/install-test-deps.sh")
+		}
+		t.Skip("node not found: run scripts/install-test-deps.sh")
 	}
 	g := &jsonGen{r: rand.New(rand.NewPCG(7, 2026))}
 	const sequences, steps = 3000, 10
