@@ -94,8 +94,7 @@ func OpenLogAppend(path string, size int64) (*os.File, error) {
 // as the policy asks, everything appended so far. It is safe for
 // concurrent use.
 //
-// Lock order: syncMu, then writeMu, then mu. Callers may append while
-// holding their own locks; nothing here calls back out.
+// Lock order: see server/LOCKS.md.
 type LogWriter struct {
 	policy Fsync
 
@@ -120,12 +119,6 @@ type LogWriter struct {
 
 	werr atomic.Pointer[error]
 
-	// kick wakes the flusher, which writes what Commit left behind under
-	// everysec and no; done stops it.
-	kick      chan struct{}
-	done      chan struct{}
-	closeOnce sync.Once
-
 	// Fatal is called when a write or fsync fails under FsyncAlways, where
 	// acknowledging a write that is not on disk would break the promise.
 	// By default the error is only recorded.
@@ -133,42 +126,10 @@ type LogWriter struct {
 }
 
 // NewLogWriter returns a writer appending to f, which holds size bytes.
-//
-// Under everysec and no, a Commit with less than coalesceBytes pending
-// leaves the write to a flusher goroutine, which runs as soon as the event
-// loop lets go of the processor: like Redis writing its log once per event
-// loop pass, one write then serves every connection served in that pass
-// instead of one write per connection. The data is in the system a moment
-// after the reply instead of a moment before it, well inside what everysec
-// promises.
 func NewLogWriter(f *os.File, size int64, policy Fsync) *LogWriter {
 	l := &LogWriter{policy: policy, f: f}
 	l.size.Store(size)
-	if policy != FsyncAlways {
-		l.kick = make(chan struct{}, 1)
-		l.done = make(chan struct{})
-		go l.flusher(l.kick, l.done)
-	}
 	return l
-}
-
-// coalesceBytes is the most a Commit leaves to the flusher.
-const coalesceBytes = 256 << 10
-
-// flusher writes what Commit left pending, until done is closed.
-func (l *LogWriter) flusher(kick, done <-chan struct{}) {
-	for {
-		select {
-		case <-done:
-			return
-		case <-kick:
-		}
-		l.writeMu.Lock()
-		if l.written.Load() < l.appended.Load() {
-			_, _, _ = l.writeOut()
-		}
-		l.writeMu.Unlock()
-	}
 }
 
 // Policy returns the fsync policy.
@@ -276,21 +237,17 @@ func (l *LogWriter) writeOut() (uint64, *os.File, error) {
 	return target, f, nil
 }
 
-// Commit makes everything appended so far as durable as the policy asks:
-// written (everysec, no) or written and fsynced (always). Transports call
-// it after a batch of requests, before sending the replies.
+// Commit makes everything appended so far as durable as the policy asks
+// before it returns: written to the system (everysec, no: the data then
+// survives the death of the process, as Redis writes its log before it
+// replies) or written and fsynced (always). Transports call it once per
+// batch of requests (an event-loop pass), before sending the replies or
+// pushes of that batch; concurrent Commits share one write and one fsync.
+// With nothing pending it costs two atomic loads.
 func (l *LogWriter) Commit() {
 	target := l.appended.Load()
 	if l.policy != FsyncAlways {
-		written := l.written.Load()
-		if written >= target {
-			return
-		}
-		if target-written < coalesceBytes {
-			select {
-			case l.kick <- struct{}{}:
-			default: // a flush is already due
-			}
+		if l.written.Load() >= target {
 			return
 		}
 		l.writeMu.Lock()
@@ -388,9 +345,6 @@ func (l *LogWriter) FinishSwitch(old *os.File) error {
 
 // Close writes, fsyncs and closes the log.
 func (l *LogWriter) Close() error {
-	if l.done != nil {
-		l.closeOnce.Do(func() { close(l.done) })
-	}
 	err := l.SyncNow()
 	l.mu.Lock()
 	f := l.f
