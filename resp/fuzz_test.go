@@ -17,6 +17,9 @@ func FuzzParse(f *testing.F) {
 		"set a 'b\r\n", "*2\r\n$1\r\na\r\n", "*1\r\n$99999999999999999999\r\n",
 		"\r\n\r\n*1\r\n$1\r\nx\r\n",
 	}
+	for _, r := range overflowRequests {
+		seeds = append(seeds, r.in)
+	}
 	for _, s := range seeds {
 		f.Add([]byte(s), uint16(len(s)/2))
 	}

@@ -110,7 +110,7 @@ func (p *Parser) parseMultibulk(b []byte) (int, error) {
 			}
 			return p.incomplete(len(b) + 1)
 		}
-		c, ok := parseInt(b[1:i])
+		c, ok := ParseInt(b[1:i])
 		if !ok || c > maxMultibulk {
 			p.Reset()
 			return 0, errInvalidMultibulk
@@ -141,7 +141,7 @@ func (p *Parser) parseMultibulk(b []byte) (int, error) {
 			}
 			return p.incomplete(len(b) + 1)
 		}
-		l, ok := parseInt(b[pos+1 : pos+i])
+		l, ok := ParseInt(b[pos+1 : pos+i])
 		if !ok || l < 0 || l > MaxBulkLen {
 			p.Reset()
 			return 0, errInvalidBulk
@@ -218,42 +218,6 @@ func (p *Parser) ParseFrame(b []byte) ([][]byte, error) {
 		return nil, &ProtocolError{"more than one command in a frame"}
 	}
 	return p.Args, nil
-}
-
-// parseInt parses a decimal integer the way Redis's string2ll does: no sign
-// other than a leading '-', no leading zeros, no spaces, no overflow.
-func parseInt(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	neg := false
-	if b[0] == '-' {
-		neg = true
-		b = b[1:]
-		if len(b) == 0 {
-			return 0, false
-		}
-	}
-	if b[0] == '0' && (len(b) > 1 || neg) {
-		return 0, false
-	}
-	var n uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + uint64(c-'0')
-		if n > 1<<63 {
-			return 0, false
-		}
-	}
-	if neg {
-		return -int64(n), true
-	}
-	if n > 1<<63-1 {
-		return 0, false
-	}
-	return int64(n), true
 }
 
 // SplitArgs splits an inline command line as redis-cli and Redis do

@@ -220,7 +220,7 @@ func (r *valueReader) read(depth int) (Value, error) {
 	case '+', '-':
 		v.Str = append([]byte{}, body...)
 	case ':':
-		n, ok := parseInt(body)
+		n, ok := ParseInt(body)
 		if !ok {
 			return Value{}, badLine("invalid integer", line)
 		}
@@ -249,7 +249,7 @@ func (r *valueReader) read(depth int) (Value, error) {
 		}
 		v.Null = true
 	case '$', '!', '=':
-		n, ok := parseInt(body)
+		n, ok := ParseInt(body)
 		switch {
 		case !ok || n < -1:
 			return Value{}, badLine("invalid bulk length", line)
@@ -270,7 +270,7 @@ func (r *valueReader) read(depth int) (Value, error) {
 		}
 		v.Str = p
 	case '*', '~', '>', '%', '|':
-		n, ok := parseInt(body)
+		n, ok := ParseInt(body)
 		switch {
 		case !ok || n < -1:
 			return Value{}, badLine("invalid aggregate length", line)

@@ -88,6 +88,9 @@ func TestParseValueMalformed(t *testing.T) {
 		"*-2\r\n", "*x\r\n", "%-1\r\n", ">-1\r\n", "~-1\r\n", "#x\r\n", "#tt\r\n", "_x\r\n",
 		",\r\n", ",abc\r\n", "(\r\n", "(1.5\r\n", "=2\r\nab\r\n", "!-1\r\n", "|-1\r\n",
 		"$67108865\r\n", "*4194305\r\n", "*1\r\n?\r\n",
+		// Lengths and integers that overflow int64 (and would wrap a uint64).
+		":18446744073709551620\r\n", ":9223372036854775808\r\n", ":-9223372036854775809\r\n",
+		"$18446744073709551620\r\nabcd\r\n", "*18446744073709551617\r\n:1\r\n", ">18446744073709551617\r\n:1\r\n",
 	}
 	for _, in := range bad {
 		v, n, err := ParseValue([]byte(in))
@@ -187,6 +190,8 @@ func FuzzParseValue(f *testing.F) {
 		"*3\r\n$9\r\nkeychange\r\n$1\r\nk\r\n+hash\r\n", "*4\r\n$6\r\nqstate\r\n$1\r\n*\r\n$1\r\nk\r\n$1\r\nv\r\n",
 		"%1\r\n+a\r\n,1.5\r\n", "~1\r\n#t\r\n", "_\r\n", "(123\r\n", "=6\r\ntxt:hi\r\n", "!1\r\nE\r\n",
 		"|1\r\n+a\r\n+b\r\n:1\r\n", "$5\r\nab", "*99999999\r\n", "$67108865\r\n", ",inf\r\n",
+		":9223372036854775807\r\n", ":-9223372036854775808\r\n", ":18446744073709551620\r\n",
+		"$18446744073709551620\r\nabcd\r\n", "*18446744073709551617\r\n:1\r\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s), uint16(len(s)/2))
