@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
 
@@ -143,11 +144,12 @@ func (c *conn) queueValues(b []byte, hold bool) {
 		if v <= 0 {
 			v = len(b) // not RESP the engine should produce: one frame
 		}
+		op := dataOp(b[:v])
 		if hold {
-			c.held = appendFrame(c.held, opText, b[:v])
+			c.held = appendFrame(c.held, op, b[:v])
 			c.heldFrames++
 		} else {
-			c.out = appendFrame(c.out, opText, b[:v])
+			c.out = appendFrame(c.out, op, b[:v])
 			c.frames++
 		}
 		b = b[v:]
@@ -161,6 +163,18 @@ func (c *conn) queueValues(b []byte, hold bool) {
 	if !hold {
 		c.kick()
 	}
+}
+
+// dataOp returns the opcode of a server frame holding the RESP value v: a
+// text frame, as SPEC section 3 says, unless v is not valid UTF-8 (a value
+// written in binary on the RESP port), which goes out in a binary frame. A
+// text frame must be UTF-8 (RFC 6455 section 8.1): browsers fail the
+// connection on one that is not.
+func dataOp(v []byte) byte {
+	if utf8.Valid(v) {
+		return opText
+	}
+	return opBinary
 }
 
 // queueControl queues a control frame (ping, pong).
@@ -225,13 +239,17 @@ func (c *conn) readLoop() (graceful bool) {
 	// has been served (see awaitUnblock); nil when it is not blocked.
 	var unblocked chan struct{}
 	for {
-		_, r, err := c.ws.NextReader()
+		typ, r, err := c.ws.NextReader()
 		if err != nil {
 			return closed
 		}
 		var tooBig bool
 		buf, tooBig, err = readFrame(r, buf[:0], MaxFrame)
 		if err != nil {
+			return false
+		}
+		if !tooBig && typ == websocket.TextMessage && !utf8.Valid(buf) {
+			c.failInvalidText()
 			return false
 		}
 		extend()
@@ -257,6 +275,23 @@ func (c *conn) readLoop() (graceful bool) {
 			unblocked = c.awaitUnblock()
 		}
 	}
+}
+
+// failInvalidText fails the connection after a text frame that is not
+// valid UTF-8, as RFC 6455 section 8.1 requires: replies still queued are
+// dropped, a close frame with status 1007 (invalid frame payload data) is
+// sent, and the socket is closed. Values that are not UTF-8 travel in
+// binary frames.
+func (c *conn) failInvalidText() {
+	c.mu.Lock()
+	c.dead = true // queue nothing more; the writer finds nothing to send
+	c.out, c.held = nil, nil
+	c.mu.Unlock()
+	reason := "invalid UTF-8 in a text frame: send binary frames for such values"
+	payload := append([]byte{0x03, 0xef}, reason...) // 1007
+	_ = c.nc.SetWriteDeadline(time.Now().Add(c.l.WriteTimeout))
+	_, _ = c.nc.Write(appendFrame(nil, opClose, payload))
+	c.kill()
 }
 
 // awaitUnblock waits, in a goroutine of its own, for the session's blocking

@@ -4,10 +4,11 @@ import "encoding/binary"
 
 // WebSocket opcodes (RFC 6455 section 5.2).
 const (
-	opText  = 0x1
-	opClose = 0x8
-	opPing  = 0x9
-	opPong  = 0xA
+	opText   = 0x1
+	opBinary = 0x2
+	opClose  = 0x8
+	opPing   = 0x9
+	opPong   = 0xA
 )
 
 // appendFrame appends one final, unmasked server frame with opcode op and

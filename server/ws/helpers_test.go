@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
 
@@ -100,13 +101,22 @@ func (c *client) read() string {
 	if err != nil {
 		c.t.Fatalf("read: %v", err)
 	}
-	if typ != websocket.TextMessage {
-		c.t.Fatalf("frame type %d, want text", typ)
+	if want := frameType(b); typ != want {
+		c.t.Fatalf("frame %q has type %d, want %d (binary exactly when not UTF-8)", b, typ, want)
 	}
 	if n := valueLen(b); n != len(b) {
 		c.t.Fatalf("frame %q is not exactly one RESP value", b)
 	}
 	return string(b)
+}
+
+// frameType is the type of the server frame holding b: text, unless b is
+// not valid UTF-8.
+func frameType(b []byte) int {
+	if utf8.Valid(b) {
+		return websocket.TextMessage
+	}
+	return websocket.BinaryMessage
 }
 
 // do sends a command and returns the next frame, which must be its reply.

@@ -8,6 +8,7 @@ import (
 	"net"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
 
@@ -47,9 +48,10 @@ func (t *tcpTransport) read() (resp.Value, error) { return resp.ReadValue(t.r) }
 
 func (t *tcpTransport) close() { _ = t.nc.Close() }
 
-// wsTransport is one RESP value per WebSocket text frame. Frames written
-// in one writeCommands call leave in one socket write: the connection
-// under the WebSocket buffers them until the batch is complete.
+// wsTransport is one RESP value per WebSocket frame: a text frame, or a
+// binary one when the bytes are not UTF-8. Frames written in one
+// writeCommands call leave in one socket write: the connection under the
+// WebSocket buffers them until the batch is complete.
 type wsTransport struct {
 	ws           *websocket.Conn
 	bc           *batchConn
@@ -63,13 +65,23 @@ func (t *wsTransport) writeCommands(b []byte, ends []int) error {
 	t.bc.begin()
 	start := 0
 	for _, end := range ends {
-		if err := t.ws.WriteMessage(websocket.TextMessage, b[start:end]); err != nil {
+		if err := t.ws.WriteMessage(frameType(b[start:end]), b[start:end]); err != nil {
 			t.bc.end(deadline)
 			return err
 		}
 		start = end
 	}
 	return t.bc.end(deadline)
+}
+
+// frameType returns the WebSocket message type of a frame holding b: text,
+// unless b is not valid UTF-8 (a text frame must be UTF-8, and the server
+// fails the connection on one that is not).
+func frameType(b []byte) int {
+	if utf8.Valid(b) {
+		return websocket.TextMessage
+	}
+	return websocket.BinaryMessage
 }
 
 func (t *wsTransport) read() (resp.Value, error) {
