@@ -52,6 +52,9 @@ func ParseInt[T ~string | ~[]byte](b T) (int64, bool) {
 // an aggregate of n elements (pairs for '%'); with '$' it starts a bulk
 // string of n bytes, whose payload and CRLF the caller appends.
 func AppendHeader(b []byte, c byte, n int) []byte {
+	if 0 <= n && n <= 9 {
+		return append(b, c, byte('0'+n), '\r', '\n')
+	}
 	b = append(b, c)
 	b = strconv.AppendInt(b, int64(n), 10)
 	return append(b, '\r', '\n')

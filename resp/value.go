@@ -117,9 +117,7 @@ func AppendValue(b []byte, v Value) []byte {
 		if v.Null {
 			return append(b, "$-1\r\n"...)
 		}
-		b = append(b, v.Kind)
-		b = strconv.AppendInt(b, int64(len(v.Str)), 10)
-		b = append(b, '\r', '\n')
+		b = AppendHeader(b, v.Kind, len(v.Str))
 		b = append(b, v.Str...)
 		return append(b, '\r', '\n')
 	case '*', '~', '>', '%':
@@ -130,9 +128,7 @@ func AppendValue(b []byte, v Value) []byte {
 		if v.Kind == '%' {
 			n /= 2
 		}
-		b = append(b, v.Kind)
-		b = strconv.AppendInt(b, int64(n), 10)
-		b = append(b, '\r', '\n')
+		b = AppendHeader(b, v.Kind, n)
 		elems := v.Elems
 		if v.Kind == '%' {
 			elems = elems[:2*n]
@@ -157,15 +153,9 @@ func appendLine(b, s []byte) []byte {
 
 // AppendCommand appends args as a RESP multibulk request.
 func AppendCommand(b []byte, args ...[]byte) []byte {
-	b = append(b, '*')
-	b = strconv.AppendInt(b, int64(len(args)), 10)
-	b = append(b, '\r', '\n')
+	b = AppendHeader(b, '*', len(args))
 	for _, a := range args {
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(len(a)), 10)
-		b = append(b, '\r', '\n')
-		b = append(b, a...)
-		b = append(b, '\r', '\n')
+		b = AppendBulk(b, a)
 	}
 	return b
 }

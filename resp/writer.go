@@ -27,10 +27,10 @@ func (w *Writer) Error(s string) { w.B = redcon.AppendError(w.B, s) }
 func (w *Writer) Int(n int64) { w.B = redcon.AppendInt(w.B, n) }
 
 // Bulk appends a bulk string.
-func (w *Writer) Bulk(b []byte) { w.B = redcon.AppendBulk(w.B, b) }
+func (w *Writer) Bulk(b []byte) { w.B = AppendBulk(w.B, b) }
 
 // BulkString appends a bulk string.
-func (w *Writer) BulkString(s string) { w.B = redcon.AppendBulkString(w.B, s) }
+func (w *Writer) BulkString(s string) { w.B = AppendBulkString(w.B, s) }
 
 // BulkInt appends an integer formatted as a bulk string.
 func (w *Writer) BulkInt(n int64) { w.B = redcon.AppendBulkInt(w.B, n) }
@@ -54,33 +54,33 @@ func (w *Writer) NullArray() {
 }
 
 // Array appends an array header of n elements.
-func (w *Writer) Array(n int) { w.B = redcon.AppendArray(w.B, n) }
+func (w *Writer) Array(n int) { w.B = AppendHeader(w.B, '*', n) }
 
 // Map appends a map header of n pairs (an array of 2n in RESP2).
 func (w *Writer) Map(n int) {
 	if w.Proto == 3 {
-		w.B = appendHeader(w.B, '%', n)
+		w.B = AppendHeader(w.B, '%', n)
 		return
 	}
-	w.B = redcon.AppendArray(w.B, 2*n)
+	w.B = AppendHeader(w.B, '*', 2*n)
 }
 
 // Set appends a set header (an array in RESP2).
 func (w *Writer) Set(n int) {
 	if w.Proto == 3 {
-		w.B = appendHeader(w.B, '~', n)
+		w.B = AppendHeader(w.B, '~', n)
 		return
 	}
-	w.B = redcon.AppendArray(w.B, n)
+	w.B = AppendHeader(w.B, '*', n)
 }
 
 // Push appends a push header (an array in RESP2, as Redis does for pub/sub).
 func (w *Writer) Push(n int) {
 	if w.Proto == 3 {
-		w.B = appendHeader(w.B, '>', n)
+		w.B = AppendHeader(w.B, '>', n)
 		return
 	}
-	w.B = redcon.AppendArray(w.B, n)
+	w.B = AppendHeader(w.B, '*', n)
 }
 
 // Bool appends a boolean (the integers 1 and 0 in RESP2).
@@ -110,20 +110,19 @@ func (w *Writer) Double(f float64) {
 		return
 	}
 	var tmp [32]byte
-	w.B = redcon.AppendBulk(w.B, AppendFloat(tmp[:0], f))
+	w.B = AppendBulk(w.B, AppendFloat(tmp[:0], f))
 }
 
 // Verbatim appends a verbatim string of format "txt" (a bulk string in RESP2).
 func (w *Writer) Verbatim(s string) {
 	if w.Proto == 3 {
-		w.B = append(w.B, '=')
-		w.B = strconv.AppendInt(w.B, int64(len(s)+4), 10)
-		w.B = append(w.B, "\r\ntxt:"...)
+		w.B = AppendHeader(w.B, '=', len(s)+4)
+		w.B = append(w.B, "txt:"...)
 		w.B = append(w.B, s...)
 		w.B = append(w.B, '\r', '\n')
 		return
 	}
-	w.B = redcon.AppendBulkString(w.B, s)
+	w.B = AppendBulkString(w.B, s)
 }
 
 // Raw appends bytes that are already RESP.
@@ -141,10 +140,4 @@ func AppendFloat(b []byte, f float64) []byte {
 		return append(b, "nan"...)
 	}
 	return strconv.AppendFloat(b, f, 'g', 17, 64)
-}
-
-func appendHeader(b []byte, c byte, n int) []byte {
-	b = append(b, c)
-	b = strconv.AppendInt(b, int64(n), 10)
-	return append(b, '\r', '\n')
 }
