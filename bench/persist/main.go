@@ -26,6 +26,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/recached/recached/resp"
 )
 
 func main() {
@@ -55,9 +57,10 @@ func main() {
 
 // client is a minimal RESP client.
 type client struct {
-	c net.Conn
-	r *bufio.Reader
-	w *bufio.Writer
+	c   net.Conn
+	r   *bufio.Reader
+	w   *bufio.Writer
+	out []byte // scratch for the request being sent
 }
 
 func dial(addr string) (*client, error) {
@@ -69,12 +72,8 @@ func dial(addr string) (*client, error) {
 }
 
 func (c *client) send(args ...[]byte) {
-	fmt.Fprintf(c.w, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(c.w, "$%d\r\n", len(a))
-		c.w.Write(a)
-		c.w.WriteString("\r\n")
-	}
+	c.out = resp.AppendCommand(c.out[:0], args...)
+	c.w.Write(c.out)
 }
 
 // reply reads one reply and returns its first line (a bulk string's

@@ -24,6 +24,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/recached/recached/resp"
 )
 
 func main() {
@@ -72,7 +74,7 @@ type run struct {
 func (r run) measure() (float64, error) {
 	channel := fmt.Sprintf("bench:pubsub:%d:p%d", os.Getpid(), r.pipeline)
 	payload := bytes.Repeat([]byte("x"), r.size)
-	frame := encode("*", "message", channel, string(payload))
+	frame := encode('*', "message", channel, string(payload))
 	deadline := time.Now().Add(r.timeout)
 
 	conns := make([]net.Conn, 0, r.subs+1)
@@ -89,12 +91,12 @@ func (r run) measure() (float64, error) {
 		}
 		conns = append(conns, c)
 		_ = c.SetDeadline(deadline)
-		if _, err := c.Write(encode("*", "SUBSCRIBE", channel)); err != nil {
+		if _, err := c.Write(encode('*', "SUBSCRIBE", channel)); err != nil {
 			return 0, err
 		}
 		readers[i] = bufio.NewReaderSize(c, 64<<10)
 	}
-	confirm := encode("*", "subscribe", channel, ":1")
+	confirm := encode('*', "subscribe", channel, ":1")
 	for i, rd := range readers {
 		got := make([]byte, len(confirm))
 		if _, err := io.ReadFull(rd, got); err != nil {
@@ -139,7 +141,7 @@ func (r run) measure() (float64, error) {
 // publish sends the messages in pipelines of r.pipeline and checks that
 // every reply counts every subscriber.
 func (r run) publish(c net.Conn, rd *bufio.Reader, channel string, payload []byte) error {
-	one := encode("*", "PUBLISH", channel, string(payload))
+	one := encode('*', "PUBLISH", channel, string(payload))
 	batch := bytes.Repeat(one, r.pipeline)
 	want := ":" + strconv.Itoa(r.subs) + "\r\n"
 	for sent := 0; sent < r.messages; {
@@ -191,14 +193,14 @@ func expectStream(rd *bufio.Reader, frame []byte, n int) error {
 
 // encode builds a RESP array of bulk strings; an element starting with ':'
 // is written as an integer.
-func encode(kind string, els ...string) []byte {
-	b := []byte(kind + strconv.Itoa(len(els)) + "\r\n")
+func encode(kind byte, els ...string) []byte {
+	b := resp.AppendHeader(nil, kind, len(els))
 	for _, e := range els {
 		if strings.HasPrefix(e, ":") {
 			b = append(b, e+"\r\n"...)
 			continue
 		}
-		b = append(b, "$"+strconv.Itoa(len(e))+"\r\n"+e+"\r\n"...)
+		b = resp.AppendBulkString(b, e)
 	}
 	return b
 }
