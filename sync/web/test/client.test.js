@@ -416,3 +416,36 @@ test('ready settles with the server\'s first answer to each registration', async
   await p.ready;
   await client.close();
 });
+
+test('binary frames: values that are not UTF-8 arrive as ArrayBuffers and never drop the connection', async () => {
+  const { net, client, errors } = setup({ patterns: ['b:*'] });
+  const s = await net.socket(0);
+  assert.equal(s.binaryType, 'arraybuffer');
+  assert.deepEqual(await s.next(1), [cmd('SYNC', 'b:*')]);
+  s.push('+OK\r\n');
+  await until(() => client.state === 'open');
+  const frame = (...parts) => {
+    const bytes = [];
+    for (const p of parts) {
+      if (typeof p === 'string') bytes.push(...Buffer.from(p, 'latin1'));
+      else bytes.push(...p);
+    }
+    return new Uint8Array(bytes).buffer;
+  };
+  // A mutation push and a reply whose values hold bytes that are not UTF-8
+  // (the server sends such frames as binary frames).
+  s.push(frame('>3\r\n$3\r\nSET\r\n$3\r\nb:1\r\n$3\r\n', [0xff, 0x00, 0xfe], '\r\n'));
+  await until(() => client.get('b:1') !== null);
+  assert.equal(client.get('b:1'), '\ufffd\u0000\ufffd');
+  const got = client.command('GET', 'b:2');
+  assert.deepEqual(await s.next(1), [cmd('GET', 'b:2')]);
+  s.push(frame('$4\r\nok', [0xe2, 0x82], '\r\n'));
+  assert.equal(await got, 'ok\ufffd');
+  // A valid multi-byte value in a binary frame decodes exactly.
+  s.push(frame('>3\r\n$3\r\nSET\r\n$3\r\nb:3\r\n$2\r\n', [0xc3, 0xa9], '\r\n'));
+  await until(() => client.get('b:3') === '\u00e9');
+  assert.equal(client.state, 'open');
+  assert.equal(net.sockets.length, 1);
+  assert.deepEqual(errors, []);
+  await client.close();
+});
