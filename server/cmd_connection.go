@@ -206,28 +206,28 @@ func cmdSelect(s *Session) {
 }
 
 func cmdSwapDB(s *Session) {
-	a, ok1 := parseInt(s.Args[1])
-	if !ok1 {
+	ndb := len(s.srv.ks.DBs)
+	a, e1 := parseDBIndex(s.Args[1], ndb)
+	b, e2 := parseDBIndex(s.Args[2], ndb)
+	// Redis parses both indexes before it checks either range.
+	switch {
+	case e1 != "" && e1 != errDBIndex:
 		s.W.Error("ERR invalid first DB index")
 		return
-	}
-	b, ok2 := parseInt(s.Args[2])
-	if !ok2 {
+	case e2 != "" && e2 != errDBIndex:
 		s.W.Error("ERR invalid second DB index")
 		return
-	}
-	n := int64(len(s.srv.ks.DBs))
-	if a < 0 || a >= n || b < 0 || b >= n {
+	case e1 != "" || e2 != "":
 		s.W.Error(errDBIndex)
 		return
 	}
 	if a != b {
-		s.srv.touchDB(int(a))
-		s.srv.touchDB(int(b))
+		s.srv.touchDB(a)
+		s.srv.touchDB(b)
 		keyspace.Swap(s.srv.ks.DBs[a], s.srv.ks.DBs[b])
-		s.emitDB(int(a), "SWAPDB", strconv.FormatInt(a, 10), strconv.FormatInt(b, 10))
-		s.srv.touchDB(int(a))
-		s.srv.touchDB(int(b))
+		s.emitDB(a, "SWAPDB", strconv.Itoa(a), strconv.Itoa(b))
+		s.srv.touchDB(a)
+		s.srv.touchDB(b)
 	}
 	s.W.OK()
 }

@@ -446,18 +446,37 @@ func cmdCopy(s *Session) {
 	s.W.Int(1)
 }
 
+// errIntRange32 is Redis's reply to an integer argument outside a C int.
+const errIntRange32 = "ERR value is out of range, value must between -2147483648 and 2147483647"
+
+// parseDBIndex reads b as a database index among ndb databases, as Redis
+// reads the index of SELECT, MOVE, COPY ... DB and SWAPDB (string2ll, then a
+// C int, then the range of databases). It returns the index, or the error to
+// reply. It is the only parser of database indexes: EXEC plans its locks
+// with it, so a queued SELECT moves the lock plan exactly when it will move
+// the session.
+func parseDBIndex(b []byte, ndb int) (int, string) {
+	n, ok := parseInt(b)
+	switch {
+	case !ok:
+		return 0, errNotInt
+	case n < math.MinInt32 || n > math.MaxInt32:
+		return 0, errIntRange32
+	case n < 0 || n >= int64(ndb):
+		return 0, errDBIndex
+	}
+	return int(n), ""
+}
+
 // dbArg parses args[i] as a database index of SELECT, MOVE or COPY,
 // replying on error.
 func (s *Session) dbArg(i int) (int, bool) {
-	n, ok := s.intArg(i)
-	if !ok {
+	n, e := parseDBIndex(s.Args[i], len(s.srv.ks.DBs))
+	if e != "" {
+		s.W.Error(e)
 		return 0, false
 	}
-	if n < 0 || n >= int64(len(s.srv.ks.DBs)) {
-		s.W.Error(errDBIndex)
-		return 0, false
-	}
-	return int(n), true
+	return n, true
 }
 
 func cmdMove(s *Session) {

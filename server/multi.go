@@ -1,7 +1,6 @@
 package server
 
 import (
-	"strconv"
 	"sync"
 	"sync/atomic"
 )
@@ -71,7 +70,7 @@ func cmdExec(s *Session) {
 	for _, q := range m.cmds {
 		s.addLocks(q.cmd, q.args, db)
 		if q.cmd.Name == "select" {
-			if n, err := strconv.Atoi(string(q.args[1])); err == nil && n >= 0 && n < len(s.srv.ks.DBs) {
+			if n, e := parseDBIndex(q.args[1], len(s.srv.ks.DBs)); e == "" {
 				db = n
 			}
 		}

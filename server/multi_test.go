@@ -180,3 +180,55 @@ func TestWatchInvalidation(t *testing.T) {
 		}
 	}
 }
+
+// TestExecSelectNonCanonical runs MULTI / SELECT 01 / INCR / EXEC (and +1)
+// while other clients INCR the same key in database 0. SELECT refuses those
+// indexes, so the queued INCR runs in database 0 and EXEC must take database
+// 0's locks for it: every increment counts, and -race sees no race.
+func TestExecSelectNonCanonical(t *testing.T) {
+	cfg := server.DefaultConfig()
+	cfg.Loops = 4
+	addr, _ := servertest.StartRecached(t, cfg)
+	const clients, rounds = 4, 300
+	var wg sync.WaitGroup
+	errs := make(chan string, 2*clients)
+	for i := 0; i < clients; i++ {
+		index := []string{"01", "+1", "1 ", "-0"}[i]
+		for _, tx := range []bool{true, false} {
+			c := servertest.Dial(t, addr)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var b []byte
+				cmds := [][]string{{"INCR", "ctr"}}
+				if tx {
+					cmds = [][]string{{"MULTI"}, {"SELECT", index}, {"INCR", "ctr"}, {"EXEC"}}
+				}
+				for _, cmd := range cmds {
+					b = append(b, servertest.Encode(cmd...)...)
+				}
+				for r := 0; r < rounds; r++ {
+					if err := c.Send(b); err != nil {
+						errs <- err.Error()
+						return
+					}
+					var last []byte
+					for range cmds {
+						rep, err := c.Read()
+						if err != nil {
+							errs <- err.Error()
+							return
+						}
+						last = rep
+					}
+					if tx && !strings.HasPrefix(string(last), "*2\r\n-ERR value is not an integer or out of range\r\n:") {
+						errs <- "EXEC with SELECT " + index + ": " + strconv.Quote(string(last))
+						return
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	checkFinal(t, addr, errs, "ctr", 2*clients*rounds)
+}
