@@ -3,7 +3,6 @@ package server
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -443,46 +442,6 @@ func cmdMemoryUsage(s *Session) {
 	s.W.Int(memoryUsage(s.Args[2], e))
 }
 
-// configParam is one CONFIG GET/SET parameter.
-type configParam struct {
-	name string
-	get  func(c *Config) string
-	set  func(c *Config, v string) error // nil: immutable
-}
-
-func configParams() []configParam {
-	return []configParam{
-		{"bind", func(c *Config) string { return c.Bind }, nil},
-		{"port", func(c *Config) string { return strconv.Itoa(c.Port) }, nil},
-		{"ws-port", func(c *Config) string { return strconv.Itoa(c.WSPort) }, nil},
-		{"dir", func(c *Config) string { d, _ := filepath.Abs(c.Dir); return d }, nil},
-		{"databases", func(c *Config) string { return strconv.Itoa(c.Databases) }, nil},
-		{"requirepass", func(c *Config) string { return c.RequirePass }, func(c *Config, v string) error { c.RequirePass = v; return nil }},
-		{"maxclients", func(c *Config) string { return strconv.Itoa(c.MaxClients) }, func(c *Config, v string) error {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return fmt.Errorf("argument must be a number between 1 and 2147483647")
-			}
-			c.MaxClients = n
-			return nil
-		}},
-		{"save", func(c *Config) string { return c.Save }, func(c *Config, v string) error {
-			if _, err := ParseSaveRules(v); err != nil {
-				return err
-			}
-			c.Save = v
-			return nil
-		}},
-		{"appendonly", func(c *Config) string { return yesNo(c.AppendOnly) }, nil},
-		{"appendfsync", func(c *Config) string { return c.AppendFsync }, nil},
-		{"io-threads", func(c *Config) string { return strconv.Itoa(c.Loops) }, nil},
-		{"timeout", func(c *Config) string { return "0" }, nil},
-		{"maxmemory", func(c *Config) string { return "0" }, nil},
-		{"maxmemory-policy", func(c *Config) string { return "noeviction" }, nil},
-		{"proto-max-bulk-len", func(c *Config) string { return "67108864" }, nil},
-	}
-}
-
 func yesNo(b bool) string {
 	if b {
 		return "yes"
@@ -510,15 +469,34 @@ func ParseSaveRules(v string) ([][2]int64, error) {
 }
 
 func cmdConfigGet(s *Session) {
-	cfg := s.srv.Config()
+	s.srv.cfgMu.RLock()
+	defer s.srv.cfgMu.RUnlock()
 	var pairs []string
 	seen := map[string]bool{}
+	add := func(name string, p *configParam) {
+		if low := strings.ToLower(name); !seen[low] {
+			seen[low] = true
+			pairs = append(pairs, name, s.srv.paramValue(p))
+		}
+	}
 	for _, a := range s.Args[2:] {
-		pat := strings.ToLower(string(a))
-		for _, p := range configParams() {
-			if !seen[p.name] && keyspace.Match(pat, p.name) {
-				seen[p.name] = true
-				pairs = append(pairs, p.name, p.get(&cfg))
+		pat := string(a)
+		if !strings.ContainsAny(pat, "[*?") {
+			// An exact name, alias or hidden parameter, shown as asked.
+			if p := paramTable.lookup(pat); p != nil {
+				add(pat, p)
+			}
+			continue
+		}
+		pat = strings.ToLower(pat)
+		for _, p := range paramTable.params {
+			if p.flags&paramHidden != 0 {
+				continue
+			}
+			for _, name := range []string{p.name, p.alias} {
+				if name != "" && keyspace.Match(pat, name) {
+					add(name, p)
+				}
 			}
 		}
 	}
@@ -528,34 +506,73 @@ func cmdConfigGet(s *Session) {
 	}
 }
 
+// paramValue is p's current value as CONFIG GET shows it. The caller holds
+// cfgMu.
+func (srv *Server) paramValue(p *configParam) string {
+	if p.get != nil {
+		return p.get(&srv.cfg)
+	}
+	if v, ok := srv.params[p.name]; ok {
+		return v
+	}
+	return p.def
+}
+
+// cmdConfigSet sets every name/value pair or, when one fails, none: the
+// names are checked first (unknown, immutable, protected, given twice),
+// then the values, and the first failure in argument order is the reply.
 func cmdConfigSet(s *Session) {
-	if (len(s.Args)-2)%2 != 0 {
-		s.W.Error("ERR wrong number of arguments for 'config|set' command")
+	if len(s.Args)%2 != 0 {
+		s.W.Error(errSyntax)
 		return
+	}
+	n := (len(s.Args) - 2) / 2
+	params := make([]*configParam, n)
+	for i := range params {
+		name := string(s.Args[2+2*i])
+		p := paramTable.lookup(name)
+		var why string
+		switch {
+		case p == nil:
+			s.W.Error(sanitize(fmt.Sprintf("ERR Unknown option or number of arguments for CONFIG SET - '%s'", name)))
+			return
+		case p.flags&paramImmutable != 0:
+			why = "can't set immutable config"
+		case p.flags&paramProtected != 0:
+			why = "can't set protected config"
+		}
+		for j := 0; j < i && why == ""; j++ {
+			if strings.EqualFold(string(s.Args[2+2*j]), name) {
+				why = "duplicate parameter"
+			}
+		}
+		if why != "" {
+			s.W.Error(sanitize(fmt.Sprintf("ERR CONFIG SET failed (possibly related to argument '%s') - %s", name, why)))
+			return
+		}
+		params[i] = p
 	}
 	s.srv.cfgMu.Lock()
 	defer s.srv.cfgMu.Unlock()
+	values := make([]string, n)
+	for i, p := range params {
+		v, err := p.parseValue(string(s.Args[3+2*i]), s.srv.paramValue(p))
+		if err != nil {
+			s.W.Error(sanitize(fmt.Sprintf("ERR CONFIG SET failed (possibly related to argument '%s') - %v", strings.ToLower(string(s.Args[2+2*i])), err)))
+			return
+		}
+		values[i] = v
+	}
 	next := s.srv.cfg
-	params := configParams()
-	for i := 2; i < len(s.Args); i += 2 {
-		name := strings.ToLower(string(s.Args[i]))
-		var p *configParam
-		for j := range params {
-			if params[j].name == name {
-				p = &params[j]
+	for i, p := range params {
+		switch {
+		case p.set != nil:
+			p.set(&next, values[i])
+		default:
+			if s.srv.params == nil {
+				s.srv.params = make(map[string]string)
 			}
-		}
-		if p == nil {
-			s.W.Error(sanitize(fmt.Sprintf("ERR Unknown option or number of arguments for CONFIG SET - '%s'", s.Args[i])))
-			return
-		}
-		if p.set == nil {
-			s.W.Error(sanitize(fmt.Sprintf("ERR CONFIG SET failed (possibly related to argument '%s') - can't set immutable config", s.Args[i])))
-			return
-		}
-		if err := p.set(&next, string(s.Args[i+1])); err != nil {
-			s.W.Error(sanitize(fmt.Sprintf("ERR CONFIG SET failed (possibly related to argument '%s') - %v", s.Args[i], err)))
-			return
+			s.srv.params[p.name] = values[i]
 		}
 	}
 	s.srv.cfg = next

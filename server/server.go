@@ -73,8 +73,11 @@ type Conn interface {
 // Server is one recached instance: its keyspace, command table, sessions and
 // statistics. It is safe for use by many transports at once.
 type Server struct {
-	cfg    Config
-	cfgMu  sync.RWMutex
+	cfg   Config
+	cfgMu sync.RWMutex
+	// params holds, by name, the CONFIG SET values of the parameters kept
+	// outside cfg (config_params.go); under cfgMu.
+	params map[string]string
 	ks     *keyspace.Keyspace
 	table  *Table
 	hooks  []EffectHook

@@ -1,0 +1,67 @@
+package server_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/recached/recached/server"
+	"github.com/recached/recached/server/servertest"
+)
+
+// configAll reads CONFIG GET * from addr as a map.
+func configAll(t *testing.T, addr string) map[string]string {
+	t.Helper()
+	rep, err := servertest.Dial(t, addr).Do("CONFIG", "GET", "*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	els, err := servertest.Elements(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{}
+	for i := 0; i+1 < len(els); i += 2 {
+		m[bulkText(els[i])] = bulkText(els[i+1])
+	}
+	return m
+}
+
+// bulkText is the text of an encoded bulk string ("$3\r\nabc\r\n").
+func bulkText(b []byte) string {
+	s := string(b)
+	if i := strings.Index(s, "\r\n"); i >= 0 && strings.HasPrefix(s, "$") {
+		return strings.TrimSuffix(s[i+2:], "\r\n")
+	}
+	return s
+}
+
+// TestConfigAgainstRedis compares CONFIG GET * of a fresh redis-server and
+// a fresh recached: the same names (recached adds ws-port) with the same
+// defaults, except where the test servers start with their own values.
+func TestConfigAgainstRedis(t *testing.T) {
+	if !servertest.HaveRedis() {
+		t.Skip("redis-server not installed")
+	}
+	redis := configAll(t, servertest.StartRedis(t))
+	addr, _ := servertest.StartRecached(t, server.DefaultConfig())
+	ours := configAll(t, addr)
+	// Set by the test servers' command lines, or recached's own choice.
+	skip := map[string]bool{"port": true, "dir": true, "bind": true, "save": true, "appendonly": true, "proto-max-bulk-len": true, "ws-port": true}
+	for name, v := range redis {
+		got, ok := ours[name]
+		switch {
+		case !ok:
+			t.Errorf("%s: redis-server has it, recached does not", name)
+		case !skip[name] && got != v:
+			t.Errorf("%s: recached %q, redis-server %q", name, got, v)
+		}
+	}
+	for name := range ours {
+		if _, ok := redis[name]; !ok && name != "ws-port" {
+			t.Errorf("%s: recached has it, redis-server does not", name)
+		}
+	}
+	if len(redis) < 150 {
+		t.Fatalf("CONFIG GET * of redis-server: only %d parameters", len(redis))
+	}
+}
