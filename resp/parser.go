@@ -60,6 +60,8 @@ type Parser struct {
 	pos   int   // bytes of the pending request already parsed
 	count int   // array length of the pending request, -1 if none yet
 	need  int   // total bytes required before parsing can progress
+
+	limits Limits // bounds set by SetLimits (limits.go)
 }
 
 // Need returns how many bytes the pending request needs in total before
@@ -115,6 +117,10 @@ func (p *Parser) parseMultibulk(b []byte) (int, error) {
 			p.Reset()
 			return 0, errInvalidMultibulk
 		}
+		if p.limits.MaxArgs > 0 && c > int64(p.limits.MaxArgs) {
+			p.Reset()
+			return 0, ErrUnauthenticatedMultibulk
+		}
 		if c <= 0 {
 			p.Reset()
 			return i + 2, nil
@@ -145,6 +151,10 @@ func (p *Parser) parseMultibulk(b []byte) (int, error) {
 		if !ok || l < 0 || l > MaxBulkLen {
 			p.Reset()
 			return 0, errInvalidBulk
+		}
+		if p.limits.MaxBulk > 0 && l > int64(p.limits.MaxBulk) {
+			p.Reset()
+			return 0, ErrUnauthenticatedBulk
 		}
 		start := pos + i + 2
 		end := start + int(l)
