@@ -332,7 +332,7 @@ func (reg *blockRegistry) onEffect(e *Effect) {
 	reg.mu.Lock()
 	defer reg.mu.Unlock()
 	if e.Key == nil {
-		if len(a) > 0 && eqFold(a[0], "swapdb") {
+		if len(a) > 0 && resp.EqualFold(a[0], "swapdb") {
 			for k := range reg.queues {
 				reg.markLocked(k)
 			}
@@ -344,20 +344,20 @@ func (reg *blockRegistry) onEffect(e *Effect) {
 		return
 	}
 	switch {
-	case eqFold(a[0], "rename"), eqFold(a[0], "renamenx"):
+	case resp.EqualFold(a[0], "rename"), resp.EqualFold(a[0], "renamenx"):
 		reg.markLocked(blockKey{db: e.DB, key: string(a[2])})
-	case eqFold(a[0], "copy"):
+	case resp.EqualFold(a[0], "copy"):
 		db := e.DB
 		for i := 3; i+1 < len(a); i++ {
-			if eqFold(a[i], "db") {
-				if n, ok := parseInt(a[i+1]); ok {
+			if resp.EqualFold(a[i], "db") {
+				if n, ok := resp.ParseInt(a[i+1]); ok {
 					db = int(n)
 				}
 			}
 		}
 		reg.markLocked(blockKey{db: db, key: string(a[2])})
-	case eqFold(a[0], "move"):
-		if n, ok := parseInt(a[2]); ok {
+	case resp.EqualFold(a[0], "move"):
+		if n, ok := resp.ParseInt(a[2]); ok {
 			reg.markLocked(blockKey{db: int(n), key: string(a[1])})
 		}
 	}
@@ -547,8 +547,8 @@ func cmdClientUnblock(s *Session) {
 	asError := false
 	if len(s.Args) == 4 {
 		switch {
-		case eqFold(s.Args[3], "timeout"):
-		case eqFold(s.Args[3], "error"):
+		case resp.EqualFold(s.Args[3], "timeout"):
+		case resp.EqualFold(s.Args[3], "error"):
 			asError = true
 		default:
 			s.W.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 
+	"github.com/recached/recached/resp"
 	"github.com/recached/recached/server/keyspace"
 )
 
@@ -44,7 +45,7 @@ func parseBitOffset(a []byte, hash bool, width int64) (uint64, bool) {
 	if mul {
 		a = a[1:]
 	}
-	n, ok := parseInt(a)
+	n, ok := resp.ParseInt(a)
 	if !ok {
 		return 0, false
 	}
@@ -177,9 +178,9 @@ func clampRange(start, end, total int64) (int64, int64) {
 // reports isBit, or false after replying with a syntax error.
 func (s *Session) unitArg(i int) (isBit, ok bool) {
 	switch a := s.Args[i]; {
-	case eqFold(a, "bit"):
+	case resp.EqualFold(a, "bit"):
 		return true, true
-	case eqFold(a, "byte"):
+	case resp.EqualFold(a, "byte"):
 		return false, true
 	}
 	s.W.Error(errSyntax)
@@ -192,7 +193,7 @@ func cmdSetBit(s *Session) {
 		s.W.Error(errBitOffset)
 		return
 	}
-	on, ok := parseInt(s.Args[3])
+	on, ok := resp.ParseInt(s.Args[3])
 	if !ok || on&^1 != 0 {
 		s.W.Error(errBitValue)
 		return
@@ -400,13 +401,13 @@ func applyBitop(op bitop, dst, src []byte) {
 func cmdBitOp(s *Session) {
 	var op bitop
 	switch name := s.Args[1]; {
-	case eqFold(name, "and"):
+	case resp.EqualFold(name, "and"):
 		op = bitopAnd
-	case eqFold(name, "or"):
+	case resp.EqualFold(name, "or"):
 		op = bitopOr
-	case eqFold(name, "xor"):
+	case resp.EqualFold(name, "xor"):
 		op = bitopXor
-	case eqFold(name, "not"):
+	case resp.EqualFold(name, "not"):
 		op = bitopNot
 	default:
 		s.W.Error(errSyntax)
@@ -564,7 +565,7 @@ func parseBitfieldType(a []byte) (signed bool, width uint, ok bool) {
 		return false, 0, false
 	}
 	signed = a[0] == 'i'
-	n, ok := parseInt(a[1:])
+	n, ok := resp.ParseInt(a[1:])
 	if !ok || n < 1 || signed && n > 64 || !signed && n > 63 {
 		return false, 0, false
 	}
@@ -584,19 +585,19 @@ func bitfieldCmd(ro bool) Handler {
 			rest := len(args) - j - 1
 			var op bitfieldOp
 			switch a := args[j]; {
-			case eqFold(a, "get") && rest >= 2:
-			case eqFold(a, "set") && rest >= 3:
+			case resp.EqualFold(a, "get") && rest >= 2:
+			case resp.EqualFold(a, "set") && rest >= 3:
 				op.write = true
-			case eqFold(a, "incrby") && rest >= 3:
+			case resp.EqualFold(a, "incrby") && rest >= 3:
 				op.write, op.incr = true, true
-			case eqFold(a, "overflow") && rest >= 1:
+			case resp.EqualFold(a, "overflow") && rest >= 1:
 				j++
 				switch t := args[j]; {
-				case eqFold(t, "wrap"):
+				case resp.EqualFold(t, "wrap"):
 					pol = overflowWrap
-				case eqFold(t, "sat"):
+				case resp.EqualFold(t, "sat"):
 					pol = overflowSat
-				case eqFold(t, "fail"):
+				case resp.EqualFold(t, "fail"):
 					pol = overflowFail
 				default:
 					s.W.Error(errBitfieldOvType)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/recached/recached/resp"
 	"github.com/recached/recached/server/keyspace"
 )
 
@@ -132,7 +133,7 @@ func cmdHello(s *Session) {
 	proto := s.W.Proto
 	i := 1
 	if len(s.Args) >= 2 {
-		v, ok := parseInt(s.Args[1])
+		v, ok := resp.ParseInt(s.Args[1])
 		if !ok {
 			s.W.Error("ERR Protocol version is not an integer or out of range")
 			return
@@ -149,7 +150,7 @@ func cmdHello(s *Session) {
 	for ; i < len(s.Args); i++ {
 		more := len(s.Args) - i - 1
 		switch {
-		case eqFold(s.Args[i], "auth") && more >= 2:
+		case resp.EqualFold(s.Args[i], "auth") && more >= 2:
 			if s.srv.Config().RequirePass == "" && string(s.Args[i+1]) == "default" {
 				s.authed = true
 			} else if !s.srv.checkPassword(s.Args[i+1], s.Args[i+2]) {
@@ -159,7 +160,7 @@ func cmdHello(s *Session) {
 				s.authed = true
 			}
 			i += 2
-		case eqFold(s.Args[i], "setname") && more >= 1:
+		case resp.EqualFold(s.Args[i], "setname") && more >= 1:
 			name, haveName = s.Args[i+1], true
 			i++
 		default:
@@ -279,9 +280,9 @@ func cmdClientSetInfo(s *Session) {
 	}
 	val := string(v)
 	switch {
-	case eqFold(s.Args[2], "lib-name"):
+	case resp.EqualFold(s.Args[2], "lib-name"):
 		s.libName.Store(&val)
-	case eqFold(s.Args[2], "lib-ver"):
+	case resp.EqualFold(s.Args[2], "lib-ver"):
 		s.libVer.Store(&val)
 	default:
 		s.W.Error(sanitize(fmt.Sprintf("ERR Unrecognized option '%s'", s.Args[2])))
@@ -292,9 +293,9 @@ func cmdClientSetInfo(s *Session) {
 
 func onOff(s *Session, dst *bool) {
 	switch {
-	case eqFold(s.Args[2], "on"):
+	case resp.EqualFold(s.Args[2], "on"):
 		*dst = true
-	case eqFold(s.Args[2], "off"):
+	case resp.EqualFold(s.Args[2], "off"):
 		*dst = false
 	default:
 		s.W.Error(errSyntax)
@@ -343,17 +344,17 @@ func cmdClientList(s *Session) {
 	typ := ""
 	for i := 2; i < len(s.Args); i++ {
 		switch {
-		case eqFold(s.Args[i], "type") && i+1 < len(s.Args):
+		case resp.EqualFold(s.Args[i], "type") && i+1 < len(s.Args):
 			typ = strings.ToLower(string(s.Args[i+1]))
 			if typ != "normal" && typ != "pubsub" && typ != "master" && typ != "replica" && typ != "slave" {
 				s.W.Error(sanitize(fmt.Sprintf("ERR Unknown client type '%s'", s.Args[i+1])))
 				return
 			}
 			i++
-		case eqFold(s.Args[i], "id") && i+1 < len(s.Args):
+		case resp.EqualFold(s.Args[i], "id") && i+1 < len(s.Args):
 			ids = map[int64]bool{}
 			for i++; i < len(s.Args); i++ {
-				id, ok := parseInt(s.Args[i])
+				id, ok := resp.ParseInt(s.Args[i])
 				if !ok || id <= 0 {
 					s.W.Error("ERR Invalid client ID")
 					return
@@ -402,30 +403,30 @@ func cmdClientKill(s *Session) {
 	for i := 2; i+1 < len(s.Args); i += 2 {
 		v := s.Args[i+1]
 		switch {
-		case eqFold(s.Args[i], "id"):
-			n, ok := parseInt(v)
+		case resp.EqualFold(s.Args[i], "id"):
+			n, ok := resp.ParseInt(v)
 			if !ok || n <= 0 {
 				s.W.Error("ERR client-id should be greater than 0")
 				return
 			}
 			id = n
-		case eqFold(s.Args[i], "addr"):
+		case resp.EqualFold(s.Args[i], "addr"):
 			addr = string(v)
-		case eqFold(s.Args[i], "laddr"):
+		case resp.EqualFold(s.Args[i], "laddr"):
 			laddr = string(v)
-		case eqFold(s.Args[i], "type"):
+		case resp.EqualFold(s.Args[i], "type"):
 			typ = strings.ToLower(string(v))
 			if typ != "normal" && typ != "pubsub" && typ != "master" && typ != "replica" && typ != "slave" {
 				s.W.Error(sanitize(fmt.Sprintf("ERR Unknown client type '%s'", v)))
 				return
 			}
-		case eqFold(s.Args[i], "user"):
+		case resp.EqualFold(s.Args[i], "user"):
 			user = string(v)
-		case eqFold(s.Args[i], "skipme"):
+		case resp.EqualFold(s.Args[i], "skipme"):
 			switch {
-			case eqFold(v, "yes"):
+			case resp.EqualFold(v, "yes"):
 				skipMe = true
-			case eqFold(v, "no"):
+			case resp.EqualFold(v, "no"):
 				skipMe = false
 			default:
 				s.W.Error(errSyntax)

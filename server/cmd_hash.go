@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 
+	"github.com/recached/recached/resp"
 	"github.com/recached/recached/server/keyspace"
 )
 
@@ -354,7 +355,7 @@ func (s *Session) randCountArgs(option string) (count int64, with, ok bool) {
 	if !ok {
 		return 0, false, false
 	}
-	if len(s.Args) > 4 || (len(s.Args) == 4 && !eqFold(s.Args[3], option)) {
+	if len(s.Args) > 4 || (len(s.Args) == 4 && !resp.EqualFold(s.Args[3], option)) {
 		s.W.Error(errSyntax)
 		return 0, false, false
 	}

@@ -1,8 +1,7 @@
 package server
 
 import (
-	"strconv"
-
+	"github.com/recached/recached/resp"
 	"github.com/recached/recached/server/keyspace"
 )
 
@@ -208,9 +207,7 @@ func (s *Session) jsonDocToChange(key []byte) *keyspace.JSON {
 // jsonBulk replies with v's JSON text as a bulk string, written in place.
 func (s *Session) jsonBulk(v *keyspace.JSONValue) {
 	n := v.TextLen()
-	b := append(s.W.B, '$')
-	b = strconv.AppendInt(b, int64(n), 10)
-	b = append(b, '\r', '\n')
+	b := resp.AppendHeader(s.W.B, '$', n)
 	b = v.AppendText(b)
 	s.W.B = append(b, '\r', '\n')
 }
@@ -222,9 +219,9 @@ func cmdJSet(s *Session) {
 	case len(s.Args) > 5:
 		s.W.Error(errSyntax)
 		return
-	case len(s.Args) == 5 && eqFold(s.Args[4], "nx"):
+	case len(s.Args) == 5 && resp.EqualFold(s.Args[4], "nx"):
 		cond = keyspace.JSONIfAbsent
-	case len(s.Args) == 5 && eqFold(s.Args[4], "xx"):
+	case len(s.Args) == 5 && resp.EqualFold(s.Args[4], "xx"):
 		cond = keyspace.JSONIfExists
 	case len(s.Args) == 5:
 		s.W.Error(errSyntax)

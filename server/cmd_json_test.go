@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/recached/recached/resp"
 	"github.com/recached/recached/server/keyspace"
 	recsync "github.com/recached/recached/sync"
 )
@@ -447,9 +448,9 @@ func BenchmarkJMergePushBytes(b *testing.B) {
 		if string(e.Args[0]) != "JMERGE" {
 			return
 		}
-		pushed += len(appendPush(nil, e.Args...))
+		pushed += len(resp.AppendPush(nil, e.Args...))
 		doc := srv.ks.DBs[0].Peek(e.Key).Obj.(*keyspace.JSON)
-		whole += len(appendPush(nil, []byte("JSET"), e.Key, []byte("$"), doc.Text()))
+		whole += len(resp.AppendPush(nil, []byte("JSET"), e.Key, []byte("$"), doc.Text()))
 	})
 	s, err := srv.NewSession(nil, false)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 
+	"github.com/recached/recached/resp"
 	"github.com/recached/recached/server/keyspace"
 )
 
@@ -88,13 +89,13 @@ func expireCmd(unit int64, abs bool) Handler {
 		var nx, xx, gt, lt bool
 		for _, o := range s.Args[3:] {
 			switch {
-			case eqFold(o, "nx"):
+			case resp.EqualFold(o, "nx"):
 				nx = true
-			case eqFold(o, "xx"):
+			case resp.EqualFold(o, "xx"):
 				xx = true
-			case eqFold(o, "gt"):
+			case resp.EqualFold(o, "gt"):
 				gt = true
-			case eqFold(o, "lt"):
+			case resp.EqualFold(o, "lt"):
 				lt = true
 			default:
 				s.W.Error(sanitize(fmt.Sprintf("ERR Unsupported option %s", o)))
@@ -227,9 +228,9 @@ func (s *Session) parseScan(i int, allowType bool) (scanOpts, bool) {
 			return o, false
 		}
 		switch {
-		case eqFold(s.Args[i], "match"):
+		case resp.EqualFold(s.Args[i], "match"):
 			o.match = string(s.Args[i+1])
-		case eqFold(s.Args[i], "count"):
+		case resp.EqualFold(s.Args[i], "count"):
 			n, ok := s.intArg(i + 1)
 			if !ok {
 				return o, false
@@ -239,7 +240,7 @@ func (s *Session) parseScan(i int, allowType bool) (scanOpts, bool) {
 				return o, false
 			}
 			o.count = int(min(n, 1<<30))
-		case allowType && eqFold(s.Args[i], "type"):
+		case allowType && resp.EqualFold(s.Args[i], "type"):
 			o.typ = string(s.Args[i+1])
 		default:
 			s.W.Error(errSyntax)
@@ -303,7 +304,7 @@ func cmdScan(s *Session) {
 			if o.match != "" && !keyspace.Match(o.match, k) {
 				return true
 			}
-			if o.typ != "" && !eqFold([]byte(o.typ), e.Type().String()) {
+			if o.typ != "" && !resp.EqualFold([]byte(o.typ), e.Type().String()) {
 				return true
 			}
 			keys = append(keys, k)
@@ -402,9 +403,9 @@ func cmdCopy(s *Session) {
 	replace := false
 	for i := 3; i < len(s.Args); i++ {
 		switch {
-		case eqFold(s.Args[i], "replace"):
+		case resp.EqualFold(s.Args[i], "replace"):
 			replace = true
-		case eqFold(s.Args[i], "db") && i+1 < len(s.Args):
+		case resp.EqualFold(s.Args[i], "db") && i+1 < len(s.Args):
 			n, ok := s.dbArg(i + 1)
 			if !ok {
 				return
@@ -456,7 +457,7 @@ const errIntRange32 = "ERR value is out of range, value must between -2147483648
 // with it, so a queued SELECT moves the lock plan exactly when it will move
 // the session.
 func parseDBIndex(b []byte, ndb int) (int, string) {
-	n, ok := parseInt(b)
+	n, ok := resp.ParseInt(b)
 	switch {
 	case !ok:
 		return 0, errNotInt

@@ -1,6 +1,10 @@
 package server
 
-import "math"
+import (
+	"math"
+
+	"github.com/recached/recached/resp"
+)
 
 const (
 	errLCSNotString = "ERR The specified keys must contain string values"
@@ -116,13 +120,13 @@ func cmdLCS(s *Session) {
 	var minLen int64
 	for j := 3; j < len(s.Args); j++ {
 		switch o := s.Args[j]; {
-		case eqFold(o, "idx"):
+		case resp.EqualFold(o, "idx"):
 			getIdx = true
-		case eqFold(o, "len"):
+		case resp.EqualFold(o, "len"):
 			getLen = true
-		case eqFold(o, "withmatchlen"):
+		case resp.EqualFold(o, "withmatchlen"):
 			withLen = true
-		case eqFold(o, "minmatchlen") && j+1 < len(s.Args):
+		case resp.EqualFold(o, "minmatchlen") && j+1 < len(s.Args):
 			n, ok := s.intArg(j + 1)
 			if !ok {
 				return

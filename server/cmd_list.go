@@ -68,7 +68,7 @@ func mpopKeys(at int) func(args [][]byte) [][]byte {
 		if at >= len(args) {
 			return nil
 		}
-		n, ok := parseInt(args[at])
+		n, ok := resp.ParseInt(args[at])
 		if !ok || n <= 0 {
 			return nil
 		}
@@ -119,9 +119,9 @@ func (s *Session) emitNamed(name []byte, args [][]byte) {
 // listWhere parses LEFT or RIGHT; front reports LEFT.
 func listWhere(b []byte) (front, ok bool) {
 	switch {
-	case eqFold(b, "left"):
+	case resp.EqualFold(b, "left"):
 		return true, true
-	case eqFold(b, "right"):
+	case resp.EqualFold(b, "right"):
 		return false, true
 	}
 	return false, false
@@ -153,7 +153,7 @@ func (s *Session) popCountArg() (int64, bool) {
 // error. where reads the end to pop from (LEFT or RIGHT, MIN or MAX);
 // count is 1 when not given.
 func (s *Session) parseMPop(numIdx int, where func([]byte) (bool, bool)) (keys [][]byte, end bool, count int64, ok bool) {
-	numkeys, ok := parseInt(s.Args[numIdx])
+	numkeys, ok := resp.ParseInt(s.Args[numIdx])
 	if !ok || numkeys < 1 {
 		s.W.Error(errNumkeysZero)
 		return nil, false, 0, false
@@ -169,9 +169,9 @@ func (s *Session) parseMPop(numIdx int, where func([]byte) (bool, bool)) (keys [
 	}
 	count = -1
 	for j := whereIdx + 1; j < len(s.Args); j++ {
-		if count == -1 && eqFold(s.Args[j], "count") && j+1 < len(s.Args) {
+		if count == -1 && resp.EqualFold(s.Args[j], "count") && j+1 < len(s.Args) {
 			j++
-			n, ok := parseInt(s.Args[j])
+			n, ok := resp.ParseInt(s.Args[j])
 			if !ok || n < 1 {
 				s.W.Error(errCountPositive)
 				return nil, false, 0, false
@@ -506,9 +506,9 @@ func cmdLTrim(s *Session) {
 func cmdLInsert(s *Session) {
 	var after bool
 	switch {
-	case eqFold(s.Args[2], "after"):
+	case resp.EqualFold(s.Args[2], "after"):
 		after = true
-	case eqFold(s.Args[2], "before"):
+	case resp.EqualFold(s.Args[2], "before"):
 	default:
 		s.W.Error(errSyntax)
 		return
@@ -543,7 +543,7 @@ func cmdLPos(s *Session) {
 	for j := 3; j < len(s.Args); j++ {
 		more := j+1 < len(s.Args)
 		switch {
-		case eqFold(s.Args[j], "rank") && more:
+		case resp.EqualFold(s.Args[j], "rank") && more:
 			j++
 			n, ok := s.intArg(j)
 			if !ok {
@@ -554,14 +554,14 @@ func cmdLPos(s *Session) {
 				return
 			}
 			rank = n
-		case eqFold(s.Args[j], "count") && more:
+		case resp.EqualFold(s.Args[j], "count") && more:
 			j++
 			n, ok := s.nonNegArg(j, errCountNegative)
 			if !ok {
 				return
 			}
 			count = n
-		case eqFold(s.Args[j], "maxlen") && more:
+		case resp.EqualFold(s.Args[j], "maxlen") && more:
 			j++
 			n, ok := s.nonNegArg(j, errMaxlenNegative)
 			if !ok {

@@ -1,6 +1,10 @@
 package server
 
-import "log"
+import (
+	"log"
+
+	"github.com/recached/recached/resp"
+)
 
 // errNotInMulti is Redis's reply to a no-multi command inside MULTI.
 const errNotInMulti = "ERR Command not allowed inside a transaction"
@@ -48,7 +52,7 @@ func cmdSave(s *Session) {
 func cmdBgSave(s *Session) {
 	schedule := false
 	if len(s.Args) > 1 {
-		if len(s.Args) != 2 || !eqFold(s.Args[1], "schedule") {
+		if len(s.Args) != 2 || !resp.EqualFold(s.Args[1], "schedule") {
 			s.W.Error(errSyntax)
 			return
 		}
@@ -106,12 +110,12 @@ func cmdShutdown(s *Session) {
 	var nosave, save, abort bool
 	for _, a := range s.Args[1:] {
 		switch {
-		case eqFold(a, "nosave"):
+		case resp.EqualFold(a, "nosave"):
 			nosave = true
-		case eqFold(a, "save"):
+		case resp.EqualFold(a, "save"):
 			save = true
-		case eqFold(a, "now"), eqFold(a, "force"):
-		case eqFold(a, "abort"):
+		case resp.EqualFold(a, "now"), resp.EqualFold(a, "force"):
+		case resp.EqualFold(a, "abort"):
 			abort = true
 		default:
 			s.W.Error(errSyntax)

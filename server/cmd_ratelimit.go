@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/recached/recached/resp"
 	"github.com/recached/recached/server/keyspace"
 )
 
@@ -127,7 +128,7 @@ func cmdRLSet(s *Session) {
 	var at int64
 	switch {
 	case len(s.Args) == 5:
-	case len(s.Args) == 7 && eqFold(s.Args[5], "pxat"):
+	case len(s.Args) == 7 && resp.EqualFold(s.Args[5], "pxat"):
 		v, ok := s.intArg(6)
 		if !ok {
 			return

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/recached/recached/resp"
 	"github.com/recached/recached/server/keyspace"
 )
 
@@ -215,16 +216,16 @@ func writeCommandDoc(s *Session, c *Command) {
 func cmdCommandList(s *Session) {
 	var pattern, cat string
 	if len(s.Args) > 2 {
-		if len(s.Args) != 5 || !eqFold(s.Args[2], "filterby") {
+		if len(s.Args) != 5 || !resp.EqualFold(s.Args[2], "filterby") {
 			s.W.Error(errSyntax)
 			return
 		}
 		switch {
-		case eqFold(s.Args[3], "pattern"):
+		case resp.EqualFold(s.Args[3], "pattern"):
 			pattern = string(s.Args[4])
-		case eqFold(s.Args[3], "aclcat"):
+		case resp.EqualFold(s.Args[3], "aclcat"):
 			cat = strings.ToLower(string(s.Args[4]))
-		case eqFold(s.Args[3], "module"):
+		case resp.EqualFold(s.Args[3], "module"):
 			s.W.Array(0)
 			return
 		default:
@@ -306,7 +307,7 @@ func cmdDBSize(s *Session) {
 }
 
 func flushArg(s *Session) bool {
-	if len(s.Args) > 2 || len(s.Args) == 2 && !eqFold(s.Args[1], "async") && !eqFold(s.Args[1], "sync") {
+	if len(s.Args) > 2 || len(s.Args) == 2 && !resp.EqualFold(s.Args[1], "async") && !resp.EqualFold(s.Args[1], "sync") {
 		s.W.Error(errSyntax)
 		return false
 	}
@@ -358,7 +359,7 @@ func cmdObjectEncoding(s *Session) {
 // encodingOf names an entry's encoding as Redis would for the same value.
 func encodingOf(e *keyspace.Entry) string {
 	if e.Obj == nil {
-		return e.StrEncoding(func(b []byte) bool { _, ok := parseInt(b); return ok })
+		return e.StrEncoding(func(b []byte) bool { _, ok := resp.ParseInt(b); return ok })
 	}
 	if enc, ok := e.Obj.(interface{ Encoding() string }); ok {
 		return enc.Encoding()
@@ -426,7 +427,7 @@ func cmdMemoryPurge(s *Session) {
 
 func cmdMemoryUsage(s *Session) {
 	if len(s.Args) != 3 {
-		if len(s.Args) != 5 || !eqFold(s.Args[3], "samples") {
+		if len(s.Args) != 5 || !resp.EqualFold(s.Args[3], "samples") {
 			s.W.Error(errSyntax)
 			return
 		}

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"sort"
 
+	"github.com/recached/recached/resp"
 	"github.com/recached/recached/server/keyspace"
 )
 
@@ -382,7 +383,7 @@ func sintercardKeys(args [][]byte) [][]byte {
 	if len(args) < 3 {
 		return nil
 	}
-	n, ok := parseInt(args[1])
+	n, ok := resp.ParseInt(args[1])
 	if !ok || n < 1 || n > int64(len(args)-2) {
 		return nil
 	}
@@ -390,7 +391,7 @@ func sintercardKeys(args [][]byte) [][]byte {
 }
 
 func cmdSInterCard(s *Session) {
-	numkeys, ok := parseInt(s.Args[1])
+	numkeys, ok := resp.ParseInt(s.Args[1])
 	if !ok || numkeys < 1 {
 		s.W.Error(errNumkeysZero)
 		return
@@ -402,7 +403,7 @@ func cmdSInterCard(s *Session) {
 	end := 2 + int(numkeys)
 	limit := int64(0)
 	for j := end; j < len(s.Args); j++ {
-		if !eqFold(s.Args[j], "limit") || j+1 >= len(s.Args) {
+		if !resp.EqualFold(s.Args[j], "limit") || j+1 >= len(s.Args) {
 			s.W.Error(errSyntax)
 			return
 		}

@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"strings"
 
+	"github.com/recached/recached/resp"
 	"github.com/recached/recached/server/keyspace"
 )
 
@@ -99,15 +100,15 @@ func (s *Session) parseExpiry(i int, o *expiryOpt, own expiryKind, name string) 
 	var unit int64
 	abs := false
 	switch {
-	case eqFold(a, "ex"):
+	case resp.EqualFold(a, "ex"):
 		kind, unit = expEX, 1000
-	case eqFold(a, "px"):
+	case resp.EqualFold(a, "px"):
 		kind, unit = expPX, 1
-	case eqFold(a, "exat"):
+	case resp.EqualFold(a, "exat"):
 		kind, unit, abs = expEXAT, 1000, true
-	case eqFold(a, "pxat"):
+	case resp.EqualFold(a, "pxat"):
 		kind, unit, abs = expPXAT, 1, true
-	case eqFold(a, expiryWords[own]):
+	case resp.EqualFold(a, expiryWords[own]):
 		kind = own
 	}
 	if kind == expNone || (o.kind != expNone && o.kind != kind) || (kind != own && i+1 >= len(s.Args)) {
@@ -156,11 +157,11 @@ func cmdSet(s *Session) {
 	for i := 3; i < len(s.Args); i++ {
 		a := s.Args[i]
 		switch {
-		case eqFold(a, "nx") && !xx:
+		case resp.EqualFold(a, "nx") && !xx:
 			nx = true
-		case eqFold(a, "xx") && !nx:
+		case resp.EqualFold(a, "xx") && !nx:
 			xx = true
-		case eqFold(a, "get"):
+		case resp.EqualFold(a, "get"):
 			get = true
 		default:
 			var ok bool
@@ -424,7 +425,7 @@ func (s *Session) incrInt(old []byte, exists bool, by int64, notInt string) (int
 	var n int64
 	if exists {
 		var ok bool
-		if n, ok = parseInt(old); !ok {
+		if n, ok = resp.ParseInt(old); !ok {
 			s.W.Error(notInt)
 			return 0, false
 		}

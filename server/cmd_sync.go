@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/recached/recached/resp"
 	"github.com/recached/recached/server/keyspace"
 	recsync "github.com/recached/recached/sync"
 )
@@ -30,7 +31,7 @@ func syncCommands() []*Command {
 func cmdSync(s *Session) {
 	sy := s.srv.syncer
 	args := s.Args[1:]
-	if eqFold(args[0], "token") && len(args) > 1 {
+	if resp.EqualFold(args[0], "token") && len(args) > 1 {
 		if len(args) != 2 {
 			s.W.Error(errSyntax)
 			return
@@ -123,11 +124,11 @@ func cmdQSub(s *Session) {
 		}
 		key := []byte(f.key)
 		if f.e.Obj != nil {
-			s.W.B = appendPush(s.W.B, bDEL, key)
+			s.W.B = resp.AppendPush(s.W.B, bDEL, key)
 			s.W.B = appendContent(s.W.B, key, f.e)
 		}
 		if at, ok := s.db.Expiry(key); ok {
-			s.W.B = appendPush(s.W.B, bPEXPIREAT, key, strconv.AppendInt(num[:0], at, 10))
+			s.W.B = resp.AppendPush(s.W.B, bPEXPIREAT, key, strconv.AppendInt(num[:0], at, 10))
 		}
 	}
 }

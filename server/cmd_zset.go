@@ -99,7 +99,7 @@ func zsetKeys(numIdx int, dst bool) func(args [][]byte) [][]byte {
 		if numIdx >= len(args) {
 			return keys
 		}
-		n, ok := parseInt(args[numIdx])
+		n, ok := resp.ParseInt(args[numIdx])
 		if !ok || n < 1 {
 			return keys
 		}
@@ -332,7 +332,7 @@ func zstrtod(b []byte) (f float64, n int, erange bool) {
 }
 
 func zhasPrefixFold(b []byte, word string) bool {
-	return len(b) >= len(word) && eqFold(b[:len(word)], word)
+	return len(b) >= len(word) && resp.EqualFold(b[:len(word)], word)
 }
 
 func zisDigit(c byte) bool { return c >= '0' && c <= '9' }
@@ -447,17 +447,17 @@ options:
 	for ; i < len(s.Args); i++ {
 		a := s.Args[i]
 		switch {
-		case eqFold(a, "nx"):
+		case resp.EqualFold(a, "nx"):
 			nx = true
-		case eqFold(a, "xx"):
+		case resp.EqualFold(a, "xx"):
 			xx = true
-		case eqFold(a, "gt"):
+		case resp.EqualFold(a, "gt"):
 			gt = true
-		case eqFold(a, "lt"):
+		case resp.EqualFold(a, "lt"):
 			lt = true
-		case eqFold(a, "ch"):
+		case resp.EqualFold(a, "ch"):
 			ch = true
-		case eqFold(a, "incr"):
+		case resp.EqualFold(a, "incr"):
 			incr = true
 		default:
 			break options
@@ -698,9 +698,9 @@ func (s *Session) zrange(first int, dst []byte, kind zrangeKind, dir zdir) {
 		a := s.Args[j]
 		left := len(s.Args) - j - 1
 		switch {
-		case dst == nil && eqFold(a, "withscores"):
+		case dst == nil && resp.EqualFold(a, "withscores"):
 			withScores = true
-		case eqFold(a, "limit") && left >= 2:
+		case resp.EqualFold(a, "limit") && left >= 2:
 			var ok bool
 			if offset, ok = s.intArg(j + 1); !ok {
 				return
@@ -709,11 +709,11 @@ func (s *Session) zrange(first int, dst []byte, kind zrangeKind, dir zdir) {
 				return
 			}
 			j += 2
-		case dir == zdAuto && eqFold(a, "rev"):
+		case dir == zdAuto && resp.EqualFold(a, "rev"):
 			dir = zdRev
-		case kind == zrAuto && eqFold(a, "bylex"):
+		case kind == zrAuto && resp.EqualFold(a, "bylex"):
 			kind = zrLex
-		case kind == zrAuto && eqFold(a, "byscore"):
+		case kind == zrAuto && resp.EqualFold(a, "byscore"):
 			kind = zrScore
 		default:
 			s.W.Error(errSyntax)
@@ -843,7 +843,7 @@ func zrankCmd(name string, rev bool) Handler {
 			return
 		}
 		withScore := len(s.Args) == 4
-		if withScore && !eqFold(s.Args[3], "withscore") {
+		if withScore && !resp.EqualFold(s.Args[3], "withscore") {
 			s.W.Error(errSyntax)
 			return
 		}
@@ -1033,9 +1033,9 @@ func zmpopKeyed(s *Session, key []byte, max bool, count int) bool {
 // zsetWhere parses ZMPOP's MIN or MAX; max reports MAX.
 func zsetWhere(b []byte) (max, ok bool) {
 	switch {
-	case eqFold(b, "min"):
+	case resp.EqualFold(b, "min"):
 		return false, true
-	case eqFold(b, "max"):
+	case resp.EqualFold(b, "max"):
 		return true, true
 	}
 	return false, false
@@ -1210,7 +1210,7 @@ func (s *Session) zsetAlgebra(name string, op zsetOp, dst []byte, numIdx int) {
 		a := s.Args[j]
 		left := len(s.Args) - j
 		switch {
-		case algebra && left >= n+1 && eqFold(a, "weights"):
+		case algebra && left >= n+1 && resp.EqualFold(a, "weights"):
 			j++
 			for i := range srcs {
 				w, ok := zparseScore(s.Args[j])
@@ -1221,23 +1221,23 @@ func (s *Session) zsetAlgebra(name string, op zsetOp, dst []byte, numIdx int) {
 				srcs[i].weight = w
 				j++
 			}
-		case algebra && left >= 2 && eqFold(a, "aggregate"):
+		case algebra && left >= 2 && resp.EqualFold(a, "aggregate"):
 			switch b := s.Args[j+1]; {
-			case eqFold(b, "sum"):
+			case resp.EqualFold(b, "sum"):
 				agg = aggSum
-			case eqFold(b, "min"):
+			case resp.EqualFold(b, "min"):
 				agg = aggMin
-			case eqFold(b, "max"):
+			case resp.EqualFold(b, "max"):
 				agg = aggMax
 			default:
 				s.W.Error(errSyntax)
 				return
 			}
 			j += 2
-		case (algebra || op == zopDiff) && dst == nil && eqFold(a, "withscores"):
+		case (algebra || op == zopDiff) && dst == nil && resp.EqualFold(a, "withscores"):
 			withScores = true
 			j++
-		case op == zopInterCard && left >= 2 && eqFold(a, "limit"):
+		case op == zopInterCard && left >= 2 && resp.EqualFold(a, "limit"):
 			l, ok := s.nonNegArg(j+1, errLimitNegative)
 			if !ok {
 				return

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/recached/recached/resp"
 )
 
 // cmdStats are one command's INFO commandstats counters.
@@ -84,7 +86,7 @@ func (s *Session) lookup(name []byte, wrapped bool) *Command {
 	if wrapped {
 		slot = &s.lastWrapped
 	}
-	if c := *slot; c != nil && eqFold(name, c.Name) {
+	if c := *slot; c != nil && resp.EqualFold(name, c.Name) {
 		return c
 	}
 	c := s.srv.table.Lookup(name)

@@ -211,7 +211,7 @@ func (sy *syncer) onEffect(e *Effect) {
 		}
 	case "MOVE":
 		if len(e.Args) == 3 {
-			if db, ok := parseInt(e.Args[2]); ok && db >= 0 && int(db) < len(sy.srv.ks.DBs) {
+			if db, ok := resp.ParseInt(e.Args[2]); ok && db >= 0 && int(db) < len(sy.srv.ks.DBs) {
 				sy.deleteFor(sc, e.Origin, e.DB, e.Key)
 				sy.recreateFor(sc, e.Origin, int(db), e.Key)
 				return
@@ -236,8 +236,8 @@ func (sy *syncer) putScratch(sc *routeScratch) {
 // ("COPY src dst DB n REPLACE").
 func copyTargetDB(e *Effect) (int, bool) {
 	for i := 3; i+1 < len(e.Args); i++ {
-		if eqFold(e.Args[i], "db") {
-			n, ok := parseInt(e.Args[i+1])
+		if resp.EqualFold(e.Args[i], "db") {
+			n, ok := resp.ParseInt(e.Args[i+1])
 			return int(n), ok
 		}
 	}
@@ -266,7 +266,7 @@ func (sy *syncer) route(e *Effect, sc *routeScratch) {
 		if h.Kind&recsync.Mutation != 0 {
 			if push == nil {
 				start := len(sc.buf)
-				sc.buf = appendPush(sc.buf, e.Args...)
+				sc.buf = resp.AppendPush(sc.buf, e.Args...)
 				push = sc.buf[start:len(sc.buf):len(sc.buf)]
 			}
 			h.Sub.Conn.Push(push)
@@ -330,9 +330,9 @@ func (sy *syncer) rename(e *Effect, sc *routeScratch) {
 		}
 		switch ms, md := ks&recsync.Mutation != 0, kd&recsync.Mutation != 0; {
 		case ms && md:
-			sub.Conn.Push(frame(&both, func(b []byte) []byte { return appendPush(b, e.Args...) }))
+			sub.Conn.Push(frame(&both, func(b []byte) []byte { return resp.AppendPush(b, e.Args...) }))
 		case ms:
-			sub.Conn.Push(frame(&del, func(b []byte) []byte { return appendPush(b, bDEL, src) }))
+			sub.Conn.Push(frame(&del, func(b []byte) []byte { return resp.AppendPush(b, bDEL, src) }))
 		case md:
 			sub.Conn.Push(frame(&recreate, func(b []byte) []byte { return sy.appendRecreate(b, db, dst, true) }))
 		}
@@ -355,7 +355,7 @@ func (sy *syncer) deleteFor(sc *routeScratch, origin *Session, db int, key []byt
 			continue
 		}
 		if h.Kind&recsync.Mutation != 0 {
-			h.Sub.Conn.Push(sc.frame(&del, func(b []byte) []byte { return appendPush(b, bDEL, key) }))
+			h.Sub.Conn.Push(sc.frame(&del, func(b []byte) []byte { return resp.AppendPush(b, bDEL, key) }))
 		}
 		if h.Kind&recsync.Keychange != 0 {
 			h.Sub.Conn.Push(sc.frame(&kc, func(b []byte) []byte { return appendNilKeychange(b, key) }))
@@ -406,7 +406,7 @@ func (sy *syncer) dbWide(e *Effect, sc *routeScratch) {
 			return
 		}
 		for _, a := range e.Args[1:] {
-			db, ok := parseInt(a)
+			db, ok := resp.ParseInt(a)
 			if !ok || db < 0 || int(db) >= len(sy.srv.ks.DBs) {
 				continue
 			}
@@ -451,25 +451,6 @@ func (sy *syncer) replayDB(sc *routeScratch, origin *Session, db int) {
 	}
 }
 
-// appendPush appends the RESP3 push ">N args…" to b.
-func appendPush(b []byte, args ...[]byte) []byte {
-	b = append(b, '>')
-	b = strconv.AppendInt(b, int64(len(args)), 10)
-	b = append(b, '\r', '\n')
-	for _, a := range args {
-		b = appendBulk(b, a)
-	}
-	return b
-}
-
-func appendBulk(b, v []byte) []byte {
-	b = append(b, '$')
-	b = strconv.AppendInt(b, int64(len(v)), 10)
-	b = append(b, '\r', '\n')
-	b = append(b, v...)
-	return append(b, '\r', '\n')
-}
-
 var keychangeHead = []byte("*3\r\n$9\r\nkeychange\r\n")
 
 // appendKeychange appends ["keychange", key, value] with key's current
@@ -477,13 +458,13 @@ var keychangeHead = []byte("*3\r\n$9\r\nkeychange\r\n")
 // type name as a simple string.
 func (sy *syncer) appendKeychange(b []byte, db int, key []byte) []byte {
 	b = append(b, keychangeHead...)
-	b = appendBulk(b, key)
+	b = resp.AppendBulk(b, key)
 	return appendValue(b, sy.srv.ks.DBs[db].Peek(key))
 }
 
 func appendNilKeychange(b, key []byte) []byte {
 	b = append(b, keychangeHead...)
-	b = appendBulk(b, key)
+	b = resp.AppendBulk(b, key)
 	return append(b, "$-1\r\n"...)
 }
 
@@ -494,7 +475,7 @@ func appendValue(b []byte, e *keyspace.Entry) []byte {
 	case e == nil:
 		return append(b, "$-1\r\n"...)
 	case e.Obj == nil:
-		return appendBulk(b, e.Str)
+		return resp.AppendBulk(b, e.Str)
 	}
 	b = append(b, '+')
 	b = append(b, e.Type().String()...)
@@ -531,17 +512,17 @@ var (
 func (sy *syncer) appendRecreate(b []byte, db *keyspace.DB, key []byte, withTTL bool) []byte {
 	e := db.Peek(key)
 	if e == nil {
-		return appendPush(b, bDEL, key)
+		return resp.AppendPush(b, bDEL, key)
 	}
 	if e.Obj == nil {
-		b = appendPush(b, bSET, key, e.Str)
+		b = resp.AppendPush(b, bSET, key, e.Str)
 	} else {
-		b = appendPush(b, bDEL, key)
+		b = resp.AppendPush(b, bDEL, key)
 		b = appendContent(b, key, e)
 	}
 	if at, ok := db.Expiry(key); ok && withTTL {
 		var num [20]byte
-		b = appendPush(b, bPEXPIREAT, key, strconv.AppendInt(num[:0], at, 10))
+		b = resp.AppendPush(b, bPEXPIREAT, key, strconv.AppendInt(num[:0], at, 10))
 	}
 	return b
 }
@@ -574,7 +555,7 @@ func appendContent(b, key []byte, e *keyspace.Entry) []byte {
 		return c.flush()
 	case recreator:
 		for _, cmd := range o.Recreate(key) {
-			b = appendPush(b, cmd...)
+			b = resp.AppendPush(b, cmd...)
 		}
 	}
 	return b
@@ -594,7 +575,7 @@ func (c *chunker) add(args ...[]byte) {
 		c.flush()
 	}
 	for _, a := range args {
-		c.body = appendBulk(c.body, a)
+		c.body = resp.AppendBulk(c.body, a)
 	}
 	c.n += len(args)
 }
@@ -602,11 +583,9 @@ func (c *chunker) add(args ...[]byte) {
 // flush appends the pending push, if any, and returns the output.
 func (c *chunker) flush() []byte {
 	if c.n > 0 {
-		c.b = append(c.b, '>')
-		c.b = strconv.AppendInt(c.b, int64(2+c.n), 10)
-		c.b = append(c.b, '\r', '\n')
-		c.b = appendBulk(c.b, c.cmd)
-		c.b = appendBulk(c.b, c.key)
+		c.b = resp.AppendHeader(c.b, '>', 2+c.n)
+		c.b = resp.AppendBulk(c.b, c.cmd)
+		c.b = resp.AppendBulk(c.b, c.key)
 		c.b = append(c.b, c.body...)
 		c.body, c.n = c.body[:0], 0
 	}

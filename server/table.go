@@ -3,6 +3,8 @@ package server
 import (
 	"sort"
 	"strings"
+
+	"github.com/recached/recached/resp"
 )
 
 // Flag is a command property, as in Redis's command table.
@@ -123,21 +125,13 @@ func (t *Table) add(c *Command, parent *Command) {
 // Lookup finds a command by name, any case, without allocating.
 func (t *Table) Lookup(name []byte) *Command {
 	var buf [32]byte
-	if len(name) > len(buf) {
-		return t.cmds[strings.ToLower(string(name))]
-	}
-	for i, c := range name {
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		buf[i] = c
-	}
-	return t.cmds[string(buf[:len(name)])]
+	return t.cmds[string(resp.AppendLower(buf[:0], name))]
 }
 
-// Sub finds a subcommand of c by name, any case.
+// Sub finds a subcommand of c by name, any case, without allocating.
 func (c *Command) Sub(name []byte) *Command {
-	return c.subs[strings.ToLower(string(name))]
+	var buf [32]byte
+	return c.subs[string(resp.AppendLower(buf[:0], name))]
 }
 
 // Len returns the number of top-level commands.
