@@ -50,7 +50,7 @@ func Classify(v resp.Value, interested func(key []byte) bool) FrameKind {
 	case v.Kind == '>' && !v.Null:
 		switch tag := tagOf(v); {
 		case tag == nil:
-		case eqLower(tag, "message"), eqLower(tag, "pmessage"), eqLower(tag, "smessage"):
+		case resp.EqualFold(tag, "message"), resp.EqualFold(tag, "pmessage"), resp.EqualFold(tag, "smessage"):
 			return FramePubSub
 		case isConfirmTag(tag):
 			return FrameConfirm
@@ -105,7 +105,7 @@ func tagOf(v resp.Value) []byte {
 // confirmations.
 func isConfirmTag(tag []byte) bool {
 	for _, t := range confirmTags {
-		if eqLower(tag, t) {
+		if resp.EqualFold(tag, t) {
 			return true
 		}
 	}
@@ -113,23 +113,6 @@ func isConfirmTag(tag []byte) bool {
 }
 
 var confirmTags = []string{"subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe"}
-
-// eqLower compares b, ignoring ASCII case, with the lower-case s.
-func eqLower(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range len(b) {
-		c := b[i]
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != s[i] {
-			return false
-		}
-	}
-	return true
-}
 
 // elemStrings returns the elements of an aggregate as byte strings: bulk
 // and simple strings as they are, integers in decimal. ok is false when an

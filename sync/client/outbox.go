@@ -299,20 +299,17 @@ func (c *Client) SaveOutbox() error {
 // encodeOutboxLocked encodes the outbox as a RESP array of arrays
 // [wire-id, command, args…], oldest first. The caller holds mu.
 func (c *Client) encodeOutboxLocked() []byte {
-	b := append([]byte{'*'}, strconv.Itoa(c.writes)...)
-	b = append(b, '\r', '\n')
+	b := resp.AppendHeader(nil, '*', c.writes)
 	var num [20]byte
 	for i := 0; i < c.queue.len(); i++ {
 		w := c.queue.at(i).w
 		if w == nil {
 			continue
 		}
-		b = append(b, '*')
-		b = strconv.AppendInt(b, int64(1+len(w.Args)), 10)
-		b = append(b, '\r', '\n')
-		b = appendBulk(b, strconv.AppendUint(num[:0], w.ID, 10))
+		b = resp.AppendHeader(b, '*', 1+len(w.Args))
+		b = resp.AppendBulk(b, strconv.AppendUint(num[:0], w.ID, 10))
 		for _, a := range w.Args {
-			b = appendBulk(b, a)
+			b = resp.AppendBulk(b, a)
 		}
 	}
 	return b

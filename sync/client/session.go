@@ -81,14 +81,12 @@ func (cn *conn) push(p pending) {
 // sendWrite queues w wrapped as DEDUP <client-id> <wire-id> <args…>; head
 // is the encoded "DEDUP" and client id (dedupHead).
 func (cn *conn) sendWrite(head []byte, w *Write) {
-	b := append(cn.out, '*')
-	b = strconv.AppendInt(b, int64(3+len(w.Args)), 10)
-	b = append(b, '\r', '\n')
+	b := resp.AppendHeader(cn.out, '*', 3+len(w.Args))
 	b = append(b, head...)
 	var num [20]byte
-	b = appendBulk(b, strconv.AppendUint(num[:0], w.ID, 10))
+	b = resp.AppendBulk(b, strconv.AppendUint(num[:0], w.ID, 10))
 	for _, a := range w.Args {
-		b = appendBulk(b, a)
+		b = resp.AppendBulk(b, a)
 	}
 	cn.out = b
 	cn.ends = append(cn.ends, len(b))
@@ -105,15 +103,7 @@ func (cn *conn) sendCall(call *Call) {
 // dedupHead returns the encoded first two arguments of every DEDUP the
 // client sends: "DEDUP" and its client id.
 func dedupHead(id []byte) []byte {
-	return appendBulk(appendBulk(nil, []byte("DEDUP")), id)
-}
-
-func appendBulk(b, v []byte) []byte {
-	b = append(b, '$')
-	b = strconv.AppendInt(b, int64(len(v)), 10)
-	b = append(b, '\r', '\n')
-	b = append(b, v...)
-	return append(b, '\r', '\n')
+	return resp.AppendBulk(resp.AppendBulk(nil, []byte("DEDUP")), id)
 }
 
 // Command names the client sends.
@@ -320,7 +310,7 @@ func (c *Client) handle(cn *conn, v resp.Value) error {
 		// outstanding on the RESP port; anything else is ignored.
 		c.mu.Lock()
 		p, ok := cn.fifo.front()
-		match := cn.tcp && ok && p.confirm != "" && eqLower(tagOf(v), p.confirm)
+		match := cn.tcp && ok && p.confirm != "" && resp.EqualFold(tagOf(v), p.confirm)
 		c.mu.Unlock()
 		if !match {
 			c.ignored.Add(1)
@@ -508,10 +498,10 @@ func (c *Client) deliver(v resp.Value) {
 	var subs []*Subscription
 	c.mu.Lock()
 	switch {
-	case eqLower(args[0], "pmessage") && len(args) == 4:
+	case resp.EqualFold(args[0], "pmessage") && len(args) == 4:
 		m = Message{Pattern: string(args[1]), Channel: string(args[2]), Payload: args[3]}
 		subs = slices.Clone(c.pchannels[m.Pattern])
-	case len(args) == 3 && !eqLower(args[0], "pmessage"):
+	case len(args) == 3 && !resp.EqualFold(args[0], "pmessage"):
 		m = Message{Channel: string(args[1]), Payload: args[2]}
 		subs = slices.Clone(c.channels[m.Channel])
 	}
