@@ -39,6 +39,8 @@ func TestParseInt(t *testing.T) {
 		{" 1", 0, false},
 		{"1 ", 0, false},
 		{"1x", 0, false},
+		{"1.0", 0, false},
+		{"1e3", 0, false},
 		{"1\x00", 0, false},
 		{"--1", 0, false},
 		{"1-", 0, false},

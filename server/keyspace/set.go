@@ -3,6 +3,8 @@ package keyspace
 import (
 	"maps"
 	"slices"
+
+	"github.com/recached/recached/resp"
 )
 
 // setMaxIntsetEntries is Redis 7.0's default set-max-intset-entries.
@@ -73,7 +75,7 @@ func (s *Set) findString(member string) int {
 
 // findInt finds member in an intset: only a canonical integer can be in it.
 func findInt[T string | []byte](s *Set, member T) int {
-	v, ok := parseInt64(member)
+	v, ok := resp.ParseInt(member)
 	if !ok {
 		return -1
 	}
@@ -113,7 +115,7 @@ func (s *Set) AddString(member string) bool {
 func (s *Set) insert(m string) {
 	s.size += int64(len(m))
 	if !s.large {
-		if v, ok := parseInt64(m); ok && len(s.members) < setMaxIntsetEntries {
+		if v, ok := resp.ParseInt(m); ok && len(s.members) < setMaxIntsetEntries {
 			i, _ := slices.BinarySearch(s.ints, v)
 			s.ints = slices.Insert(s.ints, i, v)
 			s.members = slices.Insert(s.members, i, m)
@@ -275,41 +277,4 @@ func (s *Set) MemoryUsage() int64 {
 		n += int64(len(s.index)) * 40
 	}
 	return n
-}
-
-// parseInt64 parses b as a signed 64-bit integer in canonical decimal form
-// (no sign but '-', no leading zeros, not "-0"), the form Redis stores in an
-// intset.
-func parseInt64[T string | []byte](b T) (int64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	if len(b) == 1 && b[0] == '0' {
-		return 0, true
-	}
-	start := 0
-	if b[0] == '-' {
-		start = 1
-	}
-	if len(b)-start == 0 || len(b)-start > 19 || b[start] < '1' || b[start] > '9' {
-		return 0, false
-	}
-	var n uint64
-	for i := start; i < len(b); i++ {
-		c := b[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + uint64(c-'0')
-	}
-	if start == 1 {
-		if n > 1<<63 {
-			return 0, false
-		}
-		return -int64(n), true
-	}
-	if n > 1<<63-1 {
-		return 0, false
-	}
-	return int64(n), true
 }

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/recached/recached/resp"
 )
 
 // setContents returns the members sorted, read through Range.
@@ -69,31 +71,6 @@ func TestSetAddCopiesArgument(t *testing.T) {
 	m[0] = 'X'
 	if !s.Has([]byte("member")) || s.Has(m) {
 		t.Fatal("the set shares its argument's bytes")
-	}
-}
-
-func TestParseInt64(t *testing.T) {
-	tests := []struct {
-		s    string
-		want int64
-		ok   bool
-	}{
-		{"0", 0, true}, {"1", 1, true}, {"-1", -1, true}, {"123", 123, true},
-		{"9223372036854775807", 9223372036854775807, true},
-		{"-9223372036854775808", -9223372036854775808, true},
-		{"9223372036854775808", 0, false}, {"-9223372036854775809", 0, false},
-		{"99999999999999999999", 0, false}, {"", 0, false}, {"-", 0, false},
-		{"-0", 0, false}, {"01", 0, false}, {"+1", 0, false}, {" 1", 0, false},
-		{"1 ", 0, false}, {"1.0", 0, false}, {"1e3", 0, false}, {"a", 0, false},
-	}
-	for _, tc := range tests {
-		got, ok := parseInt64(tc.s)
-		if ok != tc.ok || got != tc.want {
-			t.Errorf("parseInt64(%q) = %d, %v; want %d, %v", tc.s, got, ok, tc.want, tc.ok)
-		}
-		if got2, ok2 := parseInt64([]byte(tc.s)); got2 != got || ok2 != ok {
-			t.Errorf("parseInt64([]byte %q) differs from the string form", tc.s)
-		}
 	}
 }
 
@@ -164,7 +141,7 @@ func TestSetIntsetOrder(t *testing.T) {
 	want := slices.Sorted(maps.Keys(ref))
 	var got []int64
 	for i := 0; i < s.Len(); i++ {
-		v, ok := parseInt64(s.At(i))
+		v, ok := resp.ParseInt(s.At(i))
 		if !ok {
 			t.Fatalf("member %q is not an integer", s.At(i))
 		}
