@@ -23,6 +23,9 @@ func (c *wakeConn) Push([]byte)        {}
 func (c *wakeConn) Close()             {}
 func (c *wakeConn) RemoteAddr() string { return "127.0.0.1:1" }
 func (c *wakeConn) LocalAddr() string  { return "127.0.0.1:2" }
+
+func (c *wakeConn) Buffered() (int, int) { return 0, 0 }
+
 func (c *wakeConn) Wake() {
 	select {
 	case c.wakes <- struct{}{}:

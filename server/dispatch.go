@@ -41,6 +41,10 @@ func (s *Session) Exec(args [][]byte) {
 func (s *Session) prepare(args [][]byte) *Command {
 	s.Args = args
 	s.lastActive.Store(int64(s.srv.ks.Clock()))
+	if isCrossProtocol(args[0]) {
+		s.securityWarning()
+		return nil
+	}
 	cmd := s.lookup(args[0], s.inDedup)
 	if cmd == nil {
 		s.reject(nil, unknownCommand(args))
@@ -75,6 +79,24 @@ func (s *Session) prepare(args [][]byte) *Command {
 	}
 	s.lastCmd.Store(cmd)
 	return cmd
+}
+
+// isCrossProtocol reports whether a command name is "POST" or "Host:"
+// (any case): the first words an HTTP request sends, which Redis takes for
+// an attack by cross-protocol scripting (a web page making a browser post
+// RESP to the server).
+func isCrossProtocol(name []byte) bool {
+	return resp.EqualFold(name, "post") || resp.EqualFold(name, "host:")
+}
+
+// securityWarning drops a connection that sent POST or Host: with no reply,
+// as Redis's securityWarningCommand does, logging at most once a minute.
+func (s *Session) securityWarning() {
+	now := time.Now().Unix()
+	if last := s.srv.securityLogged.Load(); now-last >= 60 && s.srv.securityLogged.CompareAndSwap(last, now) {
+		log.Printf("Possible SECURITY ATTACK detected. It looks like somebody is sending POST or Host: commands to Redis. This is likely due to an attacker attempting to use Cross Protocol Scripting to compromise your Redis instance. Connection aborted.")
+	}
+	s.Quit = true
 }
 
 // lookup finds a top-level command by name. Pipelines repeat one command,

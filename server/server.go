@@ -6,7 +6,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"log"
 	"sort"
 	"sync"
@@ -68,6 +67,10 @@ type Conn interface {
 	// RemoteAddr and LocalAddr are "ip:port" strings for CLIENT LIST.
 	RemoteAddr() string
 	LocalAddr() string
+	// Buffered reports, for CLIENT LIST, the bytes received and not yet
+	// run (qbuf) and the bytes of output queued and not yet written to the
+	// socket (omem). Any goroutine may call it.
+	Buffered() (query, output int)
 }
 
 // Server is one recached instance: its keyspace, command table, sessions and
@@ -125,6 +128,9 @@ type Server struct {
 	netIn        atomic.Int64
 	netOut       atomic.Int64
 	errorReplies atomic.Int64
+	// securityLogged is when (unix seconds) the cross-protocol scripting
+	// warning was last logged (dispatch.go).
+	securityLogged atomic.Int64
 }
 
 // New returns a server for cfg with an empty keyspace.
@@ -229,9 +235,9 @@ func (srv *Server) activeExpire() {
 func (srv *Server) NewSession(c Conn, ws bool) (*Session, error) {
 	srv.clientsMu.Lock()
 	defer srv.clientsMu.Unlock()
-	if len(srv.clients) >= srv.Config().MaxClients {
+	if srv.fullLocked() {
 		srv.rejected.Add(1)
-		return nil, fmt.Errorf("%s", errMaxClients)
+		return nil, ErrMaxClients
 	}
 	s := newSession(srv, c, ws)
 	srv.clients[s.ID] = s

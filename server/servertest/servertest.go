@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/recached/recached/server"
 	"github.com/recached/recached/server/tcp"
+	"github.com/recached/recached/server/ws"
 )
 
 // StartRedis starts redis-server on a free loopback port with persistence
@@ -279,4 +281,124 @@ func (b *SafeBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// Servers is a recached running in-process with both listeners.
+type Servers struct {
+	// RESP and WS are the addresses to dial: the listeners' ports on
+	// 127.0.0.1 (the bind address when it is a specific one).
+	RESP, WS string
+	// RESPPort and WSPort are the ports listened on.
+	RESPPort, WSPort int
+	// Srv is the engine.
+	Srv *server.Server
+}
+
+// StartServers runs recached in-process with cfg: the RESP and WebSocket
+// listeners on free ports of cfg.Bind (127.0.0.1 when empty; "0.0.0.0"
+// listens on every address). setup, when not nil, runs on the engine
+// before it serves (hooks, the commit function). Both stop when the test
+// ends.
+func StartServers(tb testing.TB, cfg server.Config, setup func(*server.Server)) Servers {
+	tb.Helper()
+	if cfg.Bind == "" {
+		cfg.Bind = "127.0.0.1"
+	}
+	if cfg.Databases == 0 {
+		cfg.Databases = 16
+	}
+	if cfg.MaxClients == 0 {
+		cfg.MaxClients = 10000
+	}
+	var err error
+	if cfg.Port, err = tcp.FreePort(); err != nil {
+		tb.Fatal(err)
+	}
+	if cfg.WSPort, err = tcp.FreePort(); err != nil {
+		tb.Fatal(err)
+	}
+	srv := server.New(cfg)
+	if setup != nil {
+		setup(srv)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 2)
+	go srv.Run(ctx)
+	go func() {
+		done <- tcp.ListenAndServe(ctx, srv, net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.Port)), max(cfg.Loops, 1))
+	}()
+	go func() { done <- ws.ListenAndServe(ctx, srv, net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.WSPort))) }()
+	tb.Cleanup(func() {
+		cancel()
+		for i := 0; i < 2; i++ {
+			select {
+			case err := <-done:
+				if err != nil {
+					tb.Errorf("listener: %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				tb.Errorf("recached did not stop within 10s")
+				return
+			}
+		}
+	})
+	host := cfg.Bind
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	s := Servers{
+		RESP:     net.JoinHostPort(host, strconv.Itoa(cfg.Port)),
+		WS:       net.JoinHostPort(host, strconv.Itoa(cfg.WSPort)),
+		RESPPort: cfg.Port,
+		WSPort:   cfg.WSPort,
+		Srv:      srv,
+	}
+	waitPing(tb, net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port)))
+	waitHTTP(tb, "http://"+net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.WSPort))+"/healthz")
+	return s
+}
+
+// waitHTTP waits until url answers 200.
+func waitHTTP(tb testing.TB, url string) {
+	tb.Helper()
+	c := http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := c.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	tb.Fatalf("%s did not answer 200 within 10s", url)
+}
+
+// ClientLine returns the CLIENT LIST line, as fields, of the connection
+// whose local address ends with ":port" (the listener it came in on) and,
+// when skip is not 0, whose id is not skip; nil when there is none. It asks
+// over c.
+func ClientLine(tb testing.TB, c *Client, port int, skip int64) map[string]string {
+	tb.Helper()
+	rep, err := c.Do("CLIENT", "LIST")
+	if err != nil {
+		tb.Fatalf("CLIENT LIST: %v", err)
+	}
+	_, body, ok := bytes.Cut(rep, []byte("\r\n"))
+	if !ok {
+		tb.Fatalf("CLIENT LIST reply %q", rep)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		f := make(map[string]string)
+		for _, kv := range strings.Fields(line) {
+			k, v, _ := strings.Cut(kv, "=")
+			f[k] = v
+		}
+		if strings.HasSuffix(f["laddr"], ":"+strconv.Itoa(port)) && f["id"] != strconv.FormatInt(skip, 10) {
+			return f
+		}
+	}
+	return nil
 }

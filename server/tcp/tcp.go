@@ -5,14 +5,11 @@ package tcp
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log"
 	"net"
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/panjf2000/gnet/v2"
 	"github.com/panjf2000/gnet/v2/pkg/logging"
@@ -34,10 +31,7 @@ type Listener struct {
 	loops int
 	eng   gnet.Engine
 	ready chan struct{}
-	// protected reports whether connections from non-loopback addresses
-	// must be refused (no password and no token secret).
-	protected bool
-	conns     atomic.Int64
+	conns atomic.Int64
 
 	loopsMu sync.Mutex
 	pending map[gnet.EventLoop]*loopPushes
@@ -88,13 +82,11 @@ func (l *Listener) loopOf(gc gnet.Conn) *loopPushes {
 // New returns a listener for srv on addr ("127.0.0.1:6379") using loops
 // event loops.
 func New(srv *server.Server, addr string, loops int) *Listener {
-	cfg := srv.Config()
 	return &Listener{
-		srv:       srv,
-		addr:      addr,
-		loops:     max(loops, 1),
-		ready:     make(chan struct{}),
-		protected: cfg.RequirePass == "" && cfg.TokenSecret == "",
+		srv:   srv,
+		addr:  addr,
+		loops: max(loops, 1),
+		ready: make(chan struct{}),
 	}
 }
 
@@ -133,11 +125,20 @@ func (l *Listener) OnBoot(eng gnet.Engine) gnet.Action {
 // conn is one TCP connection: the gnet connection, its session and parser.
 type conn struct {
 	c      gnet.Conn
+	srv    *server.Server
 	s      *server.Session
 	p      resp.Parser
 	remote string
 	local  string
 	closed atomic.Bool
+	// inbound and outbound are the bytes received and not yet run and the
+	// bytes gnet holds for the socket, as of the event loop's last look,
+	// for CLIENT LIST from other goroutines.
+	inbound  atomic.Int64
+	outbound atomic.Int64
+	// frames counts the pushes queued since the socket last took all the
+	// output, for the unread-output limit (written by Push and the loop).
+	frames atomic.Int64
 
 	// Pushes from other goroutines collect in pushBuf and are written by
 	// the event loop in one write per pass (writePushes); queued counts
@@ -162,6 +163,7 @@ func (c *conn) Push(b []byte) {
 	c.pushSched = true
 	c.pushMu.Unlock()
 	c.queued.Add(int64(len(b)))
+	c.frames.Add(1)
 	if sched {
 		lp := c.loop
 		lp.mu.Lock()
@@ -180,10 +182,19 @@ func (c *conn) Push(b []byte) {
 // handed to the socket.
 func (c *conn) Pending() int { return int(c.queued.Load()) }
 
+// Buffered reports the bytes received and not yet run, and the bytes of
+// output not yet written to the socket.
+func (c *conn) Buffered() (query, output int) {
+	return int(c.inbound.Load()), int(c.outbound.Load()) + c.Pending()
+}
+
 // writePushes runs on the event loop: it writes every queued push at once,
 // then reports what the connection still holds to the engine, which drops
-// subscribers past the pub/sub output limits.
+// subscribers past the pub/sub and the sync output limits. The log is
+// committed first, so that no push leaves before the write that caused it
+// is in the log (a push is queued after the log's effect hook has run).
 func (c *conn) writePushes(gc gnet.Conn, err error) error {
+	c.srv.Commit()
 	c.pushMu.Lock()
 	b := c.pushBuf
 	c.pushBuf, c.pushSpare = c.pushSpare, nil
@@ -200,7 +211,15 @@ func (c *conn) writePushes(gc gnet.Conn, err error) error {
 	}
 	c.queued.Add(-int64(len(b)))
 	if err == nil && !c.closed.Load() {
-		c.s.CheckOutput(gc.OutboundBuffered() + c.Pending())
+		out := gc.OutboundBuffered()
+		c.outbound.Store(int64(out))
+		if out == 0 {
+			c.frames.Store(0) // the socket took everything
+		}
+		pending := out + c.Pending()
+		if !c.s.CheckOutput(pending) {
+			c.s.CheckUnread(pending, int(c.frames.Load()))
+		}
 	}
 	if cap(b) <= 1<<20 {
 		c.pushMu.Lock()
@@ -227,17 +246,20 @@ func (c *conn) Wake() {
 	_ = c.c.Wake(nil)
 }
 
+// RemoteAddr returns the peer's "ip:port".
 func (c *conn) RemoteAddr() string { return c.remote }
-func (c *conn) LocalAddr() string  { return c.local }
 
-// OnOpen creates the session, or refuses the connection as Redis does when
-// maxclients is reached or protected mode applies.
+// LocalAddr returns the local "ip:port".
+func (c *conn) LocalAddr() string { return c.local }
+
+// OnOpen creates the session, or refuses the connection as the engine's
+// admission decides (protected mode, maxclients), with Redis's error.
 func (l *Listener) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
-	cc := &conn{c: gc, remote: addrString(gc.RemoteAddr()), local: addrString(gc.LocalAddr())}
-	cc.loop = l.loopOf(gc)
-	if l.protected && !isLoopback(gc.RemoteAddr()) {
-		return []byte("-" + protectedMsg + "\r\n"), gnet.Close
+	if err := l.srv.Admit(server.TransportRESP, gc.RemoteAddr()); err != nil {
+		return []byte("-" + err.Error() + "\r\n"), gnet.Close
 	}
+	cc := &conn{c: gc, srv: l.srv, remote: server.AddrString(gc.RemoteAddr()), local: server.AddrString(gc.LocalAddr())}
+	cc.loop = l.loopOf(gc)
 	s, err := l.srv.NewSession(cc, false)
 	if err != nil {
 		return []byte("-" + err.Error() + "\r\n"), gnet.Close
@@ -272,10 +294,14 @@ func (l *Listener) OnTraffic(gc gnet.Conn) gnet.Action {
 		return gnet.None
 	}
 	buf, _ := gc.Peek(-1)
+	cc.inbound.Store(int64(len(buf)))
 	s := cc.s
 	off := 0
 	action := gnet.None
 	for off < len(buf) {
+		// Until the client authenticates, Redis's small request bounds
+		// apply: it cannot make the server hold large requests.
+		cc.p.SetLimits(s.RequestLimits())
 		n, err := cc.p.Parse(buf[off:])
 		if err != nil {
 			s.W.Error("ERR " + err.Error())
@@ -305,6 +331,7 @@ func (l *Listener) OnTraffic(gc gnet.Conn) gnet.Action {
 		// Discard(0) would drop the whole buffer.
 		_, _ = gc.Discard(off)
 	}
+	cc.inbound.Store(int64(len(buf) - off))
 	l.srv.Commit()
 	l.flush(gc, s)
 	return action
@@ -318,6 +345,9 @@ func (l *Listener) flush(gc gnet.Conn, s *server.Session) {
 		_ = cc.writePushes(gc, nil) // pushes queued before these replies go first
 	}
 	_, _ = gc.Write(s.W.B)
+	if cc, ok := gc.Context().(*conn); ok {
+		cc.outbound.Store(int64(gc.OutboundBuffered()))
+	}
 	if cap(s.W.B) > 4<<20 {
 		s.W.B = nil
 		return
@@ -325,46 +355,10 @@ func (l *Listener) flush(gc gnet.Conn, s *server.Session) {
 	s.W.B = s.W.B[:0]
 }
 
-// protectedMsg is Redis's protected-mode refusal.
-const protectedMsg = "DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Set up an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside."
-
-func addrString(a net.Addr) string {
-	if a == nil {
-		return ""
-	}
-	return a.String()
-}
-
-func isLoopback(a net.Addr) bool {
-	if ta, ok := a.(*net.TCPAddr); ok {
-		return ta.IP.IsLoopback()
-	}
-	return true
-}
-
 // ListenAndServe runs a listener for srv until ctx ends, then stops it
 // gracefully. It returns once the listener has stopped.
 func ListenAndServe(ctx context.Context, srv *server.Server, addr string, loops int) error {
-	l := New(srv, addr, loops)
-	errc := make(chan error, 1)
-	go func() { errc <- l.Serve() }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("resp listener on %s: %w", addr, err)
-	case <-l.Ready():
-	}
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := l.Stop(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	<-errc
-	return nil
+	return server.RunListener(ctx, New(srv, addr, loops), "resp listener on "+addr)
 }
 
 // FreePort returns a free loopback TCP port, for tests and benchmarks.

@@ -1,7 +1,6 @@
 package ws
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"net"
@@ -44,8 +43,14 @@ type conn struct {
 	executing  bool
 	closing    bool // Close was called: send what is queued, then close
 	dead       bool // closed: queue nothing more
+	// pong is the payload of the pong owed to the peer's latest ping, when
+	// pongDue. Only the latest needs an answer (RFC 6455 section 5.5.3),
+	// so a peer that pings without reading costs 125 bytes at most.
+	pong    []byte
+	pongDue bool
 
 	pending atomic.Int64  // bytes queued and not yet written
+	inbound atomic.Int64  // bytes of the frame read and not yet run
 	signal  chan struct{} // the writer has work
 	wake    chan struct{} // a blocking command was served
 	done    chan struct{} // closed when the connection is torn down
@@ -58,19 +63,12 @@ func newConn(l *Listener, wsc *websocket.Conn) *conn {
 		l:      l,
 		ws:     wsc,
 		nc:     nc,
-		remote: addrString(nc.RemoteAddr()),
-		local:  addrString(nc.LocalAddr()),
+		remote: server.AddrString(nc.RemoteAddr()),
+		local:  server.AddrString(nc.LocalAddr()),
 		signal: make(chan struct{}, 1),
 		wake:   make(chan struct{}, 1),
 		done:   make(chan struct{}),
 	}
-}
-
-func addrString(a net.Addr) string {
-	if a == nil {
-		return ""
-	}
-	return a.String()
 }
 
 // Push queues b, one or more RESP values, as one frame per value. It never
@@ -87,6 +85,12 @@ func (c *conn) Push(b []byte) {
 // Pending reports the bytes queued and not yet written to the socket, for
 // the engine's pub/sub output limits.
 func (c *conn) Pending() int { return int(c.pending.Load()) }
+
+// Buffered reports the bytes of the frame read and not yet run, and the
+// bytes queued and not yet written to the socket.
+func (c *conn) Buffered() (query, output int) {
+	return int(c.inbound.Load()), c.Pending()
+}
 
 // Close sends what is queued, then a close frame, and closes.
 func (c *conn) Close() {
@@ -128,7 +132,8 @@ func (c *conn) kill() {
 
 func (c *conn) killLocked() {
 	c.dead = true
-	c.out, c.held = nil, nil
+	c.out, c.held, c.pong = nil, nil, nil
+	c.pongDue = false
 	c.once.Do(func() {
 		close(c.done)
 		_ = c.nc.Close()
@@ -154,15 +159,23 @@ func (c *conn) queueValues(b []byte, hold bool) {
 		}
 		b = b[v:]
 	}
-	size := len(c.out) + len(c.held)
-	c.pending.Add(int64(size - before))
-	if n := c.frames + c.heldFrames; n > MaxQueuedFrames || size > MaxQueuedBytes && n > 1 {
-		c.killLocked() // a slow consumer: never let it hold up anyone
+	c.pending.Add(int64(len(c.out) + len(c.held) - before))
+	if c.overLimitLocked() {
 		return
 	}
 	if !hold {
 		c.kick()
 	}
+}
+
+// overLimitLocked kills a connection whose queue is past the engine's
+// unread-output limits and reports whether it did. The caller holds mu.
+func (c *conn) overLimitLocked() bool {
+	if !server.OverUnreadLimit(len(c.out)+len(c.held), c.frames+c.heldFrames) {
+		return false
+	}
+	c.killLocked() // a slow consumer: never let it hold up anyone
+	return true
 }
 
 // dataOp returns the opcode of a server frame holding the RESP value v: a
@@ -177,13 +190,28 @@ func dataOp(v []byte) byte {
 	return opBinary
 }
 
-// queueControl queues a control frame (ping, pong).
-func (c *conn) queueControl(op byte, payload []byte) {
+// queuePing queues a ping; it counts against the output limits as any
+// frame does.
+func (c *conn) queuePing() {
 	c.mu.Lock()
 	if !c.dead {
 		before := len(c.out)
-		c.out = appendFrame(c.out, op, payload)
+		c.out = appendFrame(c.out, opPing, nil)
+		c.frames++
 		c.pending.Add(int64(len(c.out) - before))
+		c.overLimitLocked()
+	}
+	c.mu.Unlock()
+	c.kick()
+}
+
+// queuePong owes the peer a pong for a ping with payload data, replacing
+// any pong not yet sent.
+func (c *conn) queuePong(data string) {
+	c.mu.Lock()
+	if !c.dead {
+		c.pong = append(c.pong[:0], data...)
+		c.pongDue = true
 	}
 	c.mu.Unlock()
 	c.kick()
@@ -229,7 +257,7 @@ func (c *conn) readLoop() (graceful bool) {
 	c.ws.SetPongHandler(func(string) error { extend(); return nil })
 	c.ws.SetPingHandler(func(data string) error {
 		extend()
-		c.queueControl(opPong, []byte(data))
+		c.queuePong(data)
 		return nil
 	})
 	closed := false
@@ -243,8 +271,17 @@ func (c *conn) readLoop() (graceful bool) {
 		if err != nil {
 			return closed
 		}
+		// Until the client authenticates, Redis's small request bounds
+		// apply (resp.UnauthenticatedLimits), the frame's size included:
+		// it cannot make the server hold large requests.
+		limits := c.s.RequestLimits()
+		c.p.SetLimits(limits)
+		limit := MaxFrame
+		if n := limits.MaxFrame(); n > 0 {
+			limit = n
+		}
 		var tooBig bool
-		buf, tooBig, err = readFrame(r, buf[:0], MaxFrame)
+		buf, tooBig, err = readFrame(r, buf[:0], limit)
 		if err != nil {
 			return false
 		}
@@ -261,15 +298,22 @@ func (c *conn) readLoop() (graceful bool) {
 				return false
 			}
 		}
-		if tooBig {
-			c.reply([]byte("-ERR Protocol error: frame larger than 64 MB\r\n"))
-			continue
-		}
-		if !c.run(buf) {
+		switch {
+		case tooBig && limit < MaxFrame:
+			c.reply([]byte("-ERR " + unauthenticatedError(&c.p, buf).Error() + "\r\n"))
 			return true
+		case tooBig:
+			c.reply([]byte("-ERR Protocol error: frame larger than 64 MB\r\n"))
+		default:
+			c.inbound.Store(int64(len(buf)))
+			ok := c.run(buf)
+			c.inbound.Store(0)
+			if !ok {
+				return true
+			}
 		}
 		if cap(buf) > 1<<20 {
-			buf = nil
+			buf = nil // a large frame's buffer goes with it
 		}
 		if c.s.Blocked() {
 			unblocked = c.awaitUnblock()
@@ -325,8 +369,10 @@ func (c *conn) run(frame []byte) bool {
 	}
 	switch {
 	case err != nil:
-		c.reply([]byte("-ERR " + sanitize(err.Error()) + "\r\n"))
-		return true
+		c.reply([]byte("-ERR " + resp.Sanitize(err.Error()) + "\r\n"))
+		// A request past the unauthenticated limits closes the
+		// connection, as Redis does; other protocol errors do not.
+		return !resp.IsLimitError(err)
 	case len(args) == 0:
 		c.reply([]byte("-ERR Protocol error: empty command\r\n"))
 		return true
@@ -379,22 +425,36 @@ func (c *conn) writeLoop() {
 	defer c.l.wg.Done()
 	ping := time.NewTicker(c.l.PingInterval)
 	defer ping.Stop()
-	var spare []byte
+	var spare, pong []byte
 	for {
 		select {
 		case <-c.signal:
 		case <-ping.C:
-			c.queueControl(opPing, nil)
+			c.queuePing()
 			continue
 		case <-c.done:
 			return
 		}
+		// Commit the log before frames that may hold pushes leave: a push
+		// is queued once the log's effect hook has run, so after Commit
+		// the log has the write behind every push of the batch.
+		c.l.srv.Commit()
 		c.mu.Lock()
 		batch := c.out
 		c.out = spare[:0]
 		c.frames = 0
+		if c.pongDue {
+			pong = appendFrame(pong[:0], opPong, c.pong)
+			c.pongDue = false
+		}
 		closing := c.closing && len(c.held) == 0
 		c.mu.Unlock()
+		if len(pong) > 0 {
+			if !c.write(pong) {
+				return
+			}
+			pong = pong[:0]
+		}
 		if len(batch) > 0 {
 			if !c.write(batch) {
 				return
@@ -437,13 +497,14 @@ func (c *conn) write(b []byte) bool {
 }
 
 // readFrame reads one message into buf. A message longer than limit is
-// read to its end and dropped: tooBig is set and buf holds nothing useful.
+// read to its end and dropped: tooBig is set and out holds the message's
+// first bytes, limit of them or more.
 func readFrame(r io.Reader, buf []byte, limit int) (out []byte, tooBig bool, err error) {
 	for {
 		if len(buf) == cap(buf) {
 			if len(buf) > limit {
 				_, err := io.Copy(io.Discard, r)
-				return buf[:0], true, err
+				return buf, true, err
 			}
 			grow := min(max(cap(buf), 4096), limit+1-len(buf))
 			buf = slices.Grow(buf, grow)
@@ -452,7 +513,7 @@ func readFrame(r io.Reader, buf []byte, limit int) (out []byte, tooBig bool, err
 		buf = buf[:len(buf)+n]
 		if errors.Is(err, io.EOF) {
 			if len(buf) > limit {
-				return buf[:0], true, nil
+				return buf, true, nil
 			}
 			return buf, false, nil
 		}
@@ -462,12 +523,14 @@ func readFrame(r io.Reader, buf []byte, limit int) (out []byte, tooBig bool, err
 	}
 }
 
-// sanitize replaces CR and LF in an error text.
-func sanitize(s string) string {
-	return string(bytes.Map(func(r rune) rune {
-		if r == '\r' || r == '\n' {
-			return ' '
-		}
-		return r
-	}, []byte(s)))
+// unauthenticatedError returns the protocol error of a frame too big for
+// the unauthenticated limits, given its first bytes: the limits error its
+// header earns (p has the limits set), else the bulk-length one.
+func unauthenticatedError(p *resp.Parser, head []byte) error {
+	_, err := p.Parse(head)
+	p.Reset()
+	if resp.IsLimitError(err) {
+		return err
+	}
+	return resp.ErrUnauthenticatedBulk
 }

@@ -21,6 +21,8 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"sync"
 	"time"
 
@@ -36,13 +38,6 @@ const (
 	// message limit). A bigger frame is read to its end and discarded, and
 	// answered with a protocol error; the connection stays open.
 	MaxFrame = 64 << 20
-	// MaxQueuedBytes and MaxQueuedFrames bound a connection's output queue:
-	// a client that lets more pile up (it does not read) is disconnected,
-	// so that it never slows the writers that push to it or other clients.
-	// One frame bigger than MaxQueuedBytes alone in the queue (a large
-	// reply) is allowed.
-	MaxQueuedBytes  = 8 << 20
-	MaxQueuedFrames = 10000
 
 	// DefaultPingInterval is how often the server pings an idle peer.
 	DefaultPingInterval = 20 * time.Second
@@ -62,15 +57,12 @@ type Listener struct {
 	ReadTimeout  time.Duration
 	WriteTimeout time.Duration
 
-	srv  *server.Server
-	addr string
-	// protected refuses non-loopback peers when neither a password nor a
-	// token secret is configured, as the RESP port does.
-	protected bool
-	upgrader  websocket.Upgrader
-	hs        *http.Server
-	ln        net.Listener
-	ready     chan struct{}
+	srv      *server.Server
+	addr     string
+	upgrader websocket.Upgrader
+	hs       *http.Server
+	ln       net.Listener
+	ready    chan struct{}
 
 	mu      sync.Mutex
 	conns   map[*conn]struct{}
@@ -80,23 +72,19 @@ type Listener struct {
 
 // New returns a listener for srv on addr ("127.0.0.1:6380").
 func New(srv *server.Server, addr string) *Listener {
-	cfg := srv.Config()
 	l := &Listener{
 		PingInterval: DefaultPingInterval,
 		ReadTimeout:  DefaultReadTimeout,
 		WriteTimeout: DefaultWriteTimeout,
 		srv:          srv,
 		addr:         addr,
-		protected:    cfg.RequirePass == "" && cfg.TokenSecret == "",
 		ready:        make(chan struct{}),
 		conns:        make(map[*conn]struct{}),
 	}
 	l.upgrader = websocket.Upgrader{
 		ReadBufferSize:  16 << 10,
 		WriteBufferSize: 4 << 10,
-		// Browsers on any origin are the audience: access is granted in
-		// band (AUTH, SYNC TOKEN), not by origin.
-		CheckOrigin: func(*http.Request) bool { return true },
+		CheckOrigin:     l.checkOrigin,
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -180,9 +168,51 @@ func (l *Listener) Conns() int {
 	return len(l.conns)
 }
 
-// upgrade answers "/": the WebSocket handshake, then the connection's
-// reader runs in this goroutine and its writer in another.
+// checkOrigin decides which web pages may open a connection. Browsers on
+// any origin are the audience when the server has a credential (a password
+// or a token secret): access is then granted in band (AUTH, SYNC TOKEN),
+// and recached uses no cookie or other credential a browser would attach
+// by itself, so a page gains nothing from the origin it runs on. With no
+// credential, everyone protected mode lets in (a loopback peer) may do
+// everything; a page of any web site the local user opens could then drive
+// the server through the browser (cross-site WebSocket hijacking, the
+// WebSocket form of the attack Redis's POST/Host: defence stops). So only
+// a request without an Origin (not a browser) or from a page served by a
+// loopback host (localhost, 127.0.0.1, [::1]) is accepted then.
+func (l *Listener) checkOrigin(r *http.Request) bool {
+	cfg := l.srv.Config()
+	if cfg.RequirePass != "" || cfg.TokenSecret != "" {
+		return true
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// upgrade answers "/": the engine's admission first (protected mode and
+// maxclients refuse before the upgrade, with HTTP 403 and 503 and Redis's
+// text), then the WebSocket handshake; the connection's reader then runs in
+// this goroutine and its writer in another.
 func (l *Listener) upgrade(w http.ResponseWriter, r *http.Request) {
+	if err := l.srv.Admit(server.TransportWS, remoteAddr(r)); err != nil {
+		status := http.StatusServiceUnavailable
+		if errors.Is(err, server.ErrProtected) {
+			status = http.StatusForbidden
+		}
+		http.Error(w, err.Error(), status)
+		return
+	}
 	wsc, err := l.upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		return // the upgrader has answered with an HTTP error
@@ -201,6 +231,17 @@ func (l *Listener) upgrade(w http.ResponseWriter, r *http.Request) {
 	c.serve()
 }
 
+// remoteAddr returns the peer address of r. One that cannot be parsed
+// becomes the unspecified address, which is not loopback: admission fails
+// closed.
+func remoteAddr(r *http.Request) net.Addr {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return &net.TCPAddr{IP: net.IPv4zero}
+	}
+	return net.TCPAddrFromAddrPort(ap)
+}
+
 func (l *Listener) remove(c *conn) {
 	l.mu.Lock()
 	delete(l.conns, c)
@@ -214,17 +255,5 @@ func ListenAndServe(ctx context.Context, srv *server.Server, addr string) error 
 	if err := l.Listen(); err != nil {
 		return err
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- l.Serve() }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := l.Stop(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return <-errc
+	return server.RunListener(ctx, l, "websocket listener on "+l.Addr())
 }
