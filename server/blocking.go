@@ -22,8 +22,7 @@ package server
 // it runs the requests it held back. Replies thus leave in request order
 // whether the wait ends before or after the transport has seen it begin.
 //
-// Lock order: shard locks, then blockRegistry.mu. The registry's lock is
-// never held while locking a shard or calling into the keyspace.
+// Lock order: see server/LOCKS.md.
 
 import (
 	"math"
@@ -331,8 +330,8 @@ func (reg *blockRegistry) onEffect(e *Effect) {
 	a := e.Args
 	reg.mu.Lock()
 	defer reg.mu.Unlock()
-	if e.Key == nil {
-		if len(a) > 0 && resp.EqualFold(a[0], "swapdb") {
+	if e.Kind == EffectDB {
+		if resp.EqualFold(a[0], "swapdb") {
 			for k := range reg.queues {
 				reg.markLocked(k)
 			}

@@ -13,8 +13,6 @@ import (
 // Redis. A string is an infinite run of zero bits past its end for readers;
 // writers grow it with zero bytes.
 
-var bSETBIT = []byte("SETBIT")
-
 const (
 	errBitposBit      = "ERR The bit argument must be 1 or 0."
 	errBitfieldType   = "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is."

@@ -59,20 +59,3 @@ func cmdDedup(s *Session) {
 
 // Dedup returns the server's exactly-once marks.
 func (srv *Server) Dedup() *dedup.Table { return srv.dedup }
-
-// emitMark reports a raised DEDUP mark with no write attached, as the
-// effect DEDUP <client-id> <wire-id> with a nil Key.
-func (s *Session) emitMark(cid []byte, id uint64) {
-	if len(s.srv.hooks) == 0 {
-		return
-	}
-	e := &s.eff
-	e.Args = append(e.Args[:0], bDEDUP, cid, s.utoa(id))
-	e.DB, e.Key, e.Origin = s.DBIndex, nil, s
-	e.ClientID, e.WireID = cid, id
-	for _, h := range s.srv.hooks {
-		h(e)
-	}
-}
-
-var bDEDUP = []byte("DEDUP")

@@ -17,12 +17,6 @@ const (
 	errIncrNaN      = "ERR value is NaN or Infinity"
 )
 
-// Effect command names of the hash family.
-var (
-	bHSET = []byte("HSET")
-	bHDEL = []byte("HDEL")
-)
-
 // maxRandReply bounds the estimated size of a random-sampling reply with a
 // negative count (HRANDFIELD, SRANDMEMBER, ZRANDMEMBER), which may repeat
 // elements without end: past it the command is refused rather than

@@ -33,13 +33,8 @@ const (
 	errJSONNewAtRoot = "ERR new documents must be created at the root path '$'"
 )
 
-// Effect command names of the json family.
-var (
-	bJSET   = []byte("JSET")
-	bJMERGE = []byte("JMERGE")
-	bJDEL   = []byte("JDEL")
-	bRoot   = []byte("$")
-)
+// bRoot is the JSON path of the whole document.
+var bRoot = []byte("$")
 
 // maxKeptScratch is the largest formatting buffer a session keeps after a
 // command that wrote a document into it.

@@ -10,21 +10,6 @@ import (
 	"github.com/recached/recached/server/keyspace"
 )
 
-// Effect command names, allocated once.
-var (
-	bDEL       = []byte("DEL")
-	bSET       = []byte("SET")
-	bPEXPIREAT = []byte("PEXPIREAT")
-	bPERSIST   = []byte("PERSIST")
-	bKEEPTTL   = []byte("KEEPTTL")
-	bPXAT      = []byte("PXAT")
-	bRENAME    = []byte("RENAME")
-	bCOPY      = []byte("COPY")
-	bREPLACE   = []byte("REPLACE")
-	bMOVE      = []byte("MOVE")
-	bDB        = []byte("DB")
-)
-
 func keyCommands() []*Command {
 	k1, kall := keysIn("", 1, 1), keysIn("", 1, -1)
 	return []*Command{

@@ -13,23 +13,6 @@ const (
 	errMaxlenNegative = "ERR MAXLEN can't be negative"
 )
 
-// Effect command names of the list family.
-var (
-	bLPUSH   = []byte("LPUSH")
-	bRPUSH   = []byte("RPUSH")
-	bLPUSHX  = []byte("LPUSHX")
-	bRPUSHX  = []byte("RPUSHX")
-	bLPOP    = []byte("LPOP")
-	bRPOP    = []byte("RPOP")
-	bLSET    = []byte("LSET")
-	bLREM    = []byte("LREM")
-	bLTRIM   = []byte("LTRIM")
-	bLINSERT = []byte("LINSERT")
-	bLMOVE   = []byte("LMOVE")
-	bLEFT    = []byte("LEFT")
-	bRIGHT   = []byte("RIGHT")
-)
-
 // listCommands are the list commands, blocking pops included.
 func listCommands() []*Command {
 	k1, k2 := keysIn("list", 1, 1), keysIn("list", 1, 2)

@@ -27,9 +27,6 @@ const (
 	errRLState = "ERR invalid rate limiter state"
 )
 
-// Effect command names of the ratelimit family.
-var bRLSET = []byte("RLSET")
-
 func ratelimitCommands() []*Command {
 	one := keysIn("ratelimit", 1, 1)
 	k1 := func(c *Command) *Command {

@@ -8,12 +8,6 @@ import (
 	"github.com/recached/recached/server/keyspace"
 )
 
-// Effect command names of the set family.
-var (
-	bSADD = []byte("SADD")
-	bSREM = []byte("SREM")
-)
-
 func setCommands() []*Command {
 	k1, kall := keysIn("set", 1, 1), keysIn("set", 1, -1)
 	return []*Command{

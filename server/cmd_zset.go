@@ -13,12 +13,6 @@ import (
 	"github.com/recached/recached/server/keyspace"
 )
 
-// Effect command names of the sorted set family.
-var (
-	bZADD = []byte("ZADD")
-	bZREM = []byte("ZREM")
-)
-
 // Sorted set error texts, in Redis's words.
 const (
 	errZNaN        = "ERR resulting score is not a number (NaN)"

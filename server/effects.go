@@ -2,84 +2,173 @@ package server
 
 import "strconv"
 
-// Effect is the replayable form of one change to one key: the command that,
-// applied to a copy of the key's previous state, reproduces the server's new
-// state (SPEC section 4). INCR k yields SET k <value> KEEPTTL, EXPIRE yields
-// PEXPIREAT, an expired key yields DEL.
+// Effect is the replayable form of one change: the command that, applied
+// to a copy of the previous state, reproduces the server's new state (SPEC
+// section 4). INCR k yields SET k <value> KEEPTTL, EXPIRE yields PEXPIREAT,
+// an expired key yields DEL.
 //
-// Every write reports its effects through Session.emit, and nothing else
-// learns of writes: sync pushes, the append-only log, WATCH and the dirty
-// counter are all EffectHooks.
+// Every write reports its effects through one publisher (publish), and
+// nothing else learns of writes: the append-only log, sync pushes, WATCH,
+// blocked clients and the dirty counter all hear of them there.
 type Effect struct {
-	DB     int
-	Key    []byte
+	// Kind says what the effect is; the consumers switch on it, never on
+	// Args[0].
+	Kind EffectKind
+	DB   int
+	// Key is the key changed (EffectKey, EffectExpired); nil otherwise.
+	Key []byte
+	// Args is the replayable command, its verb one of the catalogue below;
+	// empty for EffectMark.
 	Args   [][]byte
 	Origin *Session // the writing session; nil for expiry
 	// ClientID and WireID are the DEDUP mark the change was made under
 	// (ClientID nil when it was not DEDUP-wrapped). The append-only log
 	// stores them with the change, so that replaying the change restores
-	// the mark with it and a replayed write is never applied twice. A mark
-	// raised by a command that changed nothing arrives as the effect
-	// DEDUP <client-id> <wire-id> with a nil Key.
+	// the mark with it and a replayed write is never applied twice.
 	ClientID []byte
 	WireID   uint64
 }
 
-// EffectHook hears of every effect. It is called with the key's shard locked,
-// in the order the changes were applied, so it must not block or call back
-// into the keyspace. Args are only valid during the call.
+// EffectKind is what an Effect changes.
+type EffectKind uint8
+
+// The kinds of effect.
+const (
+	// EffectKey is a command's change to the key Key. RENAME, COPY and
+	// MOVE also write the key or database their Args name.
+	EffectKey EffectKind = iota
+	// EffectExpired is a key found expired and removed (by a lookup or by
+	// the active expiry cron): Args is DEL Key and Origin is nil.
+	EffectExpired
+	// EffectDB is a change to whole databases (FLUSHDB, FLUSHALL,
+	// SWAPDB a b): Key is nil, DB is the database the command ran in.
+	EffectDB
+	// EffectMark is a DEDUP mark raised by a wrapped command that changed
+	// nothing: Key is nil, Args empty, ClientID and WireID set. Only the
+	// append-only log hears of it; the hooks do not.
+	EffectMark
+)
+
+// The effect catalogue: every verb an EffectKey's or EffectExpired's
+// Args[0] can be, and the option words effects carry. Replay runs them as
+// commands (JSET, JMERGE, JDEL and RLSET are internal commands that exist
+// for this). An EffectDB is FLUSHDB, FLUSHALL or SWAPDB <a> <b> (emitDB).
+var (
+	bDEL       = []byte("DEL")
+	bSET       = []byte("SET")
+	bSETBIT    = []byte("SETBIT")
+	bPEXPIREAT = []byte("PEXPIREAT")
+	bPERSIST   = []byte("PERSIST")
+	bRENAME    = []byte("RENAME")
+	bCOPY      = []byte("COPY")
+	bMOVE      = []byte("MOVE")
+	bHSET      = []byte("HSET")
+	bHDEL      = []byte("HDEL")
+	bLPUSH     = []byte("LPUSH")
+	bRPUSH     = []byte("RPUSH")
+	bLPUSHX    = []byte("LPUSHX")
+	bRPUSHX    = []byte("RPUSHX")
+	bLPOP      = []byte("LPOP")
+	bRPOP      = []byte("RPOP")
+	bLSET      = []byte("LSET")
+	bLREM      = []byte("LREM")
+	bLTRIM     = []byte("LTRIM")
+	bLINSERT   = []byte("LINSERT")
+	bLMOVE     = []byte("LMOVE")
+	bSADD      = []byte("SADD")
+	bSREM      = []byte("SREM")
+	bZADD      = []byte("ZADD")
+	bZREM      = []byte("ZREM")
+	bJSET      = []byte("JSET")
+	bJMERGE    = []byte("JMERGE")
+	bJDEL      = []byte("JDEL")
+	bRLSET     = []byte("RLSET")
+
+	// Option words.
+	bKEEPTTL = []byte("KEEPTTL")
+	bPXAT    = []byte("PXAT")
+	bREPLACE = []byte("REPLACE")
+	bDB      = []byte("DB")
+	bLEFT    = []byte("LEFT")
+	bRIGHT   = []byte("RIGHT")
+)
+
+// EffectHook hears of every effect but DEDUP marks alone. It is called with
+// the key's shard locked, in the order the changes were applied, so it must
+// not block or call back into the keyspace. The Effect is only valid during
+// the call.
 type EffectHook func(e *Effect)
 
-// emit reports one effect of the running command on key. The arguments are
-// copied into the session's scratch space, so the call does not allocate.
-func (s *Session) emit(args ...[]byte) {
-	s.srv.dirty.Add(1)
-	s.emitted++
-	if len(s.srv.hooks) == 0 {
+// publish is the one effect publisher: emit, emitDB, onExpire and emitMark
+// all end here. It counts the change and hands the effect first to the
+// append-only log, then to every hook in the order they were added.
+//
+// The log comes first, and this order is a guarantee the transports rely
+// on: by the time a hook (the syncer, a blocked client's wake-up) has
+// queued a push about the change, the log holds its record, so that the
+// Commit a transport runs before writing pushes to a socket writes (under
+// appendfsync always, fsyncs) that record before the push leaves.
+func (srv *Server) publish(e *Effect) {
+	if e.Kind == EffectMark {
+		if srv.persist.log != nil {
+			srv.persist.onEffect(e)
+		}
 		return
 	}
-	s.eff.Args = append(s.eff.Args[:0], args...)
-	s.eff.DB = s.DBIndex
-	s.eff.Key = args[1]
-	s.eff.Origin = s
-	s.eff.ClientID, s.eff.WireID = nil, 0
-	if s.inDedup {
-		s.eff.ClientID, s.eff.WireID = s.dedupClient, s.dedupWire
+	srv.dirty.Add(1)
+	if srv.persist.log != nil {
+		srv.persist.onEffect(e)
 	}
-	for _, h := range s.srv.hooks {
-		h(&s.eff)
+	for _, h := range srv.hooks {
+		h(e)
+	}
+}
+
+// emit reports one effect of the running command on key args[1]. The
+// arguments are copied into the session's scratch space, so the call does
+// not allocate.
+func (s *Session) emit(args ...[]byte) {
+	s.emitted++
+	e := &s.eff
+	e.Kind, e.DB, e.Key, e.Origin = EffectKey, s.DBIndex, args[1], s
+	e.Args = append(e.Args[:0], args...)
+	s.markEffect(e)
+	s.srv.publish(e)
+}
+
+// emitDB reports an effect on whole databases (FLUSHDB, FLUSHALL, SWAPDB).
+func (s *Session) emitDB(db int, args ...string) {
+	s.emitted++
+	e := &Effect{Kind: EffectDB, DB: db, Origin: s}
+	for _, a := range args {
+		e.Args = append(e.Args, []byte(a))
+	}
+	s.markEffect(e)
+	s.srv.publish(e)
+}
+
+// emitMark reports a raised DEDUP mark with no change attached.
+func (s *Session) emitMark(cid []byte, id uint64) {
+	e := &s.eff
+	e.Kind, e.DB, e.Key, e.Args, e.Origin = EffectMark, s.DBIndex, nil, e.Args[:0], s
+	e.ClientID, e.WireID = cid, id
+	s.srv.publish(e)
+}
+
+// markEffect sets the DEDUP mark the running command is wrapped in.
+func (s *Session) markEffect(e *Effect) {
+	e.ClientID, e.WireID = nil, 0
+	if s.inDedup {
+		e.ClientID, e.WireID = s.dedupClient, s.dedupWire
 	}
 }
 
 // onExpire turns a key found expired into a DEL effect. The keyspace calls it
 // under the key's shard lock.
 func (srv *Server) onExpire(db int, key string) {
-	srv.dirty.Add(1)
 	srv.expiredKeys.Add(1)
-	if len(srv.hooks) == 0 {
-		return
-	}
 	k := []byte(key)
-	e := &Effect{DB: db, Key: k, Args: [][]byte{[]byte("DEL"), k}}
-	for _, h := range srv.hooks {
-		h(e)
-	}
-}
-
-// emitDB reports an effect on a whole database (FLUSHDB, SWAPDB): Key is nil.
-func (s *Session) emitDB(db int, args ...string) {
-	s.srv.dirty.Add(1)
-	s.emitted++
-	if len(s.srv.hooks) == 0 {
-		return
-	}
-	e := &Effect{DB: db, Origin: s}
-	for _, a := range args {
-		e.Args = append(e.Args, []byte(a))
-	}
-	for _, h := range s.srv.hooks {
-		h(e)
-	}
+	srv.publish(&Effect{Kind: EffectExpired, DB: db, Key: k, Args: [][]byte{bDEL, k}})
 }
 
 // itoa formats n into the session's scratch space and returns the digits,

@@ -40,8 +40,7 @@ import (
 // the state at the instant the save started. Once the snapshot is renamed
 // into place, the logs of older generations are deleted.
 //
-// Lock order: shard locks, then the persister's snapshot writer mutex, then
-// the log's mutexes. The DEDUP marks are read with every shard locked.
+// Lock order: see server/LOCKS.md.
 
 // defaultRewriteMin is the log size below which it is never rewritten
 // automatically (Redis's auto-aof-rewrite-min-size).
@@ -79,9 +78,13 @@ type persister struct {
 	// next save will supersede.
 	gen atomic.Uint64
 
-	snap   atomic.Pointer[snapState]
-	saveMu sync.Mutex   // held for the whole of a save
-	kind   atomic.Int32 // the save in progress: saveNone, saveRDB, saveRewrite
+	snap atomic.Pointer[snapState]
+	// kind is the save in progress: saveNone, saveRDB, saveRewrite. It is
+	// read freely but changed only with idleMu held (claim, release);
+	// idle is signalled when it returns to saveNone.
+	kind   atomic.Int32
+	idleMu sync.Mutex
+	idle   *sync.Cond
 
 	bgsaveScheduled  atomic.Bool
 	rewriteScheduled atomic.Bool
@@ -113,6 +116,7 @@ type persister struct {
 
 func newPersister(srv *Server) *persister {
 	p := &persister{srv: srv, rewriteMin: defaultRewriteMin, stop: make(chan struct{})}
+	p.idle = sync.NewCond(&p.idleMu)
 	p.lastRDBOK.Store(true)
 	p.lastRewriteOK.Store(true)
 	p.lastRDBSecs.Store(-1)
@@ -178,7 +182,7 @@ func (srv *Server) OpenPersistence() error {
 			log.Fatalf("recached: can't write the append-only log with appendfsync always (%v): exiting rather than acknowledge writes that are not on disk", err)
 		}
 		p.rewriteBase.Store(size)
-		srv.AddHook(p.onEffect)
+		// From here on publish hands every effect to the log first.
 		srv.SetCommit(p.log.Commit)
 	}
 	srv.dirty.Store(0)
@@ -196,17 +200,17 @@ func (p *persister) unlock() {
 	}
 }
 
-// onEffect is the append-only log's effect hook. A change made under a
-// DEDUP mark is logged with the mark, so that replaying it restores the
-// mark too; a mark raised by a command that changed nothing arrives as
-// the effect DEDUP <client-id> <wire-id> and is logged as a mark alone.
+// onEffect appends one effect to the append-only log. The publisher calls
+// it before any hook (see publish). A change made under a DEDUP mark is
+// logged with the mark, so that replaying it restores the mark too; a mark
+// raised by a command that changed nothing (EffectMark) is logged alone.
 func (p *persister) onEffect(e *Effect) {
 	if e.ClientID == nil {
 		p.log.AppendCommand(e.DB, e.Args)
 		return
 	}
 	args := e.Args
-	if e.Key == nil && len(args) > 0 && string(args[0]) == "DEDUP" {
+	if e.Kind == EffectMark {
 		args = nil
 	}
 	p.log.AppendEffect(e.DB, args, e.ClientID, e.WireID, time.Now().UnixMilli())
@@ -261,7 +265,7 @@ func (p *persister) load() (lastLog string, lastEnd int64, err error) {
 
 	path := filepath.Join(p.dir, snapshot.SnapshotName)
 	var gen uint64
-	haveSnap := true
+	haveSnap, withLog := true, false
 	h, loaded, _, err := snapshot.Load(path, ks, p.restoreMark, 0, true)
 	switch {
 	case errors.Is(err, snapshot.ErrNotExist):
@@ -269,7 +273,7 @@ func (p *persister) load() (lastLog string, lastEnd int64, err error) {
 	case err != nil:
 		return "", 0, err
 	default:
-		gen = h.Generation
+		gen, withLog = h.Generation, h.WithLog
 		p.loadedKeys = loaded
 	}
 	logs, err := listLogs(p.dir)
@@ -281,6 +285,12 @@ func (p *persister) load() (lastLog string, lastEnd int64, err error) {
 		if lf.gen >= gen {
 			follow = append(follow, lf)
 		}
+	}
+	if withLog && len(follow) == 0 {
+		// As Redis refuses to start when a file its manifest names is
+		// missing: starting would silently drop acknowledged writes.
+		missing := filepath.Join(p.dir, snapshot.LogName(gen))
+		return "", 0, fmt.Errorf("%s is missing: %s (generation %d) was saved with it and it holds every write acknowledged since; restore it, or run \"recached check --fix %s\" to create it empty and start without those writes", missing, snapshot.SnapshotName, gen, missing)
 	}
 	if len(follow) > 0 {
 		first := follow[0].gen
@@ -489,7 +499,7 @@ func (p *persister) cron(now int64) {
 // startBackground starts a background save of the given kind unless one
 // is running. It reports whether it started one.
 func (p *persister) startBackground(kind int32) bool {
-	if !p.kind.CompareAndSwap(saveNone, kind) {
+	if !p.claim(kind, false) {
 		return false
 	}
 	if kind == saveRewrite {
@@ -513,19 +523,37 @@ func (p *persister) startBackground(kind int32) bool {
 // save runs a save of the given kind in the calling goroutine, after any
 // running one.
 func (p *persister) save(kind int32) error {
-	for !p.kind.CompareAndSwap(saveNone, kind) {
-		p.saveMu.Lock()
-		p.saveMu.Unlock()
-		time.Sleep(time.Millisecond)
-	}
+	p.claim(kind, true)
 	return p.saveLocked(kind)
 }
 
+// claim makes kind the save in progress. When another save runs, it waits
+// for that one to end if wait is set, and otherwise reports false.
+func (p *persister) claim(kind int32, wait bool) bool {
+	p.idleMu.Lock()
+	defer p.idleMu.Unlock()
+	for p.kind.Load() != saveNone {
+		if !wait {
+			return false
+		}
+		p.idle.Wait()
+	}
+	p.kind.Store(kind)
+	return true
+}
+
+// release ends the save in progress and wakes the saves waiting for it.
+func (p *persister) release() {
+	p.idleMu.Lock()
+	p.kind.Store(saveNone)
+	p.idleMu.Unlock()
+	p.idle.Broadcast()
+}
+
 // saveLocked writes a snapshot and, when the log is on, starts the log of
-// the next generation at the snapshot's point in time. The caller has set
-// p.kind.
+// the next generation at the snapshot's point in time. The caller has
+// claimed the save (claim); saveLocked releases it.
 func (p *persister) saveLocked(kind int32) (err error) {
-	p.saveMu.Lock()
 	start := time.Now()
 	p.saveStart.Store(start.Unix())
 	defer func() {
@@ -548,8 +576,7 @@ func (p *persister) saveLocked(kind int32) (err error) {
 		if err == nil {
 			p.rdbSaves.Add(1)
 		}
-		p.saveMu.Unlock()
-		p.kind.Store(saveNone)
+		p.release()
 	}()
 	srv := p.srv
 	dir := p.dir
@@ -571,6 +598,7 @@ func (p *persister) saveLocked(kind int32) (err error) {
 	// The snapshot's header carries each database's key count, a hint
 	// for sizing the maps when it is loaded.
 	snapHdr := hdr
+	snapHdr.WithLog = next != nil
 	for _, db := range srv.ks.DBs {
 		n := 0
 		for i := 0; i < keyspace.NumShards; i++ {
@@ -668,7 +696,7 @@ type snapState struct {
 	shards [][keyspace.NumShards]shardSnap
 	done   chan struct{}
 
-	mu  sync.Mutex // guards w, err and key; taken with a shard lock held
+	mu  sync.Mutex // guards w, err and key; lock order: see server/LOCKS.md
 	w   *snapshot.Writer
 	err error
 	key []byte

@@ -228,6 +228,9 @@ func (srv *Server) activeExpire() {
 			}
 		}
 	}
+	// The DELs of the keys that expired reach the log now, not at the
+	// next command's Commit.
+	srv.Commit()
 }
 
 // NewSession registers a session for a new connection. It returns an error

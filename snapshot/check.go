@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -28,13 +29,32 @@ type CheckResult struct {
 }
 
 // Check reads the snapshot or log at path in full and verifies it,
-// writing a report to out. With fix, a log whose end is cut short or
-// damaged is truncated to its last good record; a damaged snapshot cannot
-// be repaired. The error is the damage found (a *CorruptError), nil when
-// the file is sound or was fixed.
+// writing a report to out, damage included. With fix, a log whose end is
+// cut short or damaged is truncated to its last good record, and a missing
+// log (path named appendonly.<g>.aof) is created empty, so that the server
+// starts without the writes it held; a damaged snapshot or log header
+// cannot be repaired. The error is the damage found (a *CorruptError), nil
+// when the file is sound or was fixed; any other error (a file that cannot
+// be read) is returned without a report.
 func Check(path string, fix bool, out io.Writer) (CheckResult, error) {
+	res, err := check(path, fix, out)
+	var ce *CorruptError
+	if errors.As(err, &ce) && !ce.reported {
+		// Damage found before any record: the magic or the header.
+		fmt.Fprintln(out, err)
+		fmt.Fprintf(out, "%s: the header is damaged and cannot be repaired: restore the file from a backup, or move it out of the data directory to start without it\n", path)
+	}
+	return res, err
+}
+
+func check(path string, fix bool, out io.Writer) (CheckResult, error) {
 	var res CheckResult
 	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		if g, ok := ParseLogName(filepath.Base(path)); ok {
+			return createMissingLog(path, g, fix, out)
+		}
+	}
 	if err != nil {
 		return res, err
 	}
@@ -75,7 +95,8 @@ func checkSnapshot(path string, fix bool, out io.Writer, res CheckResult) (Check
 			break
 		}
 		if err != nil {
-			fmt.Fprintf(out, "%s: %v\n", path, err)
+			fmt.Fprintln(out, err)
+			markReported(err)
 			if fix {
 				fmt.Fprintf(out, "%s: a damaged snapshot cannot be repaired; restore it from a backup or move it away to start from the logs alone\n", path)
 			}
@@ -117,10 +138,11 @@ func checkLog(path string, fix bool, out io.Writer, res CheckResult) (CheckResul
 	res.ValidEnd = r.ValidEnd()
 	switch {
 	case damage != nil:
-		fmt.Fprintf(out, "%s: %v\n", path, damage)
+		fmt.Fprintln(out, damage)
+		markReported(damage)
 		fmt.Fprintf(out, "%s: %d good records end at byte offset %d; %d bytes follow\n", path, res.Records, res.ValidEnd, res.Size-res.ValidEnd)
 	case res.Truncated:
-		damage = &CorruptError{Path: path, Offset: res.ValidEnd, Msg: "the last record is cut short"}
+		damage = &CorruptError{Path: path, Offset: res.ValidEnd, Msg: "the last record is cut short", reported: true}
 		fmt.Fprintf(out, "%s: %d good records; the last record, at byte offset %d, is cut short (%d bytes)\n", path, res.Records, res.ValidEnd, res.Size-res.ValidEnd)
 	default:
 		fmt.Fprintf(out, "%s: ok: %d records\n", path, res.Records)
@@ -135,6 +157,38 @@ func checkLog(path string, fix bool, out io.Writer, res CheckResult) (CheckResul
 	}
 	res.Fixed = true
 	fmt.Fprintf(out, "%s: fixed: truncated to %d bytes (%d records kept)\n", path, res.ValidEnd, res.Records)
+	return res, nil
+}
+
+// markReported notes that a *CorruptError was written to the report.
+func markReported(err error) {
+	var ce *CorruptError
+	if errors.As(err, &ce) {
+		ce.reported = true
+	}
+}
+
+// createMissingLog handles a log of generation gen that does not exist:
+// the report says so, and with fix the log is created holding only its
+// header, so that a start accepts a snapshot of that generation without
+// the writes the log held.
+func createMissingLog(path string, gen uint64, fix bool, out io.Writer) (CheckResult, error) {
+	res := CheckResult{Kind: "log", Header: Header{Version: Version, Generation: gen}}
+	if !fix {
+		fmt.Fprintf(out, "%s: missing\n", path)
+		fmt.Fprintf(out, "%s: run with --fix to create it empty (the writes it held are lost)\n", path)
+		return res, &CorruptError{Path: path, Msg: "the file is missing", reported: true}
+	}
+	res.Header.Created = time.Now().UnixMilli()
+	f, _, err := CreateLog(filepath.Dir(path), res.Header)
+	if err != nil {
+		return res, err
+	}
+	if err := f.Close(); err != nil {
+		return res, err
+	}
+	res.Fixed = true
+	fmt.Fprintf(out, "%s: fixed: created empty; the writes it held are lost\n", path)
 	return res, nil
 }
 

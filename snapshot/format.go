@@ -97,6 +97,11 @@ type Header struct {
 	// save started: a hint that lets loading size the maps once instead of
 	// growing them. Files without it load the same, only slower.
 	Keys []int64
+	// WithLog is set on a snapshot whose generation's log was created
+	// before it (the append-only log was on): the two belong together, and
+	// a start that finds the snapshot without that log refuses to go on
+	// rather than lose the writes the log held.
+	WithLog bool
 }
 
 // castagnoli is the CRC-32C table; the checksums of both formats use it.
@@ -108,6 +113,8 @@ type CorruptError struct {
 	Path   string
 	Offset int64
 	Msg    string
+	// reported is set once Check has written the error to its report.
+	reported bool
 }
 
 // Error names the file and the byte offset.

@@ -42,7 +42,9 @@ func ParseFsync(s string) (Fsync, error) {
 
 // CreateLog creates the log of generation gen in dir, holding only its
 // header, durably (the file and the directory are fsynced), and returns it
-// open for appending with its size.
+// open for appending with its size. The file is written as
+// appendonly.<gen>.aof.tmp and renamed; the returned file is opened by its
+// final name, so that later errors name the file that exists.
 func CreateLog(dir string, h Header) (*os.File, int64, error) {
 	name := filepath.Join(dir, LogName(h.Generation))
 	tmp := name + ".tmp"
@@ -64,6 +66,10 @@ func CreateLog(dir string, h Header) (*os.File, int64, error) {
 	if err != nil {
 		f.Close()
 		os.Remove(tmp)
+		return nil, 0, fmt.Errorf("creating %s: %w", name, err)
+	}
+	f.Close()
+	if f, err = os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
 		return nil, 0, err
 	}
 	return f, int64(len(hdr)), nil

@@ -201,7 +201,12 @@ func NewReader(path string, src io.ReaderAt, size int64) (*Reader, error) {
 			r.hdr.Keys = append(r.hdr.Keys, k)
 		}
 	}
-	for i := 4; i < n; i++ {
+	if n >= 5 {
+		if r.hdr.WithLog, err = r.dec.DecodeBool(); err != nil {
+			return nil, r.corrupt("bad header log flag")
+		}
+	}
+	for i := 5; i < n; i++ {
 		if err := r.dec.Skip(); err != nil {
 			return nil, r.corrupt("bad header")
 		}

@@ -84,18 +84,24 @@ func Create(dir string, h Header) (*Writer, error) {
 		return nil, err
 	}
 	fields := 3
-	if len(h.Keys) > 0 {
+	switch {
+	case h.WithLog:
+		fields = 5
+	case len(h.Keys) > 0:
 		fields = 4
 	}
 	w.check(w.enc.EncodeArrayLen(fields))
 	w.check(w.enc.EncodeUint(Version))
 	w.check(w.enc.EncodeUint(h.Generation))
 	w.check(w.enc.EncodeInt(h.Created))
-	if len(h.Keys) > 0 {
+	if fields >= 4 {
 		w.check(w.enc.EncodeArrayLen(len(h.Keys)))
 		for _, n := range h.Keys {
 			w.check(w.enc.EncodeInt(n))
 		}
+	}
+	if fields >= 5 {
+		w.check(w.enc.EncodeBool(true))
 	}
 	if w.err != nil {
 		err := w.err

@@ -1,11 +1,9 @@
 // Package keyspace holds recached's data: numbered databases, each split into
 // a fixed power-of-two number of shards with one lock per shard.
 //
-// Lock order: shards are always locked in ascending (database, shard) order,
-// and a goroutine holds shard locks only for the duration of one command (or
-// one EXEC). Code that runs a command locks every shard the command's keys
-// hash to before it touches them; the accessors here assume that and do no
-// locking of their own.
+// Code that runs a command locks every shard the command's keys hash to
+// before it touches them; the accessors here assume that and do no locking
+// of their own. Lock order: see server/LOCKS.md.
 package keyspace
 
 import (
