@@ -173,12 +173,24 @@ func TestAppendPrimitives(t *testing.T) {
 		{string(AppendPush(nil, []byte("message"), []byte("c"), []byte(""))), ">3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$0\r\n\r\n"},
 		{string(AppendPush(nil)), ">0\r\n"},
 		{string(AppendLower(nil, []byte("GeT-x_Z@[`{"))), "get-x_z@[`{"},
+		{Sanitize("a\r\nb"), "a  b"},
+		{Sanitize("plain"), "plain"},
+		{string(AppendSanitized([]byte("x"), "a\r\nb\n")), "xa  b "},
+		{string(AppendSanitized(nil, []byte("\r"))), " "},
+		{writer(func(w *Writer) { w.Error("ERR bad 'a\r\nb'") }), "-ERR bad 'a  b'\r\n"},
+		{writer(func(w *Writer) { w.Simple("x\ny") }), "+x y\r\n"},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {
 			t.Errorf("got %q, want %q", tt.got, tt.want)
 		}
 	}
+}
+
+func writer(f func(w *Writer)) string {
+	var w Writer
+	f(&w)
+	return string(w.B)
 }
 
 func TestEqualFold(t *testing.T) {
@@ -213,6 +225,8 @@ func TestPrimitivesDoNotAllocate(t *testing.T) {
 		_ = AppendLower(b[:0], name)
 		_, _ = ParseInt(name)
 		_ = EqualFold(name, "set")
+		_ = Sanitize("no line breaks")
+		_ = AppendSanitized(b[:0], "a\r\nb")
 	})
 	if allocs != 0 {
 		t.Fatalf("%v allocations per run, want 0", allocs)

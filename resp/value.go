@@ -100,7 +100,7 @@ func AppendValue(b []byte, v Value) []byte {
 	switch v.Kind {
 	case '+', '-', ',', '(':
 		b = append(b, v.Kind)
-		b = appendLine(b, v.Str)
+		b = AppendSanitized(b, v.Str)
 		return append(b, '\r', '\n')
 	case ':':
 		b = append(b, ':')
@@ -139,16 +139,6 @@ func AppendValue(b []byte, v Value) []byte {
 		return b
 	}
 	return append(b, "_\r\n"...)
-}
-
-func appendLine(b, s []byte) []byte {
-	for _, c := range s {
-		if c == '\r' || c == '\n' {
-			c = ' '
-		}
-		b = append(b, c)
-	}
-	return b
 }
 
 // AppendCommand appends args as a RESP multibulk request.

@@ -17,11 +17,21 @@ type Writer struct {
 // OK appends +OK.
 func (w *Writer) OK() { w.B = append(w.B, "+OK\r\n"...) }
 
-// Simple appends a simple string; s must not contain CR or LF.
-func (w *Writer) Simple(s string) { w.B = redcon.AppendString(w.B, s) }
+// Simple appends a simple string; CR and LF in s become spaces.
+func (w *Writer) Simple(s string) {
+	w.B = append(w.B, '+')
+	w.B = AppendSanitized(w.B, s)
+	w.B = append(w.B, '\r', '\n')
+}
 
 // Error appends an error; s carries its own prefix ("ERR …", "WRONGTYPE …").
-func (w *Writer) Error(s string) { w.B = redcon.AppendError(w.B, s) }
+// CR and LF in s, which may come from the client's arguments, become
+// spaces, as Redis's addReplyErrorFormat does.
+func (w *Writer) Error(s string) {
+	w.B = append(w.B, '-')
+	w.B = AppendSanitized(w.B, s)
+	w.B = append(w.B, '\r', '\n')
+}
 
 // Int appends an integer.
 func (w *Writer) Int(n int64) { w.B = redcon.AppendInt(w.B, n) }

@@ -164,7 +164,7 @@ func cmdHello(s *Session) {
 			name, haveName = s.Args[i+1], true
 			i++
 		default:
-			s.W.Error(sanitize(fmt.Sprintf("ERR Syntax error in HELLO option '%s'", s.Args[i])))
+			s.W.Error(fmt.Sprintf("ERR Syntax error in HELLO option '%s'", s.Args[i]))
 			return
 		}
 	}
@@ -274,7 +274,7 @@ func cmdClientSetInfo(s *Session) {
 	v := s.Args[3]
 	for _, c := range v {
 		if c < '!' || c > '~' {
-			s.W.Error(sanitize(fmt.Sprintf("ERR %s cannot contain spaces, newlines or special characters.", strings.ToUpper(string(s.Args[2])))))
+			s.W.Error(fmt.Sprintf("ERR %s cannot contain spaces, newlines or special characters.", strings.ToUpper(string(s.Args[2]))))
 			return
 		}
 	}
@@ -285,7 +285,7 @@ func cmdClientSetInfo(s *Session) {
 	case resp.EqualFold(s.Args[2], "lib-ver"):
 		s.libVer.Store(&val)
 	default:
-		s.W.Error(sanitize(fmt.Sprintf("ERR Unrecognized option '%s'", s.Args[2])))
+		s.W.Error(fmt.Sprintf("ERR Unrecognized option '%s'", s.Args[2]))
 		return
 	}
 	s.W.OK()
@@ -349,7 +349,7 @@ func cmdClientList(s *Session) {
 		case resp.EqualFold(s.Args[i], "type") && i+1 < len(s.Args):
 			typ = strings.ToLower(string(s.Args[i+1]))
 			if typ != "normal" && typ != "pubsub" && typ != "master" && typ != "replica" && typ != "slave" {
-				s.W.Error(sanitize(fmt.Sprintf("ERR Unknown client type '%s'", s.Args[i+1])))
+				s.W.Error(fmt.Sprintf("ERR Unknown client type '%s'", s.Args[i+1]))
 				return
 			}
 			i++
@@ -419,7 +419,7 @@ func cmdClientKill(s *Session) {
 		case resp.EqualFold(s.Args[i], "type"):
 			typ = strings.ToLower(string(v))
 			if typ != "normal" && typ != "pubsub" && typ != "master" && typ != "replica" && typ != "slave" {
-				s.W.Error(sanitize(fmt.Sprintf("ERR Unknown client type '%s'", v)))
+				s.W.Error(fmt.Sprintf("ERR Unknown client type '%s'", v))
 				return
 			}
 		case resp.EqualFold(s.Args[i], "user"):
@@ -440,7 +440,7 @@ func cmdClientKill(s *Session) {
 		}
 	}
 	if user != "" && user != "default" {
-		s.W.Error(sanitize(fmt.Sprintf("ERR No such user '%s'", user)))
+		s.W.Error(fmt.Sprintf("ERR No such user '%s'", user))
 		return
 	}
 	killed := 0

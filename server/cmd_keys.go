@@ -83,7 +83,7 @@ func expireCmd(unit int64, abs bool) Handler {
 			case resp.EqualFold(o, "lt"):
 				lt = true
 			default:
-				s.W.Error(sanitize(fmt.Sprintf("ERR Unsupported option %s", o)))
+				s.W.Error(fmt.Sprintf("ERR Unsupported option %s", o))
 				return
 			}
 		}

@@ -132,7 +132,7 @@ func cmdPubSubShardChannels(s *Session) { s.pubsubChannels(true) }
 // pubsubChannels replies PUBSUB CHANNELS / SHARDCHANNELS [pattern].
 func (s *Session) pubsubChannels(shard bool) {
 	if len(s.Args) > 3 {
-		s.W.Error(sanitize(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%.128s'. Try %s HELP.", s.Args[1], strings.ToUpper(string(s.Args[0])))))
+		s.W.Error(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%.128s'. Try %s HELP.", s.Args[1], strings.ToUpper(string(s.Args[0]))))
 		return
 	}
 	var chans []string

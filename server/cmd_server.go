@@ -535,7 +535,7 @@ func cmdConfigSet(s *Session) {
 		var why string
 		switch {
 		case p == nil:
-			s.W.Error(sanitize(fmt.Sprintf("ERR Unknown option or number of arguments for CONFIG SET - '%s'", name)))
+			s.W.Error(fmt.Sprintf("ERR Unknown option or number of arguments for CONFIG SET - '%s'", name))
 			return
 		case p.flags&paramImmutable != 0:
 			why = "can't set immutable config"
@@ -548,7 +548,7 @@ func cmdConfigSet(s *Session) {
 			}
 		}
 		if why != "" {
-			s.W.Error(sanitize(fmt.Sprintf("ERR CONFIG SET failed (possibly related to argument '%s') - %s", name, why)))
+			s.W.Error(fmt.Sprintf("ERR CONFIG SET failed (possibly related to argument '%s') - %s", name, why))
 			return
 		}
 		params[i] = p
@@ -559,7 +559,7 @@ func cmdConfigSet(s *Session) {
 	for i, p := range params {
 		v, err := p.parseValue(string(s.Args[3+2*i]), s.srv.paramValue(p))
 		if err != nil {
-			s.W.Error(sanitize(fmt.Sprintf("ERR CONFIG SET failed (possibly related to argument '%s') - %v", strings.ToLower(string(s.Args[2+2*i])), err)))
+			s.W.Error(fmt.Sprintf("ERR CONFIG SET failed (possibly related to argument '%s') - %v", strings.ToLower(string(s.Args[2+2*i])), err))
 			return
 		}
 		values[i] = v

@@ -53,7 +53,7 @@ func (s *Session) prepare(args [][]byte) *Command {
 	if cmd.subs != nil && len(args) >= 2 {
 		sub := cmd.Sub(args[1])
 		if sub == nil {
-			s.reject(cmd, sanitize("ERR unknown subcommand '"+string(trunc(args[1], 128))+"'. Try "+strings.ToUpper(string(args[0]))+" HELP."))
+			s.reject(cmd, "ERR unknown subcommand '"+string(trunc(args[1], 128))+"'. Try "+strings.ToUpper(string(args[0]))+" HELP.")
 			return nil
 		}
 		cmd = sub
@@ -146,7 +146,7 @@ func unknownCommand(args [][]byte) string {
 		b.WriteString("' ")
 		n += len(a) + 3
 	}
-	return sanitize(b.String())
+	return b.String()
 }
 
 // trunc returns at most n bytes of b, as C's "%.*s" does.
@@ -155,20 +155,6 @@ func trunc(b []byte, n int) []byte {
 		return b[:n]
 	}
 	return b
-}
-
-// sanitize replaces CR and LF, which would break the protocol, as Redis does.
-func sanitize(s string) string {
-	if !strings.ContainsAny(s, "\r\n") {
-		return s
-	}
-	b := []byte(s)
-	for i, c := range b {
-		if c == '\r' || c == '\n' {
-			b[i] = ' '
-		}
-	}
-	return string(b)
 }
 
 // timeSample is how often command durations are measured for INFO

@@ -81,3 +81,37 @@ func exchange(t *testing.T, addr, in string) (string, bool) {
 	}
 	return string(b), true
 }
+
+// TestErrorTextsSanitized checks that CR and LF in the arguments an error
+// echoes become spaces, as Redis writes them, and that the connection goes
+// on: the error is one line.
+func TestErrorTextsSanitized(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"a\r\nb"}, "-ERR unknown command 'a  b', with args beginning with: \r\n"},
+		{[]string{"CLIENT", "x\ny"}, "-ERR unknown subcommand 'x y'. Try CLIENT HELP.\r\n"},
+		{[]string{"OBJECT", "x\ny"}, "-ERR unknown subcommand 'x y'. Try OBJECT HELP.\r\n"},
+		{[]string{"HELLO", "3", "x\r\ny"}, "-ERR Syntax error in HELLO option 'x  y'\r\n"},
+		{[]string{"CLIENT", "KILL", "TYPE", "a\nb"}, "-ERR Unknown client type 'a b'\r\n"},
+		{[]string{"CONFIG", "SET", "x\ny", "1"}, "-ERR Unknown option or number of arguments for CONFIG SET - 'x y'\r\n"},
+	}
+	servers := map[string]string{}
+	servers["recached"], _ = servertest.StartRecached(t, server.DefaultConfig())
+	if servertest.HaveRedis() {
+		servers["redis-server"] = servertest.StartRedis(t)
+	}
+	for name, addr := range servers {
+		c := servertest.Dial(t, addr)
+		for _, tt := range tests {
+			rep, err := c.Do(tt.args...)
+			if err != nil || string(rep) != tt.want {
+				t.Errorf("%s %q: got %q (%v), want %q", name, tt.args, rep, err, tt.want)
+			}
+			if rep, err := c.Do("PING"); err != nil || string(rep) != "+PONG\r\n" {
+				t.Fatalf("%s: PING after %q: %q, %v", name, tt.args, rep, err)
+			}
+		}
+	}
+}
