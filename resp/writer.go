@@ -43,7 +43,10 @@ func (w *Writer) Bulk(b []byte) { w.B = AppendBulk(w.B, b) }
 func (w *Writer) BulkString(s string) { w.B = AppendBulkString(w.B, s) }
 
 // BulkInt appends an integer formatted as a bulk string.
-func (w *Writer) BulkInt(n int64) { w.B = redcon.AppendBulkInt(w.B, n) }
+func (w *Writer) BulkInt(n int64) {
+	var tmp [20]byte
+	w.B = AppendBulk(w.B, strconv.AppendInt(tmp[:0], n, 10))
+}
 
 // Null appends a null bulk string ($-1, or _ in RESP3).
 func (w *Writer) Null() {
