@@ -4,7 +4,13 @@
 // arbitrary pieces. It validates every length before trusting it, never
 // allocates from an untrusted length and never panics, so a hostile client can
 // only earn itself a protocol error. The Writer appends replies in RESP2 or
-// RESP3 shapes using redcon's append helpers.
+// RESP3 shapes.
+//
+// The package is the one home of the protocol's primitives that the server,
+// its transports and the Go client share: ParseInt (Redis's string2ll, for
+// lengths and integer arguments alike), AppendHeader, AppendBulk, AppendPush
+// and AppendCommand, EqualFold and AppendLower for command names, and
+// Sanitize for client text echoed in a reply.
 package resp
 
 import (
