@@ -42,7 +42,7 @@ func valueLen(b []byte) int {
 		for end < len(b) && b[end] != '\n' {
 			end++
 		}
-		if end >= len(b) || b[end-1] != '\r' {
+		if end >= len(b) || end-1 <= pos || b[end-1] != '\r' {
 			return 0
 		}
 		typ, line := b[pos], b[pos+1:end-1]
