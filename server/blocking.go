@@ -1,6 +1,7 @@
 package server
 
-// Blocking pops (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP).
+// Blocking pops (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN,
+// BZPOPMAX, BZMPOP).
 //
 // A blocking command that finds nothing to pop registers a waiter on its
 // keys and moves its session to blockWaiting without replying; the
@@ -54,10 +55,20 @@ const maxTimerMs = 1 << 40
 type waitKind uint8
 
 const (
-	waitPop  waitKind = iota // BLPOP, BRPOP: [key, element]
-	waitMPop                 // BLMPOP: [key, [elements…]]
-	waitMove                 // BLMOVE, BRPOPLPUSH: the element, pushed onto dst
+	waitPop   waitKind = iota // BLPOP, BRPOP: [key, element]
+	waitMPop                  // BLMPOP: [key, [elements…]]
+	waitMove                  // BLMOVE, BRPOPLPUSH: the element, pushed onto dst
+	waitZPop                  // BZPOPMIN, BZPOPMAX (front: max): [key, member, score]
+	waitZMPop                 // BZMPOP (front: max): [key, [[member, score]…]]
 )
+
+// valueType is the type of value w waits for.
+func (w *waiter) valueType() keyspace.Type {
+	if w.kind == waitZPop || w.kind == waitZMPop {
+		return keyspace.TypeZSet
+	}
+	return keyspace.TypeList
+}
 
 // blockKey is a key of one database.
 type blockKey struct {
@@ -465,7 +476,7 @@ func (srv *Server) serveOne(w *waiter, k blockKey) serveResult {
 		db.Shard(a).Unlock()
 	}()
 	e := db.Lookup(key)
-	if e == nil || e.Type() != keyspace.TypeList || !srv.persistReady() {
+	if e == nil || e.Type() != w.valueType() || !srv.persistReady() {
 		return serveEmpty
 	}
 	reg := &srv.blocking
@@ -484,7 +495,7 @@ func (srv *Server) serveOne(w *waiter, k blockKey) serveResult {
 	if w.kind == waitMove {
 		srv.preimage(k.db, w.dst)
 	}
-	w.reply = w.s.serveWaiter(w, key, e.Obj.(*keyspace.List))
+	w.reply = w.s.serveWaiter(w, key, e.Obj)
 	close(w.busy)
 	reg.mu.Lock()
 	if reg.sessions[w.s] == w {
@@ -494,12 +505,22 @@ func (srv *Server) serveOne(w *waiter, k blockKey) serveResult {
 	return serveDone
 }
 
-// serveWaiter performs w's pop from key's list l as the waiting session s
-// (its database and effects) and returns the reply in w's protocol. The
-// caller holds the shard locks.
-func (s *Session) serveWaiter(w *waiter, key []byte, l *keyspace.List) []byte {
+// serveWaiter performs w's pop from key's value obj (a list, or a sorted
+// set for the zset kinds) as the waiting session s (its database and
+// effects) and returns the reply in w's protocol. The caller holds the
+// shard locks.
+func (s *Session) serveWaiter(w *waiter, key []byte, obj any) []byte {
 	var wr resp.Writer
 	wr.Proto = w.proto
+	switch w.kind {
+	case waitZPop:
+		zpopKeyed(s, &wr, key, w.front)
+		return wr.B
+	case waitZMPop:
+		zmpopKeyed(s, &wr, key, w.front, int(w.count))
+		return wr.B
+	}
+	l := obj.(*keyspace.List)
 	switch w.kind {
 	case waitPop:
 		s.popWithKey(&wr, key, l, w.front)

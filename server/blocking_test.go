@@ -147,6 +147,10 @@ func TestBlockingServe(t *testing.T) {
 		{"move fills", "2", []string{"BLPOP", "k", "0"}, [][]string{{"SELECT", "1"}, {"RPUSH", "k", "v"}, {"MOVE", "k", "0"}}, "*2\r\n$1\r\nk\r\n$1\r\nv\r\n", nil},
 		{"swapdb fills", "2", []string{"BLPOP", "k", "0"}, [][]string{{"SELECT", "2"}, {"RPUSH", "k", "v"}, {"SWAPDB", "0", "2"}}, "*2\r\n$1\r\nk\r\n$1\r\nv\r\n", nil},
 		{"copy to another db fills", "2", []string{"BLPOP", "k", "0"}, [][]string{{"SELECT", "3"}, {"RPUSH", "k", "v"}, {"COPY", "k", "k", "DB", "0"}}, "*2\r\n$1\r\nk\r\n$1\r\nv\r\n", nil},
+		{"bzpopmin", "2", []string{"BZPOPMIN", "a", "z", "0"}, [][]string{{"ZADD", "z", "2", "b", "1", "a"}}, "*3\r\n$1\r\nz\r\n$1\r\na\r\n$1\r\n1\r\n", [][2]string{{"ZRANGE z 0 -1", "*1\r\n$1\r\nb\r\n"}}},
+		{"bzpopmax resp3", "3", []string{"BZPOPMAX", "z", "0"}, [][]string{{"ZADD", "z", "2", "b", "1", "a"}}, "*3\r\n$1\r\nz\r\n$1\r\nb\r\n,2\r\n", nil},
+		{"bzpopmin not served by a list", "2", []string{"BZPOPMIN", "z", "0"}, [][]string{{"RPUSH", "z", "x"}, {"DEL", "z"}, {"ZADD", "z", "1", "m"}}, "*3\r\n$1\r\nz\r\n$1\r\nm\r\n$1\r\n1\r\n", [][2]string{{"EXISTS z", ":0\r\n"}}},
+		{"bzmpop", "2", []string{"BZMPOP", "0", "2", "a", "z", "MAX", "COUNT", "2"}, [][]string{{"ZADD", "z", "1", "a", "2", "b", "3", "c"}}, "*2\r\n$1\r\nz\r\n*2\r\n*2\r\n$1\r\nc\r\n$1\r\n3\r\n*2\r\n$1\r\nb\r\n$1\r\n2\r\n", [][2]string{{"ZCARD z", ":1\r\n"}}},
 		{"exec fills", "2", []string{"BLPOP", "k", "0"}, [][]string{{"MULTI"}, {"RPUSH", "k", "v"}, {"EXEC"}}, "*2\r\n$1\r\nk\r\n$1\r\nv\r\n", nil},
 	}
 	for _, tc := range tests {

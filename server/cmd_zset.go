@@ -67,6 +67,9 @@ func zsetCommands() []*Command {
 		k1(&Command{Name: "zremrangebylex", Arity: 4, Flags: rw, Since: "2.8.9", Syntax: "key min max", Summary: "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed.", Categories: writeSlow, Handler: zremRangeCmd(zrLex)}),
 		k1(&Command{Name: "zpopmin", Arity: -2, Flags: rw | FlagFast, Since: "5.0.0", Syntax: "key [count]", Summary: "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", Categories: write, Handler: zpopCmd(false)}),
 		k1(&Command{Name: "zpopmax", Arity: -2, Flags: rw | FlagFast, Since: "5.0.0", Syntax: "key [count]", Summary: "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", Categories: write, Handler: zpopCmd(true)}),
+		{Name: "bzpopmin", Arity: -3, Flags: rw | FlagNoScript | FlagFast | FlagBlocking, FirstKey: 1, LastKey: -2, Step: 1, Group: "sorted-set", Since: "5.0.0", Syntax: "key [key ...] timeout", Summary: "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", Categories: "write sortedset fast blocking", Handler: bzpopCmd(false)},
+		{Name: "bzpopmax", Arity: -3, Flags: rw | FlagNoScript | FlagFast | FlagBlocking, FirstKey: 1, LastKey: -2, Step: 1, Group: "sorted-set", Since: "5.0.0", Syntax: "key [key ...] timeout", Summary: "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped.", Categories: "write sortedset fast blocking", Handler: bzpopCmd(true)},
+		movable(&Command{Name: "bzmpop", Arity: -5, Flags: rw | FlagBlocking, Since: "7.0.0", Syntax: "timeout numkeys key [key ...] (MIN | MAX) [COUNT count]", Summary: "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", Categories: "write sortedset slow blocking", Handler: cmdBZMPop}, 2, false),
 		movable(&Command{Name: "zmpop", Arity: -4, Flags: rw, Since: "7.0.0", Syntax: "numkeys key [key ...] (MIN | MAX) [COUNT count]", Summary: "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.", Categories: writeSlow, Handler: cmdZMPop}, 1, false),
 		movable(&Command{Name: "zunion", Arity: -3, Flags: ro, Since: "6.2.0", Syntax: "numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE (SUM | MIN | MAX)] [WITHSCORES]", Summary: "Returns the union of multiple sorted sets.", Categories: readSlow, Handler: zsetOpCmd("zunion", zopUnion, false)}, 1, false),
 		movable(&Command{Name: "zinter", Arity: -3, Flags: ro, Since: "6.2.0", Syntax: "numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE (SUM | MIN | MAX)] [WITHSCORES]", Summary: "Returns the intersect of multiple sorted sets.", Categories: readSlow, Handler: zsetOpCmd("zinter", zopInter, false)}, 1, false),
@@ -937,19 +940,19 @@ func zpopCmd(max bool) Handler {
 		if count > 1 {
 			n = int(min(count, int64(z.Len())))
 		}
-		s.zpopWrite(key, z, max, min(n, z.Len()), nested)
+		s.zpopWrite(&s.W, key, z, max, min(n, z.Len()), nested)
 	}
 }
 
 // zpopWrite pops n (1 <= n <= Len) elements from z's low end, or high end
-// when max, replying with them as an array: of [member, score] pairs when
+// when max, replying on w with them as an array: of [member, score] pairs when
 // nested, flat otherwise. It emits ZREM of the popped members and deletes
 // the key once empty.
-func (s *Session) zpopWrite(key []byte, z *keyspace.ZSet, max bool, n int, nested bool) {
+func (s *Session) zpopWrite(w *resp.Writer, key []byte, z *keyspace.ZSet, max bool, n int, nested bool) {
 	if nested {
-		s.W.Array(n)
+		w.Array(n)
 	} else {
-		s.W.Array(2 * n)
+		w.Array(2 * n)
 	}
 	var eff zeffect
 	x := z.First()
@@ -958,10 +961,10 @@ func (s *Session) zpopWrite(key []byte, z *keyspace.ZSet, max bool, n int, neste
 	}
 	for i := 0; i < n; i, x = i+1, zstep(x, max) {
 		if nested {
-			s.W.Array(2)
+			w.Array(2)
 		}
-		s.W.BulkString(x.Member())
-		s.W.Double(x.Score())
+		w.BulkString(x.Member())
+		w.Double(x.Score())
 		eff.addString(x.Member())
 	}
 	if max {
@@ -977,10 +980,10 @@ func (s *Session) zpopWrite(key []byte, z *keyspace.ZSet, max bool, n int, neste
 
 // zpopKeyed serves BZPOPMIN and BZPOPMAX for one key: when key holds a
 // non-empty sorted set it pops the lowest (highest when max) member,
-// replies [key, member, score] and returns true; when it holds another
+// replies [key, member, score] on w and returns true; when it holds another
 // type it replies WRONGTYPE and returns true; when it is absent it writes
 // nothing and returns false.
-func zpopKeyed(s *Session, key []byte, max bool) bool {
+func zpopKeyed(s *Session, w *resp.Writer, key []byte, max bool) bool {
 	z, wrong := s.lookupZSet(key)
 	if wrong {
 		return true
@@ -988,14 +991,14 @@ func zpopKeyed(s *Session, key []byte, max bool) bool {
 	if z == nil || z.Len() == 0 {
 		return false
 	}
-	s.W.Array(3)
-	s.W.Bulk(key)
+	w.Array(3)
+	w.Bulk(key)
 	x := z.First()
 	if max {
 		x = z.Last()
 	}
-	s.W.BulkString(x.Member())
-	s.W.Double(x.Score())
+	w.BulkString(x.Member())
+	w.Double(x.Score())
 	member := []byte(x.Member())
 	z.Remove(member)
 	if z.Len() == 0 {
@@ -1007,10 +1010,10 @@ func zpopKeyed(s *Session, key []byte, max bool) bool {
 
 // zmpopKeyed serves ZMPOP and BZMPOP for one key: when key holds a
 // non-empty sorted set it pops up to count members from its low (high
-// when max) end, replies [key, [[member, score] …]] and returns true; when
+// when max) end, replies [key, [[member, score] …]] on w and returns true; when
 // it holds another type it replies WRONGTYPE and returns true; when it is
 // absent it writes nothing and returns false.
-func zmpopKeyed(s *Session, key []byte, max bool, count int) bool {
+func zmpopKeyed(s *Session, w *resp.Writer, key []byte, max bool, count int) bool {
 	z, wrong := s.lookupZSet(key)
 	if wrong {
 		return true
@@ -1018,9 +1021,9 @@ func zmpopKeyed(s *Session, key []byte, max bool, count int) bool {
 	if z == nil || z.Len() == 0 {
 		return false
 	}
-	s.W.Array(2)
-	s.W.Bulk(key)
-	s.zpopWrite(key, z, max, min(count, z.Len()), true)
+	w.Array(2)
+	w.Bulk(key)
+	s.zpopWrite(w, key, z, max, min(count, z.Len()), true)
 	return true
 }
 
@@ -1041,11 +1044,55 @@ func cmdZMPop(s *Session) {
 		return
 	}
 	for _, k := range keys {
-		if zmpopKeyed(s, k, max, int(min(count, math.MaxInt32))) {
+		if zmpopKeyed(s, &s.W, k, max, int(min(count, math.MaxInt32))) {
 			return
 		}
 	}
 	s.W.NullArray()
+}
+
+// bzpopCmd builds BZPOPMIN and BZPOPMAX: the first of the keys holding a
+// sorted set is popped, else the client blocks until one does.
+func bzpopCmd(max bool) Handler {
+	return func(s *Session) {
+		ms, ok := s.timeoutArg(len(s.Args) - 1)
+		if !ok {
+			return
+		}
+		keys := s.Args[1 : len(s.Args)-1]
+		for _, key := range keys {
+			if zpopKeyed(s, &s.W, key, max) {
+				return
+			}
+		}
+		if !s.canBlock() {
+			s.W.NullArray()
+			return
+		}
+		s.block(&waiter{kind: waitZPop, front: max}, keys, ms)
+	}
+}
+
+func cmdBZMPop(s *Session) {
+	keys, max, count, ok := s.parseMPop(2, zsetWhere)
+	if !ok {
+		return
+	}
+	ms, ok := s.timeoutArg(1)
+	if !ok {
+		return
+	}
+	n := int(min(count, math.MaxInt32))
+	for _, k := range keys {
+		if zmpopKeyed(s, &s.W, k, max, n) {
+			return
+		}
+	}
+	if !s.canBlock() {
+		s.W.NullArray()
+		return
+	}
+	s.block(&waiter{kind: waitZMPop, front: max, count: int64(n)}, keys, ms)
 }
 
 // zsetOp is a sorted set algebra operation.

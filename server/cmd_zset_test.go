@@ -254,14 +254,14 @@ func TestZPopKeyed(t *testing.T) {
 		reply   string
 		effects [][]string
 	}{
-		{"missing", func() bool { return zpopKeyed(r.s, []byte("nokey"), false) }, false, "", nil},
-		{"wrong type", func() bool { return zpopKeyed(r.s, []byte("s"), false) }, true, "-" + errWrongType + "\r\n", nil},
-		{"min", func() bool { return zpopKeyed(r.s, []byte("z"), false) }, true, "*3\r\n$1\r\nz\r\n$1\r\na\r\n$1\r\n1\r\n", [][]string{{"ZREM", "z", "a"}}},
-		{"max", func() bool { return zpopKeyed(r.s, []byte("z"), true) }, true, "*3\r\n$1\r\nz\r\n$1\r\nc\r\n$1\r\n3\r\n", [][]string{{"ZREM", "z", "c"}}},
-		{"mpop missing", func() bool { return zmpopKeyed(r.s, []byte("nokey"), false, 5) }, false, "", nil},
-		{"mpop wrong type", func() bool { return zmpopKeyed(r.s, []byte("s"), false, 5) }, true, "-" + errWrongType + "\r\n", nil},
-		{"mpop", func() bool { return zmpopKeyed(r.s, []byte("z"), true, 5) }, true, "*2\r\n$1\r\nz\r\n*1\r\n*2\r\n$1\r\nb\r\n$1\r\n2\r\n", [][]string{{"ZREM", "z", "b"}}},
-		{"emptied", func() bool { return zmpopKeyed(r.s, []byte("z"), true, 5) }, false, "", nil},
+		{"missing", func() bool { return zpopKeyed(r.s, &r.s.W, []byte("nokey"), false) }, false, "", nil},
+		{"wrong type", func() bool { return zpopKeyed(r.s, &r.s.W, []byte("s"), false) }, true, "-" + errWrongType + "\r\n", nil},
+		{"min", func() bool { return zpopKeyed(r.s, &r.s.W, []byte("z"), false) }, true, "*3\r\n$1\r\nz\r\n$1\r\na\r\n$1\r\n1\r\n", [][]string{{"ZREM", "z", "a"}}},
+		{"max", func() bool { return zpopKeyed(r.s, &r.s.W, []byte("z"), true) }, true, "*3\r\n$1\r\nz\r\n$1\r\nc\r\n$1\r\n3\r\n", [][]string{{"ZREM", "z", "c"}}},
+		{"mpop missing", func() bool { return zmpopKeyed(r.s, &r.s.W, []byte("nokey"), false, 5) }, false, "", nil},
+		{"mpop wrong type", func() bool { return zmpopKeyed(r.s, &r.s.W, []byte("s"), false, 5) }, true, "-" + errWrongType + "\r\n", nil},
+		{"mpop", func() bool { return zmpopKeyed(r.s, &r.s.W, []byte("z"), true, 5) }, true, "*2\r\n$1\r\nz\r\n*1\r\n*2\r\n$1\r\nb\r\n$1\r\n2\r\n", [][]string{{"ZREM", "z", "b"}}},
+		{"emptied", func() bool { return zmpopKeyed(r.s, &r.s.W, []byte("z"), true, 5) }, false, "", nil},
 	}
 	for _, tc := range tests {
 		r.s.W.B = r.s.W.B[:0]
