@@ -240,8 +240,11 @@ func cmdSMove(s *Session) {
 	} else {
 		dst = dstEntry.Obj.(*keyspace.Set)
 	}
-	dst.Add(m)
-	s.emit(bSADD, dstKey, m)
+	// A member dst holds already leaves dst unchanged: no effect, so that
+	// its watchers' transactions still run, as in Redis.
+	if dst.Add(m) {
+		s.emit(bSADD, dstKey, m)
+	}
 	s.W.Int(1)
 }
 

@@ -168,6 +168,19 @@ func TestWatchInvalidation(t *testing.T) {
 		{c, []string{"MULTI"}, "+OK\r\n"},
 		{c, []string{"GET", "u"}, "+QUEUED\r\n"},
 		{c, []string{"EXEC"}, "*1\r\n$1\r\n2\r\n"},
+		// SMOVE of a member the destination holds leaves it untouched.
+		{c, []string{"SADD", "src", "a", "b"}, ":2\r\n"},
+		{c, []string{"SADD", "dst", "a"}, ":1\r\n"},
+		{c, []string{"WATCH", "dst"}, "+OK\r\n"},
+		{other, []string{"SMOVE", "src", "dst", "a"}, ":1\r\n"},
+		{c, []string{"MULTI"}, "+OK\r\n"},
+		{c, []string{"SCARD", "dst"}, "+QUEUED\r\n"},
+		{c, []string{"EXEC"}, "*1\r\n:1\r\n"},
+		{c, []string{"WATCH", "dst"}, "+OK\r\n"},
+		{other, []string{"SMOVE", "src", "dst", "b"}, ":1\r\n"},
+		{c, []string{"MULTI"}, "+OK\r\n"},
+		{c, []string{"SCARD", "dst"}, "+QUEUED\r\n"},
+		{c, []string{"EXEC"}, "*-1\r\n"},
 	}
 	for i, st := range steps {
 		if st.c == nil {
