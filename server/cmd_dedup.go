@@ -39,14 +39,28 @@ func cmdDedup(s *Session) {
 		s.W.Error("ERR DEDUP cannot be nested")
 		return
 	}
+	args := s.Args[3:]
+	s.inDedup, s.dedupClient, s.dedupWire = true, cid, id
+	var cmd *Command
+	if s.scope != nil {
+		// A scoped connection raises a mark only with a command it may
+		// run: the wrapped command's checks (scope included) come first,
+		// and a refusal is the reply with no mark moved.
+		if cmd = s.prepare(args); cmd == nil {
+			s.inDedup = false
+			return
+		}
+	}
 	if !s.srv.dedup.AdmitAt(cid, id, s.srv.coarseNow.Load()) {
+		s.inDedup = false
 		s.W.Simple("DUP")
 		return
 	}
-	args := s.Args[3:]
-	s.inDedup, s.dedupClient, s.dedupWire = true, cid, id
+	if s.scope == nil {
+		cmd = s.prepare(args)
+	}
 	emitted := s.emitted
-	if cmd := s.prepare(args); cmd != nil {
+	if cmd != nil {
 		s.callLocked(cmd)
 	}
 	s.inDedup = false

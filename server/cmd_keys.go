@@ -30,10 +30,10 @@ func keyCommands() []*Command {
 		{Name: "keys", Arity: 2, Flags: FlagReadonly | FlagAllKeys | FlagDangerous, Group: "generic", Since: "1.0.0", Syntax: "pattern", Summary: "Returns all key names that match a pattern.", Categories: "keyspace read slow dangerous", Handler: cmdKeys},
 		{Name: "scan", Arity: -2, Flags: FlagReadonly | FlagAllKeys, Group: "generic", Since: "2.8.0", Syntax: "cursor [MATCH pattern] [COUNT count] [TYPE type]", Summary: "Iterates over the key names in the database.", Categories: "keyspace read slow", Handler: cmdScan},
 		{Name: "randomkey", Arity: 1, Flags: FlagReadonly | FlagAllKeys, Group: "generic", Since: "1.0.0", Summary: "Returns a random key name from the database.", Categories: "keyspace read slow", Handler: cmdRandomKey},
-		{Name: "rename", Arity: 3, Flags: FlagWrite, FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "1.0.0", Syntax: "key newkey", Summary: "Renames a key and overwrites the destination.", Categories: "keyspace write slow", Handler: renameCmd(false)},
+		{Name: "rename", Arity: 3, Flags: FlagWrite, FirstKey: 1, LastKey: 2, Step: 1, Relocates: RelocRename, Group: "generic", Since: "1.0.0", Syntax: "key newkey", Summary: "Renames a key and overwrites the destination.", Categories: "keyspace write slow", Handler: renameCmd(false)},
 		{Name: "renamenx", Arity: 3, Flags: FlagWrite | FlagFast, FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "1.0.0", Syntax: "key newkey", Summary: "Renames a key only when the target key name doesn't exist.", Categories: "keyspace write fast", Handler: renameCmd(true)},
-		{Name: "copy", Arity: -3, Flags: FlagWrite | FlagDenyOOM | FlagAllDBs, FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "6.2.0", Syntax: "source destination [DB destination-db] [REPLACE]", Summary: "Copies the value of a key to a new key.", Categories: "keyspace write slow", Handler: cmdCopy},
-		k1(&Command{Name: "move", Arity: 3, Flags: FlagWrite | FlagFast | FlagAllDBs, Group: "generic", Since: "1.0.0", Syntax: "key db", Summary: "Moves a key to another database.", Categories: "keyspace write fast", Handler: cmdMove}),
+		{Name: "copy", Arity: -3, Flags: FlagWrite | FlagDenyOOM | FlagAllDBs, FirstKey: 1, LastKey: 2, Step: 1, DBArgs: dbOption("db", 3), Relocates: RelocCopy, Group: "generic", Since: "6.2.0", Syntax: "source destination [DB destination-db] [REPLACE]", Summary: "Copies the value of a key to a new key.", Categories: "keyspace write slow", Handler: cmdCopy},
+		k1(&Command{Name: "move", Arity: 3, Flags: FlagWrite | FlagFast | FlagAllDBs, DBArgs: dbsAt(2, 2), Relocates: RelocMove, Group: "generic", Since: "1.0.0", Syntax: "key db", Summary: "Moves a key to another database.", Categories: "keyspace write fast", Handler: cmdMove}),
 	}
 }
 

@@ -32,8 +32,8 @@ func serverCommands() []*Command {
 			{Name: "help", Arity: 2, Flags: FlagLoading | FlagStale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Categories: "slow", Handler: cmdConfigHelp},
 		}},
 		{Name: "dbsize", Arity: 1, Flags: FlagReadonly | FlagFast | FlagAllKeys, Group: "server", Since: "1.0.0", Summary: "Returns the number of keys in the database.", Categories: "keyspace read fast", Handler: cmdDBSize},
-		{Name: "flushdb", Arity: -1, Flags: FlagWrite | FlagAllKeys | FlagDangerous, Group: "server", Since: "1.0.0", Syntax: "[ASYNC | SYNC]", Summary: "Removes all keys from the current database.", Categories: "keyspace write slow dangerous", Handler: cmdFlushDB},
-		{Name: "flushall", Arity: -1, Flags: FlagWrite | FlagAllDBs | FlagDangerous, Group: "server", Since: "1.0.0", Syntax: "[ASYNC | SYNC]", Summary: "Removes all keys from all databases.", Categories: "keyspace write slow dangerous", Handler: cmdFlushAll},
+		{Name: "flushdb", Arity: -1, Flags: FlagWrite | FlagAllKeys | FlagDangerous, Relocates: RelocFlush, Group: "server", Since: "1.0.0", Syntax: "[ASYNC | SYNC]", Summary: "Removes all keys from the current database.", Categories: "keyspace write slow dangerous", Handler: cmdFlushDB},
+		{Name: "flushall", Arity: -1, Flags: FlagWrite | FlagAllDBs | FlagDangerous, Relocates: RelocFlushAll, Group: "server", Since: "1.0.0", Syntax: "[ASYNC | SYNC]", Summary: "Removes all keys from all databases.", Categories: "keyspace write slow dangerous", Handler: cmdFlushAll},
 		{Name: "time", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, Group: "server", Since: "2.6.0", Summary: "Returns the server time.", Categories: "fast", Handler: cmdTime},
 		{Name: "object", Arity: -2, Group: "generic", Since: "2.2.3", Summary: "A container for object introspection commands.", Categories: "slow", Subs: []*Command{
 			{Name: "encoding", Arity: 3, Flags: FlagReadonly, FirstKey: 2, LastKey: 2, Step: 1, Since: "2.2.3", Syntax: "key", Summary: "Returns the internal encoding of a Redis object.", Categories: "keyspace read slow", Handler: cmdObjectEncoding},

@@ -19,9 +19,9 @@ func syncCommands() []*Command {
 	conn := FlagConnection | FlagNoScript
 	return []*Command{
 		{Name: "sync", Arity: -2, Flags: conn | FlagFast | FlagStale, Group: "connection", Since: "7.0.0", Syntax: "TOKEN token | pattern [pattern ...]", Summary: "Sets the connection's sync scope: the keys whose writes it receives as pushes.", Categories: "fast connection", Handler: cmdSync},
-		{Name: "qsub", Arity: 2, Flags: conn | FlagReadonly | FlagAllKeys | FlagNoMulti, Group: "connection", Since: "7.0.0", Syntax: "pattern", Summary: "Registers a live query and returns the current state of the keys it matches.", Categories: "read slow connection", Handler: cmdQSub},
+		{Name: "qsub", Arity: 2, Flags: conn | FlagReadonly | FlagAllKeys | FlagNoMulti | FlagFiltered, Group: "connection", Since: "7.0.0", Syntax: "pattern", Summary: "Registers a live query and returns the current state of the keys it matches.", Categories: "read slow connection", Handler: cmdQSub},
 		{Name: "qunsub", Arity: 2, Flags: conn | FlagFast | FlagStale, Group: "connection", Since: "7.0.0", Syntax: "pattern", Summary: "Removes a live query.", Categories: "fast connection", Handler: cmdQUnsub},
-		{Name: "kwatch", Arity: -2, Flags: conn | FlagFast | FlagStale, Group: "connection", Since: "7.0.0", Syntax: "key [key ...]", Summary: "Watches keys: their changes arrive as keychange pushes.", Categories: "fast connection", Handler: cmdKWatch},
+		{Name: "kwatch", Arity: -2, Flags: conn | FlagFast | FlagStale, FirstKey: 1, LastKey: -1, Step: 1, Group: "connection", Since: "7.0.0", Syntax: "key [key ...]", Summary: "Watches keys: their changes arrive as keychange pushes.", Categories: "fast connection", Handler: cmdKWatch},
 		{Name: "kunwatch", Arity: -1, Flags: conn | FlagFast | FlagStale, Group: "connection", Since: "7.0.0", Syntax: "[key [key ...]]", Summary: "Stops watching keys, or every key.", Categories: "fast connection", Handler: cmdKUnwatch},
 	}
 }

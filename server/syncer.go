@@ -15,6 +15,7 @@ const (
 	errScopeKey       = "NOPERM this user has no permissions to access one of the keys used as arguments"
 	errScopeChannel   = "NOPERM this user has no permissions to access one of the channels used as arguments"
 	errScopeAll       = "NOPERM this command reads the whole keyspace, which a scoped connection may not do"
+	errScopeDB        = "NOPERM this command names a database, and a scoped connection stays in its own"
 	errNoToken        = "NOPERM this connection has no scope: send SYNC TOKEN <token> first"
 	errOpenSync       = "NOPERM open-mode SYNC is disabled on this server: send SYNC TOKEN <token>"
 	errInvalidToken   = "NOPERM invalid token"
@@ -122,57 +123,42 @@ func (s *Session) setScope(sc *recsync.Scope) {
 	s.setChannelFilter(sc.Match)
 }
 
-// channelArgs returns the pub/sub channel arguments of the commands that
-// name channels, and whether cmd is one of them.
-func channelArgs(cmd *Command, args [][]byte) ([][]byte, bool) {
-	switch cmd.Name {
-	case "subscribe", "ssubscribe":
-		return args[1:], true
-	case "publish", "spublish":
-		return args[1:2], true
-	case "pubsub|numsub", "pubsub|shardnumsub":
-		return args[2:], true
-	}
-	return nil, false
-}
-
 // checkScope enforces a scoped connection's rights before cmd runs (SPEC
-// section 4, strict mode): every key argument and every channel must be in
-// the token's scope, a connection without a token may run no key-bearing
-// command, and no scoped connection may read the whole keyspace. On
-// refusal it replies -NOPERM and reports false: nothing executes.
+// section 4, strict mode), from the command table alone: every key argument
+// and every channel must be in the token's scope; a connection without a
+// token may run no command that takes keys or channels, reads the whole
+// keyspace, is filtered to a scope, or runs another command (DEDUP, whose
+// marks every client shares); and no scoped connection may read the whole
+// keyspace, reveal or change server state (ACL categories admin and
+// dangerous: INFO, CLIENT LIST, …) or name a database other than its own.
+// On refusal it replies -NOPERM and reports false: nothing executes.
 func (s *Session) checkScope(cmd *Command) bool {
-	chans, isChan := channelArgs(cmd, s.Args)
-	wholeKeyspace := !cmd.HasKeys() && (cmd.Flags&(FlagAllKeys|FlagAllDBs) != 0 ||
-		cmd.Name == "pubsub|channels" || cmd.Name == "pubsub|shardchannels")
+	wholeKeyspace := !cmd.HasKeys() && cmd.Flags&(FlagAllKeys|FlagAllDBs|FlagAllChans) != 0
 	if s.scope == s.srv.syncer.noToken {
-		if cmd.HasKeys() || isChan || wholeKeyspace || cmd.Name == "qsub" || cmd.Name == "kwatch" {
+		if cmd.HasKeys() || cmd.HasChannels() || wholeKeyspace || cmd.Flags&FlagFiltered != 0 || cmd.Wraps > 0 {
 			s.reject(cmd, errNoToken)
 			return false
 		}
-		return true
 	}
 	switch {
-	case cmd.Name == "qsub":
-		return true // its state and pushes are filtered to the scope
-	case cmd.Name == "kwatch":
-		for _, k := range s.Args[1:] {
-			if !s.scope.Match(k) {
-				s.reject(cmd, errScopeKey)
-				return false
-			}
-		}
-		return true
-	case isChan:
-		for _, c := range chans {
+	case cmd.HasChannels():
+		for _, c := range cmd.ChannelArgs(s.Args) {
 			if !s.scope.Match(c) {
 				s.reject(cmd, errScopeChannel)
 				return false
 			}
 		}
 		return true
+	case cmd.Flags&FlagFiltered != 0:
+		return true // its results are filtered to the scope
 	case wholeKeyspace:
 		s.reject(cmd, errScopeAll)
+		return false
+	case cmd.restricted:
+		s.reject(cmd, "NOPERM this user has no permissions to run the '"+cmd.Name+"' command")
+		return false
+	case cmd.DBArgs != nil && len(cmd.DBArgs(s.Args)) > 0:
+		s.reject(cmd, errScopeDB)
 		return false
 	}
 	s.keys = cmd.KeyArgs(s.keys[:0], s.Args)
@@ -187,38 +173,55 @@ func (s *Session) checkScope(cmd *Command) bool {
 
 // onEffect is the sync effect hook. It runs under the shard lock of the
 // effect's key(s), so it only routes, encodes each frame once and hands the
-// bytes to the targets' Push, which queue them.
+// bytes to the targets' Push, which queue them. An effect has the shape of
+// a command of the table, whose Relocates says whether it moves keys
+// between names or databases.
 func (sy *syncer) onEffect(e *Effect) {
 	if !sy.router.Active() {
 		return
 	}
 	sc := sy.scratch.Get().(*routeScratch)
 	defer sy.putScratch(sc)
-	if e.Key == nil {
-		sy.dbWide(e, sc)
+	switch e.Kind {
+	case EffectDB:
+		if cmd := sy.srv.table.Lookup(e.Args[0]); cmd != nil {
+			sy.dbWide(e, cmd, sc)
+		}
 		return
-	}
-	switch string(e.Args[0]) {
-	case "RENAME":
-		if len(e.Args) == 3 {
-			sy.rename(e, sc)
+	case EffectKey:
+		if sy.relocate(e, sc) {
 			return
-		}
-	case "COPY":
-		if db, ok := copyTargetDB(e); ok {
-			sy.recreateFor(sc, e.Origin, db, e.Args[2])
-			return
-		}
-	case "MOVE":
-		if len(e.Args) == 3 {
-			if db, ok := resp.ParseInt(e.Args[2]); ok && db >= 0 && int(db) < len(sy.srv.ks.DBs) {
-				sy.deleteFor(sc, e.Origin, e.DB, e.Key)
-				sy.recreateFor(sc, e.Origin, int(db), e.Key)
-				return
-			}
 		}
 	}
 	sy.route(e, sc)
+}
+
+// relocate delivers an effect that moves a key to another name or
+// database, and reports whether e was one.
+func (sy *syncer) relocate(e *Effect, sc *routeScratch) bool {
+	cmd := sy.srv.table.Lookup(e.Args[0])
+	if cmd == nil {
+		return false
+	}
+	switch cmd.Relocates {
+	case RelocRename:
+		if len(e.Args) == 3 {
+			sy.rename(e, sc)
+			return true
+		}
+	case RelocCopy:
+		if db, ok := sy.targetDB(cmd, e); ok && len(e.Args) >= 3 {
+			sy.recreateFor(sc, e.Origin, db, e.Args[2])
+			return true
+		}
+	case RelocMove:
+		if db, ok := sy.targetDB(cmd, e); ok {
+			sy.deleteFor(sc, e.Origin, e.DB, e.Key)
+			sy.recreateFor(sc, e.Origin, db, e.Key)
+			return true
+		}
+	}
+	return false
 }
 
 func (sy *syncer) putScratch(sc *routeScratch) {
@@ -232,16 +235,23 @@ func (sy *syncer) putScratch(sc *routeScratch) {
 	sy.scratch.Put(sc)
 }
 
-// copyTargetDB reads the destination database of a COPY effect
-// ("COPY src dst DB n REPLACE").
-func copyTargetDB(e *Effect) (int, bool) {
-	for i := 3; i+1 < len(e.Args); i++ {
-		if resp.EqualFold(e.Args[i], "db") {
-			n, ok := resp.ParseInt(e.Args[i+1])
-			return int(n), ok
-		}
+// targetDB reads the database an effect of cmd names (COPY's DB n, MOVE's
+// db); the effect's own database when it names none.
+func (sy *syncer) targetDB(cmd *Command, e *Effect) (int, bool) {
+	if cmd.DBArgs == nil {
+		return e.DB, true
 	}
-	return e.DB, len(e.Args) >= 3
+	dbs := cmd.DBArgs(e.Args)
+	if len(dbs) == 0 {
+		return e.DB, true
+	}
+	return sy.dbIndex(dbs[len(dbs)-1])
+}
+
+// dbIndex reads a database index an effect names.
+func (sy *syncer) dbIndex(b []byte) (int, bool) {
+	n, ok := resp.ParseInt(b)
+	return int(n), ok && n >= 0 && n < int64(len(sy.srv.ks.DBs))
 }
 
 // isOrigin reports whether sub belongs to the session that made the effect:
@@ -391,27 +401,28 @@ func (sy *syncer) recreateFor(sc *routeScratch, origin *Session, db int, key []b
 // runs), so every connection with SYNC patterns or live queries in a
 // flushed database gets the replayable push ">1 FLUSHDB": drop every key
 // this connection synced. Watchers get a nil keychange per watched key.
-// SWAPDB is a flush of both databases followed by the re-creation of every
-// key of their new contents that each connection may see.
-func (sy *syncer) dbWide(e *Effect, sc *routeScratch) {
-	switch string(e.Args[0]) {
-	case "FLUSHDB":
+// A swap of databases is a flush of both followed by the re-creation of
+// every key of their new contents that each connection may see.
+func (sy *syncer) dbWide(e *Effect, cmd *Command, sc *routeScratch) {
+	switch cmd.Relocates {
+	case RelocFlush:
 		sy.flushed(sc, e.Origin, e.DB)
-	case "FLUSHALL":
+	case RelocFlushAll:
 		for db := range sy.srv.ks.DBs {
 			sy.flushed(sc, e.Origin, db)
 		}
-	case "SWAPDB":
-		if len(e.Args) != 3 {
+	case RelocSwap:
+		dbs := cmd.DBArgs(e.Args)
+		if len(dbs) != 2 {
 			return
 		}
-		for _, a := range e.Args[1:] {
-			db, ok := resp.ParseInt(a)
-			if !ok || db < 0 || int(db) >= len(sy.srv.ks.DBs) {
+		for _, a := range dbs {
+			db, ok := sy.dbIndex(a)
+			if !ok {
 				continue
 			}
-			sy.flushed(sc, e.Origin, int(db))
-			sy.replayDB(sc, e.Origin, int(db))
+			sy.flushed(sc, e.Origin, db)
+			sy.replayDB(sc, e.Origin, db)
 		}
 	}
 }
@@ -497,14 +508,6 @@ type (
 	recreator interface{ Recreate(key []byte) [][][]byte }
 )
 
-// Re-creation command names.
-var (
-	rcHSET  = []byte("HSET")
-	rcRPUSH = []byte("RPUSH")
-	rcSADD  = []byte("SADD")
-	rcZADD  = []byte("ZADD")
-)
-
 // appendRecreate appends the pushes that re-create key's current value in
 // db from nothing: SET for a string; DEL then HSET, RPUSH, SADD or ZADD in
 // chunks for the other types; then PEXPIREAT when withTTL is set and the
@@ -535,19 +538,19 @@ func appendContent(b, key []byte, e *keyspace.Entry) []byte {
 	var scratch [32]byte
 	switch o := e.Obj.(type) {
 	case pairRanger:
-		c := chunker{b: b, cmd: rcHSET, key: key, per: 2}
+		c := chunker{b: b, cmd: bHSET, key: key, per: 2}
 		o.Range(func(f, v []byte) bool { c.add(f, v); return true })
 		return c.flush()
 	case memberRanger:
-		cmd := rcSADD
+		cmd := bSADD
 		if e.Type() == keyspace.TypeList {
-			cmd = rcRPUSH
+			cmd = bRPUSH
 		}
 		c := chunker{b: b, cmd: cmd, key: key, per: 1}
 		o.Range(func(v []byte) bool { c.add(v); return true })
 		return c.flush()
 	case scoreRanger:
-		c := chunker{b: b, cmd: rcZADD, key: key, per: 2}
+		c := chunker{b: b, cmd: bZADD, key: key, per: 2}
 		o.Range(func(m []byte, score float64) bool {
 			c.add(resp.AppendFloat(scratch[:0], score), m)
 			return true

@@ -32,6 +32,8 @@ const (
 	FlagConnection                   // connection-scoped: never wrapped by DEDUP
 	FlagNoWS                         // refused on the WebSocket port
 	FlagSubContext                   // allowed in RESP2 subscribed mode
+	FlagFiltered                     // results filtered to a scoped connection's scope (QSUB), which may run it
+	FlagAllChans                     // reads every pub/sub channel name (PUBSUB CHANNELS)
 )
 
 var flagNames = []struct {
@@ -71,11 +73,44 @@ type Command struct {
 	// command that runs another (DEDUP): its locks and scope are the
 	// wrapped command's.
 	Wraps int
+	// FirstChan and LastChan are the positions of the pub/sub channel
+	// arguments (LastChan negative counts from the end), FirstChan 0 for a
+	// command that names no channel. Scope checks match channels as they
+	// match keys.
+	FirstChan, LastChan int
+	// DBArgs returns the database index arguments of a command that names
+	// databases (SELECT, MOVE, COPY … DB, SWAPDB); nil for the others. A
+	// scoped connection stays in its database and may name none.
+	DBArgs func(args [][]byte) [][]byte
+	// Relocates says how the command, run as an effect, moves keys between
+	// names or databases; the sync router reads it to tell each connection
+	// what it now sees.
+	Relocates Relocation
 
 	subs  map[string]*Command
 	stats cmdStats
 	args  []docArg
+	// restricted: the command reveals or changes server state (ACL
+	// category admin or dangerous, or the flags); a scoped connection may
+	// not run it.
+	restricted bool
 }
+
+// Relocation is how an effect moves keys between names or databases. The
+// effect has its command's shape: RENAME src dst, COPY src dst DB n …,
+// MOVE key db, SWAPDB a b.
+type Relocation uint8
+
+// The relocations.
+const (
+	RelocNone     Relocation = iota // the effect changes its key in place
+	RelocRename                     // key argument 1 becomes key argument 2, in the effect's database
+	RelocCopy                       // key argument 2, in the database DBArgs names (else the effect's), becomes a copy of key argument 1
+	RelocMove                       // key argument 1 moves to the database DBArgs names
+	RelocFlush                      // the effect's database is emptied
+	RelocFlushAll                   // every database is emptied
+	RelocSwap                       // the two databases DBArgs names exchange their contents
+)
 
 // Table is the command table: lookup by lower-case name.
 type Table struct {
@@ -111,6 +146,8 @@ func (t *Table) add(c *Command, parent *Command) {
 		t.cmds[c.Name] = c
 	}
 	c.args = parseSyntax(c.Syntax)
+	c.restricted = c.Flags&(FlagAdmin|FlagDangerous) != 0 ||
+		hasWord(c.Categories, "admin") || hasWord(c.Categories, "dangerous")
 	if len(c.Subs) > 0 {
 		c.subs = make(map[string]*Command)
 		for _, sc := range c.Subs {
@@ -174,6 +211,60 @@ func (c *Command) KeyArgs(dst [][]byte, args [][]byte) [][]byte {
 
 // HasKeys reports whether the command takes key arguments.
 func (c *Command) HasKeys() bool { return c.FirstKey > 0 || c.Keys != nil }
+
+// HasChannels reports whether the command takes pub/sub channel arguments.
+func (c *Command) HasChannels() bool { return c.FirstChan > 0 }
+
+// ChannelArgs returns the channel arguments of args, per c's channel spec.
+func (c *Command) ChannelArgs(args [][]byte) [][]byte {
+	if c.FirstChan == 0 || c.FirstChan >= len(args) {
+		return nil
+	}
+	last := c.LastChan
+	if last < 0 {
+		last += len(args)
+	}
+	last = min(last, len(args)-1)
+	if last < c.FirstChan {
+		return nil
+	}
+	return args[c.FirstChan : last+1]
+}
+
+// hasWord reports whether the space-separated list has word.
+func hasWord(list, word string) bool {
+	for _, w := range strings.Fields(list) {
+		if w == word {
+			return true
+		}
+	}
+	return false
+}
+
+// dbsAt returns a DBArgs that gives the arguments first to last.
+func dbsAt(first, last int) func(args [][]byte) [][]byte {
+	return func(args [][]byte) [][]byte {
+		if first >= len(args) {
+			return nil
+		}
+		return args[first:min(last+1, len(args))]
+	}
+}
+
+// dbOption returns a DBArgs that gives the value of every option keyword
+// (any case) from position from on: COPY's DB n.
+func dbOption(keyword string, from int) func(args [][]byte) [][]byte {
+	return func(args [][]byte) [][]byte {
+		var dbs [][]byte
+		for i := from; i+1 < len(args); i++ {
+			if resp.EqualFold(args[i], keyword) {
+				dbs = append(dbs, args[i+1])
+				i++
+			}
+		}
+		return dbs
+	}
+}
 
 // checkArity reports whether n arguments (the name included) fit c's arity.
 func (c *Command) checkArity(n int) bool {
