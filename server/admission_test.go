@@ -10,9 +10,12 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gorilla/websocket"
 
 	"github.com/recached/recached/server"
 	"github.com/recached/recached/server/servertest"
@@ -155,5 +158,86 @@ func reexecInNetns(t *testing.T, run string) {
 		t.Fatalf("cannot make a network namespace with unshare (needed for a non-loopback peer): %v\n%s", err, out)
 	default:
 		t.Skipf("cannot make a network namespace with unshare (needed for a non-loopback peer; set CI to make this a failure): %v\n%s", err, out)
+	}
+}
+
+// TestPushesAfterCommit: a push leaves only once the write that caused it
+// is in the log. The engine's commit function here records how many
+// effects it has seen, after a pause that gives a push written without a
+// Commit of its own every chance to overtake it; each push the subscriber
+// reads must be covered by a commit made before it was sent.
+func TestPushesAfterCommit(t *testing.T) {
+	const writes = 200
+	tests := []struct {
+		name      string
+		subscribe func(t *testing.T, s servertest.Servers) (next func() string)
+	}{
+		{"resp", func(t *testing.T, s servertest.Servers) func() string {
+			c := servertest.Dial(t, s.RESP)
+			if rep, err := c.Do("SYNC", "k:*"); err != nil || string(rep) != "+OK\r\n" {
+				t.Fatalf("SYNC: %q, %v", rep, err)
+			}
+			return func() string {
+				rep, err := c.Read()
+				if err != nil {
+					t.Fatalf("read push: %v", err)
+				}
+				return string(rep)
+			}
+		}},
+		{"websocket", func(t *testing.T, s servertest.Servers) func() string {
+			c, resp, err := websocket.DefaultDialer.Dial("ws://"+s.WS+"/", nil)
+			if err != nil {
+				t.Fatalf("dial: %v", err)
+			}
+			resp.Body.Close()
+			t.Cleanup(func() { c.Close() })
+			next := func() string {
+				_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+				_, b, err := c.ReadMessage()
+				if err != nil {
+					t.Fatalf("read push: %v", err)
+				}
+				return string(b)
+			}
+			if err := c.WriteMessage(websocket.TextMessage, servertest.Encode("SYNC", "k:*")); err != nil {
+				t.Fatal(err)
+			}
+			if rep := next(); rep != "+OK\r\n" {
+				t.Fatalf("SYNC: %q", rep)
+			}
+			return next
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var effects, committed atomic.Int64
+			s := servertest.StartServers(t, server.Config{Loops: 2}, func(srv *server.Server) {
+				srv.AddHook(func(*server.Effect) { effects.Add(1) })
+				srv.SetCommit(func() {
+					time.Sleep(200 * time.Microsecond)
+					n := effects.Load()
+					for c := committed.Load(); c < n && !committed.CompareAndSwap(c, n); c = committed.Load() {
+					}
+				})
+			})
+			next := tt.subscribe(t, s)
+			w := servertest.Dial(t, s.RESP)
+			for i := 1; i <= writes; i++ {
+				if err := w.Send(servertest.Encode("SET", "k:"+strconv.Itoa(i), "v")); err != nil {
+					t.Fatal(err)
+				}
+				push := next()
+				if !strings.Contains(push, "k:"+strconv.Itoa(i)+"\r\n") {
+					t.Fatalf("push %d: %q", i, push)
+				}
+				if c := committed.Load(); c < int64(i) {
+					t.Fatalf("push for write %d arrived with %d writes committed", i, c)
+				}
+				if _, err := w.Read(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
 	}
 }
