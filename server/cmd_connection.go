@@ -14,14 +14,15 @@ import (
 // connectionCommands are the commands about the connection itself.
 func connectionCommands() []*Command {
 	conn := FlagConnection
+	session := conn | FlagClientOwned
 	return []*Command{
 		{Name: "ping", Arity: -1, Flags: FlagFast | FlagStale | FlagSubContext, Group: "connection", Since: "1.0.0", Syntax: "[message]", Summary: "Returns the server's liveliness response.", Categories: "fast connection", Handler: cmdPing},
 		{Name: "echo", Arity: 2, Flags: FlagFast | FlagStale, Group: "connection", Since: "1.0.0", Syntax: "message", Summary: "Returns the given string.", Categories: "fast connection", Handler: cmdEcho},
-		{Name: "quit", Arity: -1, Flags: FlagNoAuth | FlagStale | FlagNoMulti | FlagSubContext | FlagFast | conn, Group: "connection", Since: "1.0.0", Summary: "Closes the connection.", Categories: "fast connection", Handler: cmdQuit},
-		{Name: "reset", Arity: 1, Flags: FlagNoAuth | FlagStale | FlagNoMulti | FlagSubContext | FlagFast | conn, Group: "connection", Since: "6.2.0", Summary: "Resets the connection.", Categories: "fast connection", Handler: cmdReset},
-		{Name: "hello", Arity: -1, Flags: FlagNoAuth | FlagStale | FlagFast | FlagNoScript | conn, Group: "connection", Since: "6.0.0", Syntax: "[protover [AUTH username password] [SETNAME clientname]]", Summary: "Handshakes with the server.", Categories: "fast connection", Handler: cmdHello},
-		{Name: "auth", Arity: -2, Flags: FlagNoAuth | FlagStale | FlagFast | FlagNoScript | conn, Group: "connection", Since: "1.0.0", Syntax: "[username] password", Summary: "Authenticates the connection.", Categories: "fast connection", Handler: cmdAuth},
-		{Name: "select", Arity: 2, Flags: FlagFast | FlagLoading | FlagStale | FlagNoWS | conn, DBArgs: dbsAt(1, 1), Group: "connection", Since: "1.0.0", Syntax: "index", Summary: "Changes the selected database.", Categories: "fast connection", Handler: cmdSelect},
+		{Name: "quit", Arity: -1, Flags: FlagNoAuth | FlagStale | FlagNoMulti | FlagSubContext | FlagFast | session, Group: "connection", Since: "1.0.0", Summary: "Closes the connection.", Categories: "fast connection", Handler: cmdQuit},
+		{Name: "reset", Arity: 1, Flags: FlagNoAuth | FlagStale | FlagNoMulti | FlagSubContext | FlagFast | session, Group: "connection", Since: "6.2.0", Summary: "Resets the connection.", Categories: "fast connection", Handler: cmdReset},
+		{Name: "hello", Arity: -1, Flags: FlagNoAuth | FlagStale | FlagFast | FlagNoScript | session, Group: "connection", Since: "6.0.0", Syntax: "[protover [AUTH username password] [SETNAME clientname]]", Summary: "Handshakes with the server.", Categories: "fast connection", Handler: cmdHello},
+		{Name: "auth", Arity: -2, Flags: FlagNoAuth | FlagStale | FlagFast | FlagNoScript | session, Group: "connection", Since: "1.0.0", Syntax: "[username] password", Summary: "Authenticates the connection.", Categories: "fast connection", Handler: cmdAuth},
+		{Name: "select", Arity: 2, Flags: FlagFast | FlagLoading | FlagStale | FlagNoWS | session, DBArgs: dbsAt(1, 1), Group: "connection", Since: "1.0.0", Syntax: "index", Summary: "Changes the selected database.", Categories: "fast connection", Handler: cmdSelect},
 		{Name: "swapdb", Arity: 3, Flags: FlagWrite | FlagFast | FlagAllDBs | FlagDangerous, DBArgs: dbsAt(1, 2), Relocates: RelocSwap, Group: "server", Since: "4.0.0", Syntax: "index1 index2", Summary: "Swaps two Redis databases.", Categories: "keyspace write fast dangerous", Handler: cmdSwapDB},
 		{Name: "multi", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagNoMulti | conn, Group: "transactions", Since: "1.2.0", Summary: "Starts a transaction.", Categories: "fast transaction", Handler: cmdMulti},
 		{Name: "exec", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagNoMulti | conn, Group: "transactions", Since: "1.2.0", Summary: "Executes all commands in a transaction.", Categories: "slow transaction", Handler: cmdExec},

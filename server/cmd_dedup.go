@@ -9,7 +9,7 @@ import (
 // dedupCommands is DEDUP, the exactly-once wrapper of the sync protocol.
 func dedupCommands() []*Command {
 	return []*Command{
-		{Name: "dedup", Arity: -4, Flags: FlagMovableKeys | FlagFast | FlagConnection, Wraps: 3, Group: "sync", Since: "1.0.0",
+		{Name: "dedup", Arity: -4, Flags: FlagMovableKeys | FlagFast | FlagConnection | FlagClientOwned, Wraps: 3, Group: "sync", Since: "1.0.0",
 			Syntax:  "client-id wire-id command [arg ...]",
 			Summary: "Runs a write at most once per client id and wire id: ids at or below the client's high-water mark reply +DUP.", Categories: "write fast",
 			Handler: cmdDedup},

@@ -34,6 +34,7 @@ const (
 	FlagSubContext                   // allowed in RESP2 subscribed mode
 	FlagFiltered                     // results filtered to a scoped connection's scope (QSUB), which may run it
 	FlagAllChans                     // reads every pub/sub channel name (PUBSUB CHANNELS)
+	FlagClientOwned                  // a sync client sends it itself: clients refuse it from applications
 )
 
 var flagNames = []struct {

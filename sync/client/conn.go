@@ -2,9 +2,11 @@ package client
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"time"
@@ -187,12 +189,18 @@ func (c *Client) dial() (transport, error) {
 			WriteBufferSize:  64 << 10,
 		}
 		ws, res, err := d.DialContext(ctx, c.url, nil)
+		var body []byte
 		if res != nil && res.Body != nil {
+			if err != nil {
+				// A server that refuses the upgrade (protected mode,
+				// maxclients) says why in the body, in Redis's words.
+				body, _ = io.ReadAll(io.LimitReader(res.Body, 1024))
+			}
 			_ = res.Body.Close()
 		}
 		if err != nil {
 			if res != nil {
-				return nil, fmt.Errorf("websocket handshake: %s: %w", res.Status, err)
+				return nil, fmt.Errorf("websocket handshake: %s: %s: %w", res.Status, bytes.TrimSpace(body), err)
 			}
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/recached/recached/resp"
+	recsync "github.com/recached/recached/sync"
 )
 
 // Write is one write in the outbox: a command the server runs exactly
@@ -102,39 +103,16 @@ func (call *Call) Wait(ctx context.Context) (resp.Value, error) {
 	}
 }
 
-// unwrappable are the commands DEDUP refuses to wrap (SPEC section 4):
-// connection-scoped commands must run on every replay.
-var unwrappable = map[string]bool{
-	"SUBSCRIBE": true, "UNSUBSCRIBE": true, "PSUBSCRIBE": true, "PUNSUBSCRIBE": true,
-	"SSUBSCRIBE": true, "SUNSUBSCRIBE": true, "PUBLISH": true, "SPUBLISH": true,
-	"SYNC": true, "QSUB": true, "QUNSUB": true, "KWATCH": true, "KUNWATCH": true,
-	"AUTH": true, "HELLO": true, "MULTI": true, "EXEC": true, "DISCARD": true,
-	"WATCH": true, "DEDUP": true,
-}
+// commands is the server's command list (sync/commands.json, generated
+// from its command table): the client routes by it and names no command.
+var commands = mustLoadCommands()
 
-// sessionOwned are the commands the client issues itself, or that would
-// break the one-reply-per-command correlation; Send refuses them.
-var sessionOwned = map[string]bool{
-	"SUBSCRIBE": true, "UNSUBSCRIBE": true, "PSUBSCRIBE": true, "PUNSUBSCRIBE": true,
-	"SSUBSCRIBE": true, "SUNSUBSCRIBE": true, "SYNC": true, "QSUB": true, "QUNSUB": true,
-	"KWATCH": true, "KUNWATCH": true, "AUTH": true, "HELLO": true, "RESET": true,
-	"MONITOR": true, "QUIT": true, "SELECT": true, "DEDUP": true,
-}
-
-// upperName returns the command name b in upper case, in buf when it
-// fits (the map lookups of command names then allocate nothing).
-func upperName(buf *[24]byte, b []byte) []byte {
-	out := buf[:0]
-	if len(b) > len(buf) {
-		out = nil
+func mustLoadCommands() *recsync.Commands {
+	cs, err := recsync.LoadCommands()
+	if err != nil {
+		panic(err) // the file is compiled in and checked by the sync package's tests
 	}
-	for _, c := range b {
-		if c >= 'a' && c <= 'z' {
-			c -= 'a' - 'A'
-		}
-		out = append(out, c)
-	}
-	return out
+	return cs
 }
 
 // Write queues a write; see WriteArgs.
@@ -152,12 +130,11 @@ func (c *Client) Write(args ...string) *Write {
 // with ErrDropped and passed to OnDrop.
 func (c *Client) WriteArgs(args [][]byte) *Write {
 	w := &Write{Args: args, done: make(chan struct{})}
-	var name [24]byte
 	c.mu.Lock()
-	switch {
+	switch cmd := commands.Lookup(args); {
 	case len(args) == 0:
 		w.finish(resp.Value{}, false, errors.New("client: empty command"))
-	case unwrappable[string(upperName(&name, args[0]))]:
+	case cmd != nil && cmd.Connection:
 		w.finish(resp.Value{}, false, fmt.Errorf("client: %s is connection-scoped and cannot be an outbox write", upper(args[0])))
 	case c.closed:
 		w.finish(resp.Value{}, false, ErrClosed)
@@ -223,14 +200,13 @@ func (c *Client) Send(args ...string) *Call {
 // SendArgs is Send with byte arguments, which the client keeps.
 func (c *Client) SendArgs(args [][]byte) *Call {
 	call := &Call{Args: args, done: make(chan struct{})}
-	var name [24]byte
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	switch {
+	switch cmd := commands.Lookup(args); {
 	case len(args) == 0:
 		call.finish(resp.Value{}, errors.New("client: empty command"))
 		return call
-	case sessionOwned[string(upperName(&name, args[0]))]:
+	case cmd != nil && cmd.ClientOwned:
 		call.finish(resp.Value{}, fmt.Errorf("client: %s is managed by the client; use its methods", upper(args[0])))
 		return call
 	case c.closed:

@@ -167,7 +167,30 @@ export class Store {
 export function cloneEntry(e: Entry | undefined): Entry | undefined;
 export function entriesEqual(a: Entry | undefined, b: Entry | undefined): boolean;
 export function plainValue(e: Entry | undefined): PlainValue;
+/** The keys a write request touches, by the key positions of the server's command list. */
 export function keysOf(args: ReadonlyArray<string>): string[];
+/** What the client knows of one server command: an entry of sync/commands.json. */
+export interface CommandInfo {
+  /** Lower case; a subcommand is "parent|sub". */
+  name: string;
+  arity: number;
+  /** May modify the keyspace: sent through the outbox. */
+  write?: boolean;
+  readonly?: boolean;
+  /** Connection-scoped: DEDUP refuses to wrap it. */
+  connection?: boolean;
+  /** The client sends it itself: command() refuses it. */
+  clientOwned?: boolean;
+  /** [first, last, step] key positions; last negative counts from the end. */
+  keys?: [number, number, number];
+  movableKeys?: boolean;
+  /** A container whose subcommands have entries of their own. */
+  subcommands?: boolean;
+}
+/** The entry of the command args run (the subcommand's for a container); undefined when the server has none. */
+export function commandInfo(args: ReadonlyArray<string>): CommandInfo | undefined;
+/** How command() sends args: refused ('owned'), through the outbox ('write'), or plainly. */
+export function routeOf(args: ReadonlyArray<string>): 'owned' | 'write' | 'plain';
 /** The effects of a write request: predicted (no reply) or derived from the server's reply. */
 export function effectsOf(st: Store, args: ReadonlyArray<string>, reply?: RespValue): string[][] | null;
 

@@ -1984,29 +1984,20 @@ function jsonRead(e, path, f) {
 }
 
 /**
- * The keys a write request touches, for the commands the client models;
- * for any other command, its first argument.
+ * The keys a write request touches, by the key positions of the server's
+ * command list; for a command whose keys move or that the list does not
+ * have, its first argument.
  * @param {ReadonlyArray<string>} args
  * @returns {string[]}
  */
 export function keysOf(args) {
-  const name = args[0].toUpperCase();
-  switch (name) {
-    case 'DEL':
-    case 'UNLINK':
-      return args.slice(1);
-    case 'MSET':
-    case 'MSETNX':
-      return args.filter((_, i) => i % 2 === 1);
-    case 'RENAME':
-    case 'RENAMENX':
-    case 'LMOVE':
-    case 'RPOPLPUSH':
-    case 'SMOVE':
-    case 'COPY':
-      return args.slice(1, 3);
-  }
-  return args.length > 1 ? [args[1]] : [];
+  const c = commandInfo(args);
+  if (!c || !c.keys) return args.length > 1 ? [args[1]] : [];
+  const [first, last, step] = c.keys;
+  const end = last < 0 ? args.length + last : Math.min(last, args.length - 1);
+  const out = [];
+  for (let i = first; i <= end; i += step) out.push(args[i]);
+  return out;
 }
 
 /**
@@ -2722,19 +2713,285 @@ function takeLock(locks, name, opts = {}) {
 /** Error codes that refuse a session's credentials. */
 const CREDENTIAL_ERRORS = new Set(['NOPERM', 'WRONGPASS', 'NOAUTH']);
 
-/** Commands the client issues itself, or that would break reply correlation. */
-const SESSION_OWNED = new Set(['SUBSCRIBE', 'UNSUBSCRIBE', 'PSUBSCRIBE', 'PUNSUBSCRIBE', 'SSUBSCRIBE', 'SUNSUBSCRIBE',
-  'SYNC', 'QSUB', 'QUNSUB', 'KWATCH', 'KUNWATCH', 'AUTH', 'HELLO', 'RESET', 'MONITOR', 'QUIT', 'SELECT', 'DEDUP']);
-/** Commands DEDUP may not wrap that a page may still send (plainly). */
-const CONNECTION_SCOPED = new Set(['PUBLISH', 'SPUBLISH', 'MULTI', 'EXEC', 'DISCARD', 'WATCH', 'UNWATCH', 'PING', 'ECHO']);
-/** Read-only commands: command() sends them plainly instead of through the outbox. */
-const READ_ONLY = new Set(['GET', 'MGET', 'STRLEN', 'GETRANGE', 'SUBSTR', 'EXISTS', 'TYPE', 'TTL', 'PTTL', 'EXPIRETIME',
-  'PEXPIRETIME', 'HGET', 'HMGET', 'HGETALL', 'HKEYS', 'HVALS', 'HLEN', 'HEXISTS', 'HSTRLEN', 'HRANDFIELD', 'HSCAN',
-  'LRANGE', 'LLEN', 'LINDEX', 'LPOS', 'SMEMBERS', 'SISMEMBER', 'SMISMEMBER', 'SCARD', 'SRANDMEMBER', 'SINTER',
-  'SUNION', 'SDIFF', 'SINTERCARD', 'SSCAN', 'ZRANGE', 'ZRANGEBYSCORE', 'ZREVRANGEBYSCORE', 'ZRANGEBYLEX',
-  'ZREVRANGEBYLEX', 'ZREVRANGE', 'ZSCORE', 'ZMSCORE', 'ZCARD', 'ZCOUNT', 'ZLEXCOUNT', 'ZRANK', 'ZREVRANK', 'ZSCAN',
-  'ZRANDMEMBER', 'GETBIT', 'BITCOUNT', 'BITPOS', 'BITFIELD_RO', 'LCS', 'DUMP', 'OBJECT', 'MEMORY', 'TIME', 'COMMAND',
-  'INFO', 'DBSIZE', 'RANDOMKEY', 'SCAN', 'LOLWUT', 'PUBSUB', 'JGET', 'JTYPE', 'JSTRLEN', 'JARRLEN', 'JOBJKEYS']);
+/**
+ * What the client knows of one server command (see sync/commands.json).
+ * @typedef {object} CommandInfo
+ * @property {string} name lower case; a subcommand is "parent|sub"
+ * @property {number} arity
+ * @property {boolean} [write] may modify the keyspace: sent through the outbox
+ * @property {boolean} [readonly]
+ * @property {boolean} [connection] connection-scoped: DEDUP refuses to wrap it
+ * @property {boolean} [clientOwned] the client sends it itself: refused from the page
+ * @property {number[]} [keys] [first, last, step] key positions (last negative counts from the end)
+ * @property {boolean} [movableKeys]
+ * @property {boolean} [subcommands] a container whose subcommands have entries of their own
+ */
+
+// BEGIN GENERATED COMMANDS: sync/commands.json, by go generate ./sync; do not edit.
+/** @type {ReadonlyArray<CommandInfo>} */
+const COMMAND_LIST = [
+  {"name":"append","arity":3,"write":true,"keys":[1,1,1]},
+  {"name":"auth","arity":-2,"connection":true,"clientOwned":true},
+  {"name":"bgrewriteaof","arity":1},
+  {"name":"bgsave","arity":-1},
+  {"name":"bitcount","arity":-2,"readonly":true,"keys":[1,1,1]},
+  {"name":"bitfield","arity":-2,"write":true,"keys":[1,1,1]},
+  {"name":"bitfield_ro","arity":-2,"readonly":true,"keys":[1,1,1]},
+  {"name":"bitop","arity":-4,"write":true,"keys":[2,-1,1]},
+  {"name":"bitpos","arity":-3,"readonly":true,"keys":[1,1,1]},
+  {"name":"blmove","arity":6,"write":true,"keys":[1,2,1]},
+  {"name":"blmpop","arity":-5,"write":true,"movableKeys":true},
+  {"name":"blpop","arity":-3,"write":true,"keys":[1,-2,1]},
+  {"name":"brpop","arity":-3,"write":true,"keys":[1,-2,1]},
+  {"name":"brpoplpush","arity":4,"write":true,"keys":[1,2,1]},
+  {"name":"bzmpop","arity":-5,"write":true,"movableKeys":true},
+  {"name":"bzpopmax","arity":-3,"write":true,"keys":[1,-2,1]},
+  {"name":"bzpopmin","arity":-3,"write":true,"keys":[1,-2,1]},
+  {"name":"cl.throttle","arity":-5,"write":true,"keys":[1,1,1]},
+  {"name":"client","arity":-2,"subcommands":true},
+  {"name":"client|id","arity":2},
+  {"name":"client|setname","arity":3},
+  {"name":"client|getname","arity":2},
+  {"name":"client|list","arity":-2},
+  {"name":"client|info","arity":2},
+  {"name":"client|kill","arity":-3},
+  {"name":"client|setinfo","arity":4},
+  {"name":"client|no-evict","arity":3},
+  {"name":"client|no-touch","arity":3},
+  {"name":"client|help","arity":2},
+  {"name":"client|unblock","arity":-3},
+  {"name":"command","arity":-1,"subcommands":true},
+  {"name":"command|count","arity":2},
+  {"name":"command|info","arity":-2},
+  {"name":"command|docs","arity":-2},
+  {"name":"command|list","arity":-2},
+  {"name":"command|getkeys","arity":-4},
+  {"name":"command|help","arity":2},
+  {"name":"config","arity":-2,"subcommands":true},
+  {"name":"config|get","arity":-3},
+  {"name":"config|set","arity":-4},
+  {"name":"config|resetstat","arity":2},
+  {"name":"config|help","arity":2},
+  {"name":"copy","arity":-3,"write":true,"keys":[1,2,1]},
+  {"name":"dbsize","arity":1,"readonly":true},
+  {"name":"decr","arity":2,"write":true,"keys":[1,1,1]},
+  {"name":"decrby","arity":3,"write":true,"keys":[1,1,1]},
+  {"name":"dedup","arity":-4,"connection":true,"clientOwned":true,"movableKeys":true},
+  {"name":"del","arity":-2,"write":true,"keys":[1,-1,1]},
+  {"name":"discard","arity":1,"connection":true},
+  {"name":"echo","arity":2},
+  {"name":"exec","arity":1,"connection":true},
+  {"name":"exists","arity":-2,"readonly":true,"keys":[1,-1,1]},
+  {"name":"expire","arity":-3,"write":true,"keys":[1,1,1]},
+  {"name":"expireat","arity":-3,"write":true,"keys":[1,1,1]},
+  {"name":"expiretime","arity":2,"readonly":true,"keys":[1,1,1]},
+  {"name":"flushall","arity":-1,"write":true},
+  {"name":"flushdb","arity":-1,"write":true},
+  {"name":"get","arity":2,"readonly":true,"keys":[1,1,1]},
+  {"name":"getbit","arity":3,"readonly":true,"keys":[1,1,1]},
+  {"name":"getdel","arity":2,"write":true,"keys":[1,1,1]},
+  {"name":"getex","arity":-2,"write":true,"keys":[1,1,1]},
+  {"name":"getrange","arity":4,"readonly":true,"keys":[1,1,1]},
+  {"name":"getset","arity":3,"write":true,"keys":[1,1,1]},
+  {"name":"hdel","arity":-3,"write":true,"keys":[1,1,1]},
+  {"name":"hello","arity":-1,"connection":true,"clientOwned":true},
+  {"name":"hexists","arity":3,"readonly":true,"keys":[1,1,1]},
+  {"name":"hget","arity":3,"readonly":true,"keys":[1,1,1]},
+  {"name":"hgetall","arity":2,"readonly":true,"keys":[1,1,1]},
+  {"name":"hincrby","arity":4,"write":true,"keys":[1,1,1]},
+  {"name":"hincrbyfloat","arity":4,"write":true,"keys":[1,1,1]},
+  {"name":"hkeys","arity":2,"readonly":true,"keys":[1,1,1]},
+  {"name":"hlen","arity":2,"readonly":true,"keys":[1,1,1]},
+  {"name":"hmget","arity":-3,"readonly":true,"keys":[1,1,1]},
+  {"name":"hmset","arity":-4,"write":true,"keys":[1,1,1]},
+  {"name":"hrandfield","arity":-2,"readonly":true,"keys":[1,1,1]},
+  {"name":"hscan","arity":-3,"readonly":true,"keys":[1,1,1]},
+  {"name":"hset","arity":-4,"write":true,"keys":[1,1,1]},
+  {"name":"hsetnx","arity":4,"write":true,"keys":[1,1,1]},
+  {"name":"hstrlen","arity":3,"readonly":true,"keys":[1,1,1]},
+  {"name":"hvals","arity":2,"readonly":true,"keys":[1,1,1]},
+  {"name":"incr","arity":2,"write":true,"keys":[1,1,1]},
+  {"name":"incrby","arity":3,"write":true,"keys":[1,1,1]},
+  {"name":"incrbyfloat","arity":3,"write":true,"keys":[1,1,1]},
+  {"name":"info","arity":-1},
+  {"name":"jarrappend","arity":-4,"write":true,"keys":[1,1,1]},
+  {"name":"jarrlen","arity":-2,"readonly":true,"keys":[1,1,1]},
+  {"name":"jdel","arity":-2,"write":true,"keys":[1,1,1]},
+  {"name":"jget","arity":-2,"readonly":true,"keys":[1,1,1]},
+  {"name":"jmerge","arity":4,"write":true,"keys":[1,1,1]},
+  {"name":"jnumincrby","arity":4,"write":true,"keys":[1,1,1]},
+  {"name":"jobjkeys","arity":-2,"readonly":true,"keys":[1,1,1]},
+  {"name":"jset","arity":-4,"write":true,"keys":[1,1,1]},
+  {"name":"jstrlen","arity":-2,"readonly":true,"keys":[1,1,1]},
+  {"name":"jtype","arity":-2,"readonly":true,"keys":[1,1,1]},
+  {"name":"keys","arity":2,"readonly":true},
+  {"name":"kunwatch","arity":-1,"connection":true,"clientOwned":true},
+  {"name":"kwatch","arity":-2,"connection":true,"clientOwned":true,"keys":[1,-1,1]},
+  {"name":"lastsave","arity":1},
+  {"name":"lcs","arity":-3,"readonly":true,"keys":[1,2,1]},
+  {"name":"lindex","arity":3,"readonly":true,"keys":[1,1,1]},
+  {"name":"linsert","arity":5,"write":true,"keys":[1,1,1]},
+  {"name":"llen","arity":2,"readonly":true,"keys":[1,1,1]},
+  {"name":"lmove","arity":5,"write":true,"keys":[1,2,1]},
+  {"name":"lmpop","arity":-4,"write":true,"movableKeys":true},
+  {"name":"lpop","arity":-2,"write":true,"keys":[1,1,1]},
+  {"name":"lpos","arity":-3,"readonly":true,"keys":[1,1,1]},
+  {"name":"lpush","arity":-3,"write":true,"keys":[1,1,1]},
+  {"name":"lpushx","arity":-3,"write":true,"keys":[1,1,1]},
+  {"name":"lrange","arity":4,"readonly":true,"keys":[1,1,1]},
+  {"name":"lrem","arity":4,"write":true,"keys":[1,1,1]},
+  {"name":"lset","arity":4,"write":true,"keys":[1,1,1]},
+  {"name":"ltrim","arity":4,"write":true,"keys":[1,1,1]},
+  {"name":"memory","arity":-2,"subcommands":true},
+  {"name":"memory|purge","arity":2},
+  {"name":"memory|usage","arity":-3,"readonly":true,"keys":[2,2,1]},
+  {"name":"mget","arity":-2,"readonly":true,"keys":[1,-1,1]},
+  {"name":"move","arity":3,"write":true,"keys":[1,1,1]},
+  {"name":"mset","arity":-3,"write":true,"keys":[1,-1,2]},
+  {"name":"msetnx","arity":-3,"write":true,"keys":[1,-1,2]},
+  {"name":"multi","arity":1,"connection":true},
+  {"name":"object","arity":-2,"subcommands":true},
+  {"name":"object|encoding","arity":3,"readonly":true,"keys":[2,2,1]},
+  {"name":"object|refcount","arity":3,"readonly":true,"keys":[2,2,1]},
+  {"name":"object|idletime","arity":3,"readonly":true,"keys":[2,2,1]},
+  {"name":"object|freq","arity":3,"readonly":true,"keys":[2,2,1]},
+  {"name":"object|help","arity":2},
+  {"name":"persist","arity":2,"write":true,"keys":[1,1,1]},
+  {"name":"pexpire","arity":-3,"write":true,"keys":[1,1,1]},
+  {"name":"pexpireat","arity":-3,"write":true,"keys":[1,1,1]},
+  {"name":"pexpiretime","arity":2,"readonly":true,"keys":[1,1,1]},
+  {"name":"ping","arity":-1},
+  {"name":"psetex","arity":4,"write":true,"keys":[1,1,1]},
+  {"name":"psubscribe","arity":-2,"connection":true,"clientOwned":true},
+  {"name":"pttl","arity":2,"readonly":true,"keys":[1,1,1]},
+  {"name":"publish","arity":3,"connection":true},
+  {"name":"pubsub","arity":-2,"subcommands":true},
+  {"name":"pubsub|channels","arity":-2},
+  {"name":"pubsub|numpat","arity":2},
+  {"name":"pubsub|numsub","arity":-2},
+  {"name":"pubsub|shardchannels","arity":-2},
+  {"name":"pubsub|shardnumsub","arity":-2},
+  {"name":"pubsub|help","arity":2},
+  {"name":"punsubscribe","arity":-1,"connection":true,"clientOwned":true},
+  {"name":"qsub","arity":2,"readonly":true,"connection":true,"clientOwned":true},
+  {"name":"quit","arity":-1,"connection":true,"clientOwned":true},
+  {"name":"qunsub","arity":2,"connection":true,"clientOwned":true},
+  {"name":"randomkey","arity":1,"readonly":true},
+  {"name":"rename","arity":3,"write":true,"keys":[1,2,1]},
+  {"name":"renamenx","arity":3,"write":true,"keys":[1,2,1]},
+  {"name":"reset","arity":1,"connection":true,"clientOwned":true},
+  {"name":"rlset","arity":-5,"write":true,"keys":[1,1,1]},
+  {"name":"rpop","arity":-2,"write":true,"keys":[1,1,1]},
+  {"name":"rpoplpush","arity":3,"write":true,"keys":[1,2,1]},
+  {"name":"rpush","arity":-3,"write":true,"keys":[1,1,1]},
+  {"name":"rpushx","arity":-3,"write":true,"keys":[1,1,1]},
+  {"name":"sadd","arity":-3,"write":true,"keys":[1,1,1]},
+  {"name":"save","arity":1},
+  {"name":"scan","arity":-2,"readonly":true},
+  {"name":"scard","arity":2,"readonly":true,"keys":[1,1,1]},
+  {"name":"sdiff","arity":-2,"readonly":true,"keys":[1,-1,1]},
+  {"name":"sdiffstore","arity":-3,"write":true,"keys":[1,-1,1]},
+  {"name":"select","arity":2,"connection":true,"clientOwned":true},
+  {"name":"set","arity":-3,"write":true,"keys":[1,1,1]},
+  {"name":"setbit","arity":4,"write":true,"keys":[1,1,1]},
+  {"name":"setex","arity":4,"write":true,"keys":[1,1,1]},
+  {"name":"setnx","arity":3,"write":true,"keys":[1,1,1]},
+  {"name":"setrange","arity":4,"write":true,"keys":[1,1,1]},
+  {"name":"shutdown","arity":-1},
+  {"name":"sinter","arity":-2,"readonly":true,"keys":[1,-1,1]},
+  {"name":"sintercard","arity":-3,"readonly":true,"movableKeys":true},
+  {"name":"sinterstore","arity":-3,"write":true,"keys":[1,-1,1]},
+  {"name":"sismember","arity":3,"readonly":true,"keys":[1,1,1]},
+  {"name":"smembers","arity":2,"readonly":true,"keys":[1,1,1]},
+  {"name":"smismember","arity":-3,"readonly":true,"keys":[1,1,1]},
+  {"name":"smove","arity":4,"write":true,"keys":[1,2,1]},
+  {"name":"spop","arity":-2,"write":true,"keys":[1,1,1]},
+  {"name":"spublish","arity":3,"connection":true,"keys":[1,1,1]},
+  {"name":"srandmember","arity":-2,"readonly":true,"keys":[1,1,1]},
+  {"name":"srem","arity":-3,"write":true,"keys":[1,1,1]},
+  {"name":"sscan","arity":-3,"readonly":true,"keys":[1,1,1]},
+  {"name":"ssubscribe","arity":-2,"connection":true,"clientOwned":true,"keys":[1,-1,1]},
+  {"name":"strlen","arity":2,"readonly":true,"keys":[1,1,1]},
+  {"name":"subscribe","arity":-2,"connection":true,"clientOwned":true},
+  {"name":"substr","arity":4,"readonly":true,"keys":[1,1,1]},
+  {"name":"sunion","arity":-2,"readonly":true,"keys":[1,-1,1]},
+  {"name":"sunionstore","arity":-3,"write":true,"keys":[1,-1,1]},
+  {"name":"sunsubscribe","arity":-1,"connection":true,"clientOwned":true,"keys":[1,-1,1]},
+  {"name":"swapdb","arity":3,"write":true},
+  {"name":"sync","arity":-2,"connection":true,"clientOwned":true},
+  {"name":"throttle","arity":-5,"write":true,"keys":[1,1,1]},
+  {"name":"time","arity":1},
+  {"name":"touch","arity":-2,"readonly":true,"keys":[1,-1,1]},
+  {"name":"ttl","arity":2,"readonly":true,"keys":[1,1,1]},
+  {"name":"type","arity":2,"readonly":true,"keys":[1,1,1]},
+  {"name":"unlink","arity":-2,"write":true,"keys":[1,-1,1]},
+  {"name":"unsubscribe","arity":-1,"connection":true,"clientOwned":true},
+  {"name":"unwatch","arity":1,"connection":true},
+  {"name":"watch","arity":-2,"connection":true,"keys":[1,-1,1]},
+  {"name":"zadd","arity":-4,"write":true,"keys":[1,1,1]},
+  {"name":"zcard","arity":2,"readonly":true,"keys":[1,1,1]},
+  {"name":"zcount","arity":4,"readonly":true,"keys":[1,1,1]},
+  {"name":"zdiff","arity":-3,"readonly":true,"movableKeys":true},
+  {"name":"zdiffstore","arity":-4,"write":true,"movableKeys":true},
+  {"name":"zincrby","arity":4,"write":true,"keys":[1,1,1]},
+  {"name":"zinter","arity":-3,"readonly":true,"movableKeys":true},
+  {"name":"zintercard","arity":-3,"readonly":true,"movableKeys":true},
+  {"name":"zinterstore","arity":-4,"write":true,"movableKeys":true},
+  {"name":"zlexcount","arity":4,"readonly":true,"keys":[1,1,1]},
+  {"name":"zmpop","arity":-4,"write":true,"movableKeys":true},
+  {"name":"zmscore","arity":-3,"readonly":true,"keys":[1,1,1]},
+  {"name":"zpopmax","arity":-2,"write":true,"keys":[1,1,1]},
+  {"name":"zpopmin","arity":-2,"write":true,"keys":[1,1,1]},
+  {"name":"zrandmember","arity":-2,"readonly":true,"keys":[1,1,1]},
+  {"name":"zrange","arity":-4,"readonly":true,"keys":[1,1,1]},
+  {"name":"zrangebylex","arity":-4,"readonly":true,"keys":[1,1,1]},
+  {"name":"zrangebyscore","arity":-4,"readonly":true,"keys":[1,1,1]},
+  {"name":"zrangestore","arity":-5,"write":true,"keys":[1,2,1]},
+  {"name":"zrank","arity":-3,"readonly":true,"keys":[1,1,1]},
+  {"name":"zrem","arity":-3,"write":true,"keys":[1,1,1]},
+  {"name":"zremrangebylex","arity":4,"write":true,"keys":[1,1,1]},
+  {"name":"zremrangebyrank","arity":4,"write":true,"keys":[1,1,1]},
+  {"name":"zremrangebyscore","arity":4,"write":true,"keys":[1,1,1]},
+  {"name":"zrevrange","arity":-4,"readonly":true,"keys":[1,1,1]},
+  {"name":"zrevrangebylex","arity":-4,"readonly":true,"keys":[1,1,1]},
+  {"name":"zrevrangebyscore","arity":-4,"readonly":true,"keys":[1,1,1]},
+  {"name":"zrevrank","arity":-3,"readonly":true,"keys":[1,1,1]},
+  {"name":"zscan","arity":-3,"readonly":true,"keys":[1,1,1]},
+  {"name":"zscore","arity":3,"readonly":true,"keys":[1,1,1]},
+  {"name":"zunion","arity":-3,"readonly":true,"movableKeys":true},
+  {"name":"zunionstore","arity":-4,"write":true,"movableKeys":true},
+];
+// END GENERATED COMMANDS
+
+/** The server's commands by name. */
+const COMMANDS = new Map(COMMAND_LIST.map((c) => [c.name, c]));
+
+/**
+ * The entry of the command args run: the subcommand's for a container with
+ * a known subcommand; undefined for a command the server does not have.
+ * @param {ReadonlyArray<string>} args
+ * @returns {CommandInfo|undefined}
+ */
+export function commandInfo(args) {
+  const name = args[0].toLowerCase();
+  const c = COMMANDS.get(name);
+  if (!c || !c.subcommands || args.length < 2) return c;
+  return COMMANDS.get(name + '|' + args[1].toLowerCase()) || c;
+}
+
+/**
+ * How command() sends args: 'owned' (the client sends it itself: refused),
+ * 'write' (through the outbox, wrapped in DEDUP) or 'plain'. A command the
+ * server's list does not have is taken for a write.
+ * @param {ReadonlyArray<string>} args
+ * @returns {'owned'|'write'|'plain'}
+ */
+export function routeOf(args) {
+  const c = commandInfo(args);
+  if (!c) return 'write';
+  if (c.clientOwned) return 'owned';
+  return c.write && !c.connection ? 'write' : 'plain';
+}
 
 /** @param {string} token */
 function tokenPatterns(token) {
@@ -3802,13 +4059,12 @@ export class Client {
     } catch (err) {
       return Promise.reject(err);
     }
-    const name = strs[0].toUpperCase();
-    if (SESSION_OWNED.has(name)) {
-      return Promise.reject(new Error(`recached-edge: ${name} is managed by the client; use its methods`));
+    const route = routeOf(strs);
+    if (route === 'owned') {
+      return Promise.reject(new Error(`recached-edge: ${strs[0].toUpperCase()} is managed by the client; use its methods`));
     }
     if (this._closed) return Promise.reject(new ClosedError());
-    if (READ_ONLY.has(name) || CONNECTION_SCOPED.has(name)) return this._plain(strs);
-    return this._write(strs);
+    return route === 'write' ? this._write(strs) : this._plain(strs);
   }
 
   /** @param {string[]} args */

@@ -3,7 +3,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, wireId, ReplyError, DroppedError, ConnectionLostError, MAX_OUTBOX } from '../recached-edge.js';
+import { connect, wireId, routeOf, ReplyError, DroppedError, ConnectionLostError, MAX_OUTBOX } from '../recached-edge.js';
 import { FakeIndexedDB, FakeLocks, ScriptedNetwork, until, cmd, bulk } from '../testdata/fakes.js';
 
 /** A client on a fresh scripted network, with the browser storage doubles. */
@@ -447,5 +447,36 @@ test('binary frames: values that are not UTF-8 arrive as ArrayBuffers and never 
   assert.equal(client.state, 'open');
   assert.equal(net.sockets.length, 1);
   assert.deepEqual(errors, []);
+  await client.close();
+});
+
+test('command() routes by the server\'s command list: writes through the outbox, the rest plainly', async () => {
+  for (const [args, want] of [
+    [['SET', 'k', 'v'], 'write'], [['incr', 'k'], 'write'], [['ZUNIONSTORE', 'd', '1', 'a'], 'write'],
+    [['FLUSHDB'], 'write'], [['NOSUCHCOMMAND'], 'write'],
+    [['GET', 'k'], 'plain'], [['TOUCH', 'k'], 'plain'], [['ZUNION', '2', 'a', 'b'], 'plain'],
+    [['ZINTER', '2', 'a', 'b'], 'plain'], [['ZDIFF', '2', 'a', 'b'], 'plain'], [['ZINTERCARD', '2', 'a', 'b'], 'plain'],
+    [['object', 'encoding', 'k'], 'plain'], [['PUBLISH', 'c', 'm'], 'plain'], [['MULTI'], 'plain'], [['PING'], 'plain'],
+    [['SUBSCRIBE', 'c'], 'owned'], [['SYNC', 'k:*'], 'owned'], [['DEDUP', 'c', '1', 'SET', 'k', 'v'], 'owned'],
+    [['select', '1'], 'owned'], [['QUIT'], 'owned'], [['HELLO', '3'], 'owned'],
+  ]) {
+    assert.equal(routeOf(args), want, args.join(' '));
+  }
+  const { net, client } = setup();
+  const s = await net.socket(0);
+  await pong(s);
+  await until(() => client.state === 'open');
+  const read = client.command('ZUNION', '2', 'a', 'b');
+  const touch = client.command('TOUCH', 'a');
+  const write = client.command('SADD', 'a', 'x');
+  assert.deepEqual(await s.next(3), [cmd('ZUNION', '2', 'a', 'b'), cmd('TOUCH', 'a'), dedup(client, 1, 1, 'SADD', 'a', 'x')]);
+  assert.equal(client.outboxSize, 1);
+  s.push('*0\r\n');
+  s.push(':0\r\n');
+  s.push(':1\r\n');
+  assert.deepEqual(await read, []);
+  assert.equal(await touch, 0);
+  assert.equal(await write, 1);
+  await assert.rejects(client.command('select', '1'), /SELECT is managed by the client/);
   await client.close();
 });

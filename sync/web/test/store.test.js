@@ -143,6 +143,9 @@ test('keysOf names the keys a write touches', () => {
   assert.deepEqual(keysOf(['RENAME', 'a', 'b']), ['a', 'b']);
   assert.deepEqual(keysOf(['LMOVE', 'a', 'b', 'LEFT', 'RIGHT']), ['a', 'b']);
   assert.deepEqual(keysOf(['PING']), []);
+  assert.deepEqual(keysOf(['BITOP', 'AND', 'd', 'a', 'b']), ['d', 'a', 'b']);
+  assert.deepEqual(keysOf(['ZUNIONSTORE', 'd', '2', 'a', 'b']), ['d']); // movable keys: the first argument
+  assert.deepEqual(keysOf(['NOSUCH', 'x']), ['x']);
 });
 
 test('cloneEntry copies deeply and entriesEqual compares values', () => {
