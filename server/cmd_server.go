@@ -455,14 +455,14 @@ func yesNo(b bool) string {
 func ParseSaveRules(v string) ([][2]int64, error) {
 	f := strings.Fields(v)
 	if len(f)%2 != 0 {
-		return nil, fmt.Errorf("Invalid save parameters")
+		return nil, configError("Invalid save parameters")
 	}
 	var rules [][2]int64
 	for i := 0; i < len(f); i += 2 {
 		sec, err1 := strconv.ParseInt(f[i], 10, 64)
 		ch, err2 := strconv.ParseInt(f[i+1], 10, 64)
 		if err1 != nil || err2 != nil || sec < 1 || ch < 0 {
-			return nil, fmt.Errorf("Invalid save parameters")
+			return nil, configError("Invalid save parameters")
 		}
 		rules = append(rules, [2]int64{sec, ch})
 	}

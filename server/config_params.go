@@ -36,7 +36,8 @@ const (
 	// paramProtected: refused while enable-protected-configs is no (the
 	// default, and the only value recached has).
 	paramProtected
-	// paramSensitive: a secret (requirepass, masterauth).
+	// paramSensitive: a secret (requirepass, masterauth, masteruser) that
+	// a command log, when there is one, must not show.
 	paramSensitive
 	// paramHidden: only an exact name finds it in CONFIG GET, no pattern.
 	paramHidden
@@ -362,6 +363,12 @@ func shutdownParam(name string) *configParam {
 		enum: []string{"default", "save", "nosave", "now", "force"}}
 }
 
+// configError is a CONFIG SET failure in Redis's words, which start with a
+// capital and may end with a period: the reply shows it after the dash.
+type configError string
+
+func (e configError) Error() string { return string(e) }
+
 // parseValue checks v for p and returns the form CONFIG GET shows. cur is
 // the current value (client-output-buffer-limit changes only the classes
 // it names).
@@ -550,11 +557,11 @@ func checkSave(v string) (string, error) {
 
 func checkHostname(v string) (string, error) {
 	if len(v) >= 256 {
-		return "", errors.New("Hostnames must be less than 256 characters")
+		return "", configError("Hostnames must be less than 256 characters")
 	}
 	for _, c := range []byte(v) {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
-			return "", errors.New("Hostnames may only contain alphanumeric characters, hyphens or dots")
+			return "", configError("Hostnames may only contain alphanumeric characters, hyphens or dots")
 		}
 	}
 	return v, nil
@@ -569,7 +576,7 @@ func checkOOMScoreValues(v string) (string, error) {
 	for i, w := range f {
 		n, err := strconv.ParseInt(w, 10, 64)
 		if err != nil || n < -2000 || n > 2000 {
-			return "", errors.New("Invalid oom-score-adj-values, elements must be between -2000 and 2000.")
+			return "", configError("Invalid oom-score-adj-values, elements must be between -2000 and 2000.")
 		}
 		out[i] = strconv.FormatInt(n, 10)
 	}
@@ -584,7 +591,7 @@ func checkPercentiles(v string) (string, error) {
 	for _, w := range strings.Split(v, " ") {
 		f, err := strconv.ParseFloat(w, 64)
 		if err != nil || hasHexFloat(w) || math.IsNaN(f) {
-			return "", errors.New("Invalid latency-tracking-info-percentiles parameters")
+			return "", configError("Invalid latency-tracking-info-percentiles parameters")
 		}
 		if f > 100 || f < 0 {
 			return "", errors.New("latency-tracking-info-percentiles parameters should sit between [0.0,100.0]")
@@ -609,7 +616,7 @@ func checkKeyspaceEvents(v string) (string, error) {
 		case strings.IndexByte(keyspaceEventClasses+"nKEm", c) >= 0:
 			has[c] = true
 		default:
-			return "", errors.New("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")
+			return "", configError("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")
 		}
 	}
 	var b strings.Builder
@@ -639,7 +646,7 @@ func checkKeyspaceEvents(v string) (string, error) {
 func mergeOutputLimits(v, cur string) (string, error) {
 	f := strings.Split(v, " ")
 	if len(f)%4 != 0 {
-		return "", errors.New("Wrong number of arguments in buffer limit configuration.")
+		return "", configError("Wrong number of arguments in buffer limit configuration.")
 	}
 	classes := []string{"normal", "slave", "pubsub"}
 	limits := strings.Split(cur, " ")
@@ -655,13 +662,13 @@ func mergeOutputLimits(v, cur string) (string, error) {
 			}
 		}
 		if at < 0 {
-			return "", errors.New("Invalid client class specified in buffer limit configuration.")
+			return "", configError("Invalid client class specified in buffer limit configuration.")
 		}
 		hard, ok1 := parseMemory(f[i+1])
 		soft, ok2 := parseMemory(f[i+2])
 		secs, err := strconv.ParseInt(f[i+3], 10, 64)
 		if !ok1 || !ok2 || err != nil || secs < 0 || strings.HasPrefix(f[i+1], "-") {
-			return "", errors.New("Error in hard, soft or soft_seconds setting in buffer limit configuration.")
+			return "", configError("Error in hard, soft or soft_seconds setting in buffer limit configuration.")
 		}
 		limits[at*4+1] = strconv.FormatUint(hard, 10)
 		limits[at*4+2] = strconv.FormatUint(soft, 10)
