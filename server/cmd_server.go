@@ -557,7 +557,11 @@ func cmdConfigSet(s *Session) {
 	defer s.srv.cfgMu.Unlock()
 	values := make([]string, n)
 	for i, p := range params {
-		v, err := p.parseValue(string(s.Args[3+2*i]), s.srv.paramValue(p))
+		cur := s.srv.paramValue(p)
+		v, err := p.parseValue(string(s.Args[3+2*i]), cur)
+		if err == nil && p.flags&paramFixed != 0 && v != cur {
+			err = configError("can't set immutable config")
+		}
 		if err != nil {
 			s.W.Error(fmt.Sprintf("ERR CONFIG SET failed (possibly related to argument '%s') - %v", strings.ToLower(string(s.Args[2+2*i])), err))
 			return
@@ -567,6 +571,8 @@ func cmdConfigSet(s *Session) {
 	next := s.srv.cfg
 	for i, p := range params {
 		switch {
+		case p.flags&paramFixed != 0:
+			// Its current value: nothing changes.
 		case p.set != nil:
 			p.set(&next, values[i])
 		default:

@@ -29,10 +29,13 @@ const (
 type paramFlags uint8
 
 const (
-	// paramImmutable: CONFIG SET answers "can't set immutable config". Set
-	// on what Redis cannot change at run time, and on what recached fixes at
-	// start (listeners, persistence mode) though Redis can change it.
+	// paramImmutable: CONFIG SET answers "can't set immutable config", as
+	// Redis does.
 	paramImmutable paramFlags = 1 << iota
+	// paramFixed: Redis changes it at run time, recached fixes it at start
+	// (listeners, persistence mode): CONFIG SET accepts the current value
+	// only, and answers any other as it answers an immutable parameter.
+	paramFixed
 	// paramProtected: refused while enable-protected-configs is no (the
 	// default, and the only value recached has).
 	paramProtected
@@ -142,10 +145,11 @@ const (
 // Config field it acts through.
 func configParamList() []*configParam {
 	const (
-		imm  = paramImmutable
-		prot = paramProtected
-		sens = paramSensitive
-		hid  = paramHidden
+		imm   = paramImmutable
+		fixed = paramFixed
+		prot  = paramProtected
+		sens  = paramSensitive
+		hid   = paramHidden
 	)
 	return []*configParam{
 		// Booleans.
@@ -184,7 +188,7 @@ func configParamList() []*configParam {
 		boolParam("syslog-enabled", "", imm, false),
 		boolParam("cluster-enabled", "", imm, false),
 		// recached opens or closes its log only at start.
-		{name: "appendonly", kind: kindBool, flags: imm,
+		{name: "appendonly", kind: kindBool, flags: fixed,
 			get: func(c *Config) string { return yesNo(c.AppendOnly) }},
 		boolParam("cluster-allow-reads-when-down", "", 0, false),
 		boolParam("cluster-allow-pubsubshard-when-down", "", 0, true),
@@ -247,7 +251,7 @@ func configParamList() []*configParam {
 		enumParam("loglevel", 0, "notice", "debug", "verbose", "notice", "warning"),
 		enumParam("maxmemory-policy", 0, "noeviction", "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"),
 		// recached chooses its fsync policy at start.
-		{name: "appendfsync", kind: kindEnum, flags: imm, enum: []string{"everysec", "always", "no"},
+		{name: "appendfsync", kind: kindEnum, flags: fixed, enum: []string{"everysec", "always", "no"},
 			get: func(c *Config) string { return c.AppendFsync }},
 		enumParam("oom-score-adj", 0, "no", "no", "yes", "relative", "absolute"),
 		enumParam("acl-pubsub-default", 0, "resetchannels", "allchannels", "resetchannels"),
@@ -265,9 +269,9 @@ func configParamList() []*configParam {
 		{name: "databases", kind: kindInt, flags: imm, min: 1, max: maxInt32,
 			get: func(c *Config) string { return strconv.Itoa(c.Databases) }},
 		// recached listens where it started.
-		{name: "port", kind: kindInt, flags: imm, min: 0, max: 65535,
+		{name: "port", kind: kindInt, flags: fixed, min: 0, max: 65535,
 			get: func(c *Config) string { return strconv.Itoa(c.Port) }},
-		{name: "ws-port", kind: kindInt, flags: imm, min: 0, max: 65535,
+		{name: "ws-port", kind: kindInt, flags: fixed, min: 0, max: 65535,
 			get: func(c *Config) string { return strconv.Itoa(c.WSPort) }},
 		{name: "io-threads", kind: kindInt, flags: imm, min: 1, max: 128,
 			get: func(c *Config) string { return strconv.Itoa(c.Loops) }},
@@ -351,7 +355,7 @@ func configParamList() []*configParam {
 		specialParam("oom-score-adj-values", "", 0, "0 200 800", checkOOMScoreValues),
 		{name: "notify-keyspace-events", kind: kindSpecial, check: checkKeyspaceEvents},
 		// recached listens where it started.
-		{name: "bind", kind: kindSpecial, flags: imm | paramMultiArg,
+		{name: "bind", kind: kindSpecial, flags: fixed | paramMultiArg,
 			get: func(c *Config) string { return c.Bind }},
 		specialParam("replicaof", "slaveof", imm, "", nil),
 		specialParam("latency-tracking-info-percentiles", "", 0, "50 99 99.9", checkPercentiles),

@@ -9,7 +9,7 @@ import (
 // every default is a value the parameter accepts.
 func TestConfigTableWiring(t *testing.T) {
 	for _, p := range paramTable.params {
-		if p.get != nil && p.set == nil && p.flags&(paramImmutable|paramProtected) == 0 {
+		if p.get != nil && p.set == nil && p.flags&(paramImmutable|paramProtected|paramFixed) == 0 {
 			t.Errorf("%s: read from Config but CONFIG SET would store it elsewhere", p.name)
 		}
 		if p.get != nil || p.kind == kindSpecial {

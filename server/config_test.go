@@ -65,3 +65,28 @@ func TestConfigAgainstRedis(t *testing.T) {
 		t.Fatalf("CONFIG GET * of redis-server: only %d parameters", len(redis))
 	}
 }
+
+// TestConfigSetFixed checks the parameters recached fixes at start: CONFIG
+// SET takes their current value (as the Redis suite's CONFIG sanity does
+// with every parameter) and refuses any other, changing nothing.
+func TestConfigSetFixed(t *testing.T) {
+	addr, _ := servertest.StartRecached(t, server.DefaultConfig())
+	c := servertest.Dial(t, addr)
+	cur := configAll(t, addr)
+	for _, name := range []string{"appendonly", "appendfsync", "port", "bind"} {
+		other := map[string]string{"appendonly": "no", "appendfsync": "always", "port": "1", "bind": "0.0.0.0"}[name]
+		steps := []struct {
+			args []string
+			want string
+		}{
+			{[]string{"CONFIG", "SET", name, cur[name]}, "+OK\r\n"},
+			{[]string{"CONFIG", "SET", "maxmemory", "7", name, other}, "-ERR CONFIG SET failed (possibly related to argument '" + name + "') - can't set immutable config\r\n"},
+			{[]string{"CONFIG", "GET", "maxmemory"}, "*2\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n"},
+		}
+		for _, st := range steps {
+			if got, err := c.Do(st.args...); err != nil || string(got) != st.want {
+				t.Fatalf("%q: %q %v, want %q", st.args, got, err, st.want)
+			}
+		}
+	}
+}
