@@ -402,3 +402,14 @@ func ClientLine(tb testing.TB, c *Client, port int, skip int64) map[string]strin
 	}
 	return nil
 }
+
+// MustDo sends one command on c and returns its reply; it fails the test
+// on a network error.
+func MustDo(tb testing.TB, c *Client, args ...string) string {
+	tb.Helper()
+	rep, err := c.Do(args...)
+	if err != nil {
+		tb.Fatalf("%q: %v", args, err)
+	}
+	return string(rep)
+}

@@ -23,20 +23,10 @@ func startBlocking(t *testing.T) (string, *servertest.Client) {
 	return addr, servertest.Dial(t, addr)
 }
 
-// mustDo runs a command and returns its reply.
-func mustDo(t *testing.T, c *servertest.Client, args ...string) string {
-	t.Helper()
-	rep, err := c.Do(args...)
-	if err != nil {
-		t.Fatalf("%q: %v", args, err)
-	}
-	return string(rep)
-}
-
 // blockedClients reads INFO's blocked_clients.
 func blockedClients(t *testing.T, ctl *servertest.Client) int {
 	t.Helper()
-	info := mustDo(t, ctl, "INFO", "clients")
+	info := servertest.MustDo(t, ctl, "INFO", "clients")
 	i := strings.Index(info, "blocked_clients:")
 	if i < 0 {
 		t.Fatalf("no blocked_clients in %q", info)
@@ -81,7 +71,7 @@ func TestBlockingFIFOOverTCP(t *testing.T) {
 	}
 	for i, c := range clients {
 		v := strconv.Itoa(i)
-		if got := mustDo(t, ctl, "RPUSH", "q", v); got != ":1\r\n" && got != ":0\r\n" {
+		if got := servertest.MustDo(t, ctl, "RPUSH", "q", v); got != ":1\r\n" && got != ":0\r\n" {
 			t.Fatalf("RPUSH: %q", got)
 		}
 		rep, err := c.Read()
@@ -92,7 +82,7 @@ func TestBlockingFIFOOverTCP(t *testing.T) {
 			t.Fatalf("client %d got %q, want element %s", i, rep, v)
 		}
 	}
-	if got := mustDo(t, ctl, "EXISTS", "q"); got != ":0\r\n" {
+	if got := servertest.MustDo(t, ctl, "EXISTS", "q"); got != ":0\r\n" {
 		t.Fatalf("EXISTS q: %q", got)
 	}
 	waitBlocked(t, ctl, 0)
@@ -108,7 +98,7 @@ func TestBlockingManyClients(t *testing.T) {
 	for i := 0; i < waiters; i++ {
 		c := servertest.Dial(t, addr)
 		if i%2 == 1 {
-			mustDo(t, c, "HELLO", "3")
+			servertest.MustDo(t, c, "HELLO", "3")
 		}
 		wg.Add(1)
 		go func(i int) {
@@ -158,7 +148,7 @@ func TestBlockingManyClients(t *testing.T) {
 	if len(seen) != waiters {
 		t.Fatalf("%d jobs delivered, want %d", len(seen), waiters)
 	}
-	if got := mustDo(t, ctl, "EXISTS", "jobs"); got != ":0\r\n" {
+	if got := servertest.MustDo(t, ctl, "EXISTS", "jobs"); got != ":0\r\n" {
 		t.Fatalf("jobs left: %q", got)
 	}
 	waitBlocked(t, ctl, 0)
@@ -181,7 +171,7 @@ func TestBlockingPipelineOrder(t *testing.T) {
 			waitBlocked(t, ctl, 1)
 		}
 		v := strconv.Itoa(round)
-		mustDo(t, ctl, "RPUSH", "p", v)
+		servertest.MustDo(t, ctl, "RPUSH", "p", v)
 		want := []string{"+PONG\r\n", bulkPair("p", v), "$5\r\nafter\r\n", ":0\r\n"}
 		for i, w := range want {
 			rep, err := c.Read()
@@ -200,13 +190,13 @@ func TestBlockingPipelineOrder(t *testing.T) {
 func TestBlockingTimeoutAndUnblock(t *testing.T) {
 	addr, ctl := startBlocking(t)
 	c := servertest.Dial(t, addr)
-	if got := mustDo(t, c, "BLPOP", "none", "0.05"); got != "*-1\r\n" {
+	if got := servertest.MustDo(t, c, "BLPOP", "none", "0.05"); got != "*-1\r\n" {
 		t.Fatalf("timeout: %q", got)
 	}
-	if got := mustDo(t, c, "BLMPOP", "0.01", "1", "none", "LEFT"); got != "*-1\r\n" {
+	if got := servertest.MustDo(t, c, "BLMPOP", "0.01", "1", "none", "LEFT"); got != "*-1\r\n" {
 		t.Fatalf("timeout: %q", got)
 	}
-	id := strings.TrimSuffix(strings.TrimPrefix(mustDo(t, c, "CLIENT", "ID"), ":"), "\r\n")
+	id := strings.TrimSuffix(strings.TrimPrefix(servertest.MustDo(t, c, "CLIENT", "ID"), ":"), "\r\n")
 	tests := []struct {
 		hello   string
 		unblock []string
@@ -218,12 +208,12 @@ func TestBlockingTimeoutAndUnblock(t *testing.T) {
 		{"3", []string{"CLIENT", "UNBLOCK", id, "ERROR"}, "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n"},
 	}
 	for _, tc := range tests {
-		mustDo(t, c, "HELLO", tc.hello)
+		servertest.MustDo(t, c, "HELLO", tc.hello)
 		if err := c.Send(servertest.Encode("BRPOPLPUSH", "none", "dst", "0")); err != nil {
 			t.Fatal(err)
 		}
 		waitBlocked(t, ctl, 1)
-		if got := mustDo(t, ctl, tc.unblock...); got != ":1\r\n" {
+		if got := servertest.MustDo(t, ctl, tc.unblock...); got != ":1\r\n" {
 			t.Fatalf("%q: %q", tc.unblock, got)
 		}
 		rep, err := c.Read()
@@ -233,11 +223,11 @@ func TestBlockingTimeoutAndUnblock(t *testing.T) {
 		if string(rep) != tc.want {
 			t.Fatalf("%q: blocked client got %q, want %q", tc.unblock, rep, tc.want)
 		}
-		if got := mustDo(t, ctl, tc.unblock...); got != ":0\r\n" {
+		if got := servertest.MustDo(t, ctl, tc.unblock...); got != ":0\r\n" {
 			t.Fatalf("second %q: %q", tc.unblock, got)
 		}
 	}
-	if got := mustDo(t, c, "PING"); got != "+PONG\r\n" {
+	if got := servertest.MustDo(t, c, "PING"); got != "+PONG\r\n" {
 		t.Fatalf("after unblocking: %q", got)
 	}
 }
@@ -255,8 +245,8 @@ func TestBlockingDisconnect(t *testing.T) {
 		c.Conn().Close()
 		waitBlocked(t, ctl, 0)
 	}
-	mustDo(t, ctl, "RPUSH", "gone", "v")
-	if got := mustDo(t, ctl, "LRANGE", "gone", "0", "-1"); got != "*1\r\n$1\r\nv\r\n" {
+	servertest.MustDo(t, ctl, "RPUSH", "gone", "v")
+	if got := servertest.MustDo(t, ctl, "LRANGE", "gone", "0", "-1"); got != "*1\r\n$1\r\nv\r\n" {
 		t.Fatalf("LRANGE: %q", got)
 	}
 }
@@ -272,7 +262,7 @@ func TestBlockingPartialNextRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitBlocked(t, ctl, 1)
-	mustDo(t, ctl, "RPUSH", "half", "v")
+	servertest.MustDo(t, ctl, "RPUSH", "half", "v")
 	rep, err := c.Read()
 	if err != nil {
 		t.Fatal(err)

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/recached/recached/resp"
 	"github.com/recached/recached/server"
 	"github.com/recached/recached/server/servertest"
 )
@@ -24,10 +24,14 @@ type pubsubStep struct {
 func psCmd(args ...string) []string { return args }
 
 // psBulk, psAgg and psInt build expected RESP values.
-func psBulk(s string) string { return "$" + strconv.Itoa(len(s)) + "\r\n" + s + "\r\n" }
+func psBulk(s string) string { return string(resp.AppendBulkString(nil, s)) }
 
 func psAgg(kind byte, els ...string) string {
-	return string(kind) + strconv.Itoa(len(els)) + "\r\n" + strings.Join(els, "")
+	b := resp.AppendHeader(nil, kind, len(els))
+	for _, e := range els {
+		b = append(b, e...)
+	}
+	return string(b)
 }
 
 func psInt(n int) string { return ":" + strconv.Itoa(n) + "\r\n" }

@@ -2,6 +2,7 @@ package ws_test
 
 import (
 	"bytes"
+	"net/http"
 	"runtime"
 	"strconv"
 	"strings"
@@ -14,80 +15,6 @@ import (
 	"github.com/recached/recached/server/servertest"
 	"github.com/recached/recached/server/ws"
 )
-
-// closedAfter reads frames until the connection ends and returns them; it
-// fails the test if it does not end within 10 seconds.
-func (c *client) closedAfter() []string {
-	c.t.Helper()
-	var frames []string
-	_ = c.c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	for {
-		_, b, err := c.c.ReadMessage()
-		if err != nil {
-			if ne, ok := err.(interface{ Timeout() bool }); ok && ne.Timeout() {
-				c.t.Fatalf("connection still open after %q", frames)
-			}
-			return frames
-		}
-		frames = append(frames, string(b))
-	}
-}
-
-// TestWSCrossProtocolScripting: a frame whose command is POST or Host:
-// closes the connection with no reply, as on the RESP port.
-func TestWSCrossProtocolScripting(t *testing.T) {
-	e := start(t, server.Config{})
-	for _, frame := range []string{"POST / HTTP/1.1", "host: 127.0.0.1", string(servertest.Encode("Post", "x"))} {
-		c := e.dial(t)
-		c.sendRaw(websocket.TextMessage, []byte(frame))
-		if got := c.closedAfter(); len(got) != 0 {
-			t.Errorf("%q: got %q before the close, want nothing", frame, got)
-		}
-	}
-}
-
-// TestWSUnauthenticatedLimits: with a password, a frame from a connection
-// that has not authenticated may hold at most 10 arguments of at most
-// 16 384 bytes: past that it gets Redis's error and the connection closes.
-func TestWSUnauthenticatedLimits(t *testing.T) {
-	e := start(t, server.Config{RequirePass: "pw"})
-	eleven := []string{"MSET"}
-	for i := 0; i < 5; i++ {
-		eleven = append(eleven, "k"+strconv.Itoa(i), "v")
-	}
-	tests := []struct {
-		name  string
-		auth  bool
-		frame []byte
-		want  string
-		shut  bool
-	}{
-		{"count over 10", false, servertest.Encode(eleven...), "-ERR Protocol error: unauthenticated multibulk length\r\n", true},
-		{"bulk over 16384", false, servertest.Encode("AUTH", strings.Repeat("p", 16385)), "-ERR Protocol error: unauthenticated bulk length\r\n", true},
-		{"frame past the bounds", false, servertest.Encode("AUTH", strings.Repeat("p", 1<<20)), "-ERR Protocol error: unauthenticated bulk length\r\n", true},
-		{"within the bounds", false, servertest.Encode("GET", "k"), "-NOAUTH Authentication required.\r\n", false},
-		{"count over 10 after AUTH", true, servertest.Encode(eleven...), "+OK\r\n", false},
-		{"big after AUTH", true, servertest.Encode("SET", "big", strings.Repeat("x", 1<<20)), "+OK\r\n", false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := e.dial(t)
-			if tt.auth {
-				c.expect("+OK\r\n", "AUTH", "pw")
-			}
-			c.sendRaw(websocket.BinaryMessage, tt.frame)
-			if !tt.shut {
-				if got := c.read(); got != tt.want {
-					t.Errorf("got %q, want %q", got, tt.want)
-				}
-				return
-			}
-			if got := c.closedAfter(); len(got) != 1 || got[0] != tt.want {
-				t.Errorf("got %q then the close, want %q", got, tt.want)
-			}
-		})
-	}
-}
 
 // TestWSPingFlood: a client that sends pings and never reads keeps at most
 // one pong owed, authenticated or not: the server's queue for it stays
@@ -173,4 +100,48 @@ func heapAlloc() int64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return int64(m.HeapAlloc)
+}
+
+// TestWSOrigin: with a credential configured, pages on any origin may
+// connect (access is in band); with none, where every admitted peer may do
+// everything, only non-browser clients and pages from a loopback host may,
+// so that a web site cannot drive a local server through its visitors'
+// browsers.
+func TestWSOrigin(t *testing.T) {
+	tests := []struct {
+		name   string
+		cfg    server.Config
+		origin string
+		want   int
+	}{
+		{"no credential, no origin", server.Config{}, "", http.StatusSwitchingProtocols},
+		{"no credential, localhost", server.Config{}, "http://localhost:3000", http.StatusSwitchingProtocols},
+		{"no credential, 127.0.0.1", server.Config{}, "http://127.0.0.1:8080", http.StatusSwitchingProtocols},
+		{"no credential, [::1]", server.Config{}, "http://[::1]:8080", http.StatusSwitchingProtocols},
+		{"no credential, foreign site", server.Config{}, "https://evil.example", http.StatusForbidden},
+		{"no credential, lookalike", server.Config{}, "http://127.0.0.1.evil.example", http.StatusForbidden},
+		{"password, foreign site", server.Config{RequirePass: "pw"}, "https://app.example", http.StatusSwitchingProtocols},
+		{"token secret, foreign site", server.Config{TokenSecret: "s"}, "https://app.example", http.StatusSwitchingProtocols},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := start(t, tt.cfg)
+			h := http.Header{}
+			if tt.origin != "" {
+				h.Set("Origin", tt.origin)
+			}
+			d := websocket.Dialer{HandshakeTimeout: 5 * time.Second}
+			c, resp, err := d.Dial("ws://"+e.ws.Addr()+"/", h)
+			if c != nil {
+				c.Close()
+			}
+			if resp == nil {
+				t.Fatalf("dial: %v", err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tt.want {
+				t.Errorf("status %d, want %d", resp.StatusCode, tt.want)
+			}
+		})
+	}
 }
