@@ -243,6 +243,9 @@ func (s *Session) addLocks(cmd *Command, args [][]byte, db int) {
 	case cmd.Flags&FlagAllKeys != 0:
 		s.masks[db] = ^uint64(0)
 		s.lockDB |= 1 << db
+	case cmd.PatternKeys != nil && cmd.PatternKeys(args):
+		s.masks[db] = ^uint64(0)
+		s.lockDB |= 1 << db
 	case cmd.FirstKey > 0 || cmd.Keys != nil:
 		s.keys = cmd.KeyArgs(s.keys[:0], args)
 		for _, k := range s.keys {

@@ -16,6 +16,7 @@ const (
 	errScopeChannel   = "NOPERM this user has no permissions to access one of the channels used as arguments"
 	errScopeAll       = "NOPERM this command reads the whole keyspace, which a scoped connection may not do"
 	errScopeDB        = "NOPERM this command names a database, and a scoped connection stays in its own"
+	errScopePattern   = "NOPERM BY and GET patterns read keys out of any scope, which a scoped connection may not do"
 	errNoToken        = "NOPERM this connection has no scope: send SYNC TOKEN <token> first"
 	errOpenSync       = "NOPERM open-mode SYNC is disabled on this server: send SYNC TOKEN <token>"
 	errInvalidToken   = "NOPERM invalid token"
@@ -159,6 +160,9 @@ func (s *Session) checkScope(cmd *Command) bool {
 		return false
 	case cmd.DBArgs != nil && len(cmd.DBArgs(s.Args)) > 0:
 		s.reject(cmd, errScopeDB)
+		return false
+	case cmd.PatternKeys != nil && cmd.PatternKeys(s.Args):
+		s.reject(cmd, errScopePattern)
 		return false
 	}
 	s.keys = cmd.KeyArgs(s.keys[:0], s.Args)

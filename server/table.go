@@ -87,6 +87,12 @@ type Command struct {
 	// names or databases; the sync router reads it to tell each connection
 	// what it now sees.
 	Relocates Relocation
+	// PatternKeys reports whether the command, run with args, reads keys
+	// that patterns in its arguments name (SORT's BY and GET): it then
+	// locks its whole database, and a scoped connection may not run it.
+	// Such a command's ACL category dangerous is for those reads alone:
+	// without them a scoped connection may run it.
+	PatternKeys func(args [][]byte) bool
 
 	subs  map[string]*Command
 	stats cmdStats
@@ -125,6 +131,7 @@ func families() [][]*Command {
 		stringCommands(), bitCommands(), hashCommands(), listCommands(),
 		setCommands(), zsetCommands(), pubsubCommands(), syncCommands(),
 		persistCommands(), dedupCommands(), lcsCommands(), jsonCommands(), ratelimitCommands(),
+		geoCommands(), sortCommands(),
 	}
 }
 
@@ -147,8 +154,8 @@ func (t *Table) add(c *Command, parent *Command) {
 		t.cmds[c.Name] = c
 	}
 	c.args = parseSyntax(c.Syntax)
-	c.restricted = c.Flags&(FlagAdmin|FlagDangerous) != 0 ||
-		hasWord(c.Categories, "admin") || hasWord(c.Categories, "dangerous")
+	c.restricted = c.Flags&(FlagAdmin|FlagDangerous) != 0 || hasWord(c.Categories, "admin") ||
+		(hasWord(c.Categories, "dangerous") && c.PatternKeys == nil)
 	if len(c.Subs) > 0 {
 		c.subs = make(map[string]*Command)
 		for _, sc := range c.Subs {

@@ -1,0 +1,562 @@
+package server
+
+import (
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/recached/recached/resp"
+	"github.com/recached/recached/server/keyspace"
+)
+
+// GEO error texts, in Redis's words.
+const (
+	errGeoUnit        = "ERR unsupported unit provided. please use M, KM, FT, MI"
+	errGeoRadius      = "ERR need numeric radius"
+	errGeoNegRadius   = "ERR radius cannot be negative"
+	errGeoWidth       = "ERR need numeric width"
+	errGeoHeight      = "ERR need numeric height"
+	errGeoNegBox      = "ERR height or width cannot be negative"
+	errGeoMember      = "ERR could not decode requested zset member"
+	errGeoCount       = "ERR COUNT must be > 0"
+	errGeoAny         = "ERR the ANY argument requires COUNT argument"
+	errGeoStoreRadius = "ERR STORE option in GEORADIUS is not compatible with WITHDIST, WITHHASH and WITHCOORD options"
+	errGeoStoreSearch = "ERR GEOSEARCHSTORE is not compatible with WITHDIST, WITHHASH and WITHCOORD options"
+)
+
+func geoCommands() []*Command {
+	k1 := keysIn("geo", 1, 1)
+	const (
+		read  = "read geo slow"
+		write = "write geo slow"
+	)
+	ro, rw := FlagReadonly, FlagWrite|FlagDenyOOM
+	storing := func(c *Command) *Command {
+		c.Flags |= FlagMovableKeys
+		c.Keys = georadiusKeys
+		return k1(c)
+	}
+	return []*Command{
+		k1(&Command{Name: "geoadd", Arity: -5, Flags: rw, Since: "3.2.0", Syntax: "key [NX | XX] [CH] longitude latitude member [longitude latitude member ...]", Summary: "Adds one or more members to a geospatial index. The key is created if it doesn't exist.", Complexity: "O(log(N)) for each item added, where N is the number of elements in the sorted set.", Categories: write, Handler: cmdGeoAdd}),
+		k1(&Command{Name: "geodist", Arity: -4, Flags: ro, Since: "3.2.0", Syntax: "key member1 member2 [M | KM | FT | MI]", Summary: "Returns the distance between two members of a geospatial index.", Complexity: "O(log(N))", Categories: read, Handler: cmdGeoDist}),
+		k1(&Command{Name: "geohash", Arity: -2, Flags: ro, Since: "3.2.0", Syntax: "key [member [member ...]]", Summary: "Returns members from a geospatial index as geohash strings.", Complexity: "O(log(N)) for each member requested, where N is the number of elements in the sorted set.", Categories: read, Handler: cmdGeoHash}),
+		k1(&Command{Name: "geopos", Arity: -2, Flags: ro, Since: "3.2.0", Syntax: "key [member [member ...]]", Summary: "Returns the longitude and latitude of members from a geospatial index.", Complexity: "O(N) where N is the number of members requested.", Categories: read, Handler: cmdGeoPos}),
+		k1(&Command{Name: "geosearch", Arity: -7, Flags: ro, Since: "6.2.0", Syntax: "key (FROMMEMBER member | FROMLONLAT longitude latitude) (BYRADIUS radius (M | KM | FT | MI) | BYBOX width height (M | KM | FT | MI)) [ASC | DESC] [COUNT count [ANY]] [WITHCOORD] [WITHDIST] [WITHHASH]", Summary: "Queries a geospatial index for members inside an area of a box or a circle.", Complexity: "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape", Categories: read, Handler: geoSearchCmd(1, geoSearch)}),
+		{Name: "geosearchstore", Arity: -8, Flags: rw, FirstKey: 1, LastKey: 2, Step: 1, Group: "geo", Since: "6.2.0", Syntax: "destination source (FROMMEMBER member | FROMLONLAT longitude latitude) (BYRADIUS radius (M | KM | FT | MI) | BYBOX width height (M | KM | FT | MI)) [ASC | DESC] [COUNT count [ANY]] [STOREDIST]", Summary: "Queries a geospatial index for members inside an area of a box or a circle, optionally stores the result.", Complexity: "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape", Categories: write, Handler: geoSearchCmd(2, geoSearch|geoSearchStore)},
+		storing(&Command{Name: "georadius", Arity: -6, Flags: rw, Since: "3.2.0", Syntax: "key longitude latitude radius (M | KM | FT | MI) [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC | DESC] [STORE key | STOREDIST key]", Summary: "Queries a geospatial index for members within a distance from a coordinate, optionally stores the result.", Complexity: "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.", Categories: write, Handler: geoSearchCmd(1, geoCoords)}),
+		k1(&Command{Name: "georadius_ro", Arity: -6, Flags: ro, Since: "3.2.10", Syntax: "key longitude latitude radius (M | KM | FT | MI) [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC | DESC]", Summary: "Returns members from a geospatial index that are within a distance from a coordinate.", Complexity: "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.", Categories: read, Handler: geoSearchCmd(1, geoCoords|geoNoStore)}),
+		storing(&Command{Name: "georadiusbymember", Arity: -5, Flags: rw, Since: "3.2.0", Syntax: "key member radius (M | KM | FT | MI) [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC | DESC] [STORE key | STOREDIST key]", Summary: "Queries a geospatial index for members within a distance from a member, optionally stores the result.", Complexity: "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.", Categories: write, Handler: geoSearchCmd(1, geoMember)}),
+		k1(&Command{Name: "georadiusbymember_ro", Arity: -5, Flags: ro, Since: "3.2.10", Syntax: "key member radius (M | KM | FT | MI) [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC | DESC]", Summary: "Returns members from a geospatial index that are within a distance from a member.", Complexity: "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.", Categories: read, Handler: geoSearchCmd(1, geoMember|geoNoStore)}),
+	}
+}
+
+// georadiusKeys gives GEORADIUS's keys as Redis does: the source, then the
+// last STORE or STOREDIST destination from the fifth argument on.
+func georadiusKeys(args [][]byte) [][]byte {
+	if len(args) < 2 {
+		return nil
+	}
+	keys := [][]byte{args[1]}
+	stored := -1
+	for i := 5; i < len(args); i++ {
+		if (resp.EqualFold(args[i], "store") || resp.EqualFold(args[i], "storedist")) && i+1 < len(args) {
+			stored = i + 1
+			i++
+		}
+	}
+	if stored > 0 {
+		keys = append(keys, args[stored])
+	}
+	return keys
+}
+
+// geoParseLonLat parses a longitude and latitude, replying on error.
+func (s *Session) geoParseLonLat(lonArg, latArg []byte) (lon, lat float64, ok bool) {
+	lon, ok1 := zparseScore(lonArg)
+	lat, ok2 := zparseScore(latArg)
+	if !ok1 || !ok2 {
+		s.W.Error(errNotFloat)
+		return 0, 0, false
+	}
+	if lon < geoLonMin || lon > geoLonMax || lat < geoLatMin || lat > geoLatMax {
+		s.W.Error("ERR invalid longitude,latitude pair " + cFormatF(lon) + "," + cFormatF(lat))
+		return 0, 0, false
+	}
+	return lon, lat, true
+}
+
+// cFormatF formats f as C's "%f" does.
+func cFormatF(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	return strconv.FormatFloat(f, 'f', 6, 64)
+}
+
+// geoUnit returns the metres in one unit, replying and returning a
+// negative number for an unknown unit.
+func (s *Session) geoUnit(u []byte) float64 {
+	switch {
+	case resp.EqualFold(u, "m"):
+		return 1
+	case resp.EqualFold(u, "km"):
+		return 1000
+	case resp.EqualFold(u, "ft"):
+		return 0.3048
+	case resp.EqualFold(u, "mi"):
+		return 1609.34
+	}
+	s.W.Error(errGeoUnit)
+	return -1
+}
+
+func cmdGeoAdd(s *Session) {
+	args := s.Args
+	var nx, xx bool
+	i := 2
+options:
+	for ; i < len(args); i++ {
+		switch {
+		case resp.EqualFold(args[i], "nx"):
+			nx = true
+		case resp.EqualFold(args[i], "xx"):
+			xx = true
+		case resp.EqualFold(args[i], "ch"):
+		default:
+			break options
+		}
+	}
+	if (len(args)-i)%3 != 0 || (xx && nx) {
+		s.W.Error(errSyntax)
+		return
+	}
+	// GEOADD is ZADD of the encoded positions, as in Redis: the same
+	// option checks, reply and ZADD effect.
+	n := (len(args) - i) / 3
+	zargs := make([][]byte, 0, i+2*n)
+	zargs = append(zargs, []byte("zadd"))
+	zargs = append(zargs, args[1:i]...)
+	scores := make([]byte, 0, 16*n)
+	for j := 0; j < n; j++ {
+		at := i + 3*j
+		lon, lat, ok := s.geoParseLonLat(args[at], args[at+1])
+		if !ok {
+			return
+		}
+		start := len(scores)
+		scores = strconv.AppendUint(scores, geoScore(lon, lat), 10)
+		zargs = append(zargs, scores[start:len(scores):len(scores)], args[at+2])
+	}
+	s.Args = zargs
+	s.zadd(false)
+	s.Args = args
+}
+
+func cmdGeoDist(s *Session) {
+	toMeter := 1.0
+	switch {
+	case len(s.Args) == 5:
+		if toMeter = s.geoUnit(s.Args[4]); toMeter < 0 {
+			return
+		}
+	case len(s.Args) > 5:
+		s.W.Error(errSyntax)
+		return
+	}
+	z, wrong := s.lookupZSet(s.Args[1])
+	if wrong {
+		return
+	}
+	if z == nil {
+		s.W.Null()
+		return
+	}
+	s1, ok1 := z.Score(s.Args[2])
+	s2, ok2 := z.Score(s.Args[3])
+	if !ok1 || !ok2 {
+		s.W.Null()
+		return
+	}
+	lon1, lat1 := geoDecodeScore(s1)
+	lon2, lat2 := geoDecodeScore(s2)
+	s.geoWriteDistance(geoDistance(lon1, lat1, lon2, lat2) / toMeter)
+}
+
+// geoWriteDistance writes a distance as a bulk string of four decimals.
+func (s *Session) geoWriteDistance(d float64) {
+	var buf [32]byte
+	s.W.Bulk(geoAppendDistance(buf[:0], d))
+}
+
+// geoWriteCoords writes a position as a pair of human-formatted doubles:
+// bulk strings in RESP2, doubles in RESP3.
+func (s *Session) geoWriteCoords(lon, lat float64) {
+	s.W.Array(2)
+	var buf [64]byte
+	for _, f := range [2]float64{lon, lat} {
+		b := geoAppendCoord(buf[:0], f)
+		if s.W.Proto == 3 {
+			s.W.B = append(s.W.B, ',')
+			s.W.B = append(s.W.B, b...)
+			s.W.B = append(s.W.B, '\r', '\n')
+		} else {
+			s.W.Bulk(b)
+		}
+	}
+}
+
+func cmdGeoHash(s *Session) {
+	z, wrong := s.lookupZSet(s.Args[1])
+	if wrong {
+		return
+	}
+	s.W.Array(len(s.Args) - 2)
+	for _, m := range s.Args[2:] {
+		score, ok := zscoreOf(z, m)
+		if !ok {
+			s.W.Null()
+			continue
+		}
+		s.W.BulkString(geoString(score))
+	}
+}
+
+func cmdGeoPos(s *Session) {
+	z, wrong := s.lookupZSet(s.Args[1])
+	if wrong {
+		return
+	}
+	s.W.Array(len(s.Args) - 2)
+	for _, m := range s.Args[2:] {
+		score, ok := zscoreOf(z, m)
+		if !ok {
+			s.W.NullArray()
+			continue
+		}
+		s.geoWriteCoords(geoDecodeScore(score))
+	}
+}
+
+// zscoreOf returns member's score in z, which may be nil.
+func zscoreOf(z *keyspace.ZSet, member []byte) (float64, bool) {
+	if z == nil {
+		return 0, false
+	}
+	return z.Score(member)
+}
+
+// The variants of the search commands.
+const (
+	geoCoords      = 1 << iota // GEORADIUS: around coordinates
+	geoMember                  // GEORADIUSBYMEMBER: around a member
+	geoNoStore                 // the _RO forms: no STORE or STOREDIST
+	geoSearch                  // GEOSEARCH's arguments
+	geoSearchStore             // GEOSEARCHSTORE: STOREDIST without a key
+)
+
+// geoPoint is one search result.
+type geoPoint struct {
+	lon, lat, dist, score float64
+	member                string
+}
+
+// geoSearchCmd returns the handler of a search command whose source key is
+// at argument src.
+func geoSearchCmd(src int, flags int) Handler {
+	return func(s *Session) { s.geoSearch(src, flags) }
+}
+
+// geoSearch runs GEOSEARCH, GEOSEARCHSTORE, GEORADIUS, GEORADIUSBYMEMBER and
+// the _RO forms, checking arguments in Redis's order.
+func (s *Session) geoSearch(srcIdx int, flags int) {
+	args := s.Args
+	z, wrong := s.lookupZSet(args[srcIdx])
+	if wrong {
+		return
+	}
+	var storeKey []byte
+	storeDist := false
+	var shape geoShape
+	base := 0
+	switch {
+	case flags&geoCoords != 0:
+		base = 6
+		var ok bool
+		if shape.lon, shape.lat, ok = s.geoParseLonLat(args[2], args[3]); !ok {
+			return
+		}
+		if !s.geoParseRadius(args[4:6], &shape) {
+			return
+		}
+	case flags&geoMember != 0 && z == nil:
+		base = 5 // arguments are still parsed, for the reply's form
+	case flags&geoMember != 0:
+		base = 5
+		score, ok := z.Score(args[2])
+		if !ok {
+			s.W.Error(errGeoMember)
+			return
+		}
+		shape.lon, shape.lat = geoDecodeScore(score)
+		if !s.geoParseRadius(args[3:5], &shape) {
+			return
+		}
+	default:
+		base = 2
+		if flags&geoSearchStore != 0 {
+			base = 3
+			storeKey = args[1]
+		}
+	}
+	var withDist, withHash, withCoord, fromMember, fromLoc, byRadius, byBox, any bool
+	sortDir := 0 // 0 none, 1 ascending, -1 descending
+	count := int64(0)
+	search := flags&geoSearch != 0
+	canStore := flags&(geoNoStore|geoSearch) == 0
+	for i := base; i < len(args); i++ {
+		a := args[i]
+		left := len(args) - i - 1
+		switch {
+		case resp.EqualFold(a, "withdist"):
+			withDist = true
+		case resp.EqualFold(a, "withhash"):
+			withHash = true
+		case resp.EqualFold(a, "withcoord"):
+			withCoord = true
+		case resp.EqualFold(a, "any"):
+			any = true
+		case resp.EqualFold(a, "asc"):
+			sortDir = 1
+		case resp.EqualFold(a, "desc"):
+			sortDir = -1
+		case resp.EqualFold(a, "count") && left >= 1:
+			n, ok := resp.ParseInt(args[i+1])
+			if !ok {
+				s.W.Error(errNotInt)
+				return
+			}
+			if n <= 0 {
+				s.W.Error(errGeoCount)
+				return
+			}
+			count = n
+			i++
+		case resp.EqualFold(a, "store") && left >= 1 && canStore:
+			storeKey, storeDist = args[i+1], false
+			i++
+		case resp.EqualFold(a, "storedist") && left >= 1 && canStore:
+			storeKey, storeDist = args[i+1], true
+			i++
+		case resp.EqualFold(a, "storedist") && search && flags&geoSearchStore != 0:
+			storeDist = true
+		case resp.EqualFold(a, "frommember") && left >= 1 && search && !fromLoc:
+			if z != nil {
+				score, ok := z.Score(args[i+1])
+				if !ok {
+					s.W.Error(errGeoMember)
+					return
+				}
+				shape.lon, shape.lat = geoDecodeScore(score)
+			}
+			fromMember = true
+			i++
+		case resp.EqualFold(a, "fromlonlat") && left >= 2 && search && !fromMember:
+			var ok bool
+			if shape.lon, shape.lat, ok = s.geoParseLonLat(args[i+1], args[i+2]); !ok {
+				return
+			}
+			fromLoc = true
+			i += 2
+		case resp.EqualFold(a, "byradius") && left >= 2 && search && !byBox:
+			if !s.geoParseRadius(args[i+1:i+3], &shape) {
+				return
+			}
+			byRadius = true
+			i += 2
+		case resp.EqualFold(a, "bybox") && left >= 3 && search && !byRadius:
+			if !s.geoParseBox(args[i+1:i+4], &shape) {
+				return
+			}
+			byBox = true
+			i += 3
+		default:
+			s.W.Error(errSyntax)
+			return
+		}
+	}
+	if storeKey != nil && (withDist || withHash || withCoord) {
+		if flags&geoSearchStore != 0 {
+			s.W.Error(errGeoStoreSearch)
+		} else {
+			s.W.Error(errGeoStoreRadius)
+		}
+		return
+	}
+	if search && !fromMember && !fromLoc {
+		s.W.Error("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " + string(args[0]))
+		return
+	}
+	if search && !byRadius && !byBox {
+		s.W.Error("ERR exactly one of BYRADIUS and BYBOX can be specified for " + string(args[0]))
+		return
+	}
+	if any && count == 0 {
+		s.W.Error(errGeoAny)
+		return
+	}
+	if z == nil {
+		if storeKey != nil {
+			s.zstoreEmpty(storeKey)
+		} else {
+			s.W.Array(0)
+		}
+		return
+	}
+	if count != 0 && sortDir == 0 && !any {
+		sortDir = 1
+	}
+	limit := 0
+	if any {
+		limit = int(count)
+	}
+	points := geoMembersInShape(z, &shape, limit)
+	if len(points) == 0 && storeKey == nil {
+		s.W.Array(0)
+		return
+	}
+	switch sortDir {
+	case 1:
+		slices.SortStableFunc(points, func(a, b geoPoint) int { return cmpFloat(a.dist, b.dist) })
+	case -1:
+		slices.SortStableFunc(points, func(a, b geoPoint) int { return cmpFloat(b.dist, a.dist) })
+	}
+	if count != 0 && int64(len(points)) > count {
+		points = points[:count]
+	}
+	for i := range points {
+		points[i].dist /= shape.conversion
+	}
+	if storeKey != nil {
+		pairs := make([]zpair, len(points))
+		for i, p := range points {
+			pairs[i] = zpair{member: p.member, score: p.score}
+			if storeDist {
+				pairs[i].score = p.dist
+			}
+		}
+		s.zstoreResult(storeKey, pairs, false)
+		return
+	}
+	options := 0
+	for _, on := range [3]bool{withDist, withHash, withCoord} {
+		if on {
+			options++
+		}
+	}
+	s.W.Array(len(points))
+	for _, p := range points {
+		if options > 0 {
+			s.W.Array(options + 1)
+		}
+		s.W.BulkString(p.member)
+		if withDist {
+			s.geoWriteDistance(p.dist)
+		}
+		if withHash {
+			s.W.Int(int64(p.score))
+		}
+		if withCoord {
+			s.geoWriteCoords(p.lon, p.lat)
+		}
+	}
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a > b:
+		return 1
+	case a < b:
+		return -1
+	}
+	return 0
+}
+
+// geoParseRadius parses "radius unit" into the shape, replying on error.
+func (s *Session) geoParseRadius(args [][]byte, shape *geoShape) bool {
+	r, ok := zparseScore(args[0])
+	if !ok {
+		s.W.Error(errGeoRadius)
+		return false
+	}
+	if r < 0 {
+		s.W.Error(errGeoNegRadius)
+		return false
+	}
+	conv := s.geoUnit(args[1])
+	if conv < 0 {
+		return false
+	}
+	shape.box, shape.radius, shape.conversion = false, r, conv
+	return true
+}
+
+// geoParseBox parses "width height unit" into the shape, replying on
+// error.
+func (s *Session) geoParseBox(args [][]byte, shape *geoShape) bool {
+	w, ok := zparseScore(args[0])
+	if !ok {
+		s.W.Error(errGeoWidth)
+		return false
+	}
+	h, ok := zparseScore(args[1])
+	if !ok {
+		s.W.Error(errGeoHeight)
+		return false
+	}
+	if h < 0 || w < 0 {
+		s.W.Error(errGeoNegBox)
+		return false
+	}
+	conv := s.geoUnit(args[2])
+	if conv < 0 {
+		return false
+	}
+	shape.box, shape.width, shape.height, shape.conversion = true, w, h, conv
+	return true
+}
+
+// geoMembersInShape returns the members of z inside the shape, cell by
+// cell in Redis's order (the centre cell, then its neighbours, skipping a
+// neighbour equal to the cell searched before it), members of a cell in
+// score order; with limit > 0 it stops once it has limit members.
+func geoMembersInShape(z *keyspace.ZSet, shape *geoShape, limit int) []geoPoint {
+	cells := shape.cells()
+	var points []geoPoint
+	last := 0
+	for i, c := range cells {
+		if c.zero() {
+			continue
+		}
+		if last != 0 && c == cells[last] {
+			continue
+		}
+		if len(points) > 0 && limit > 0 && len(points) >= limit {
+			break
+		}
+		r := keyspace.ScoreRange{Min: float64(c.align52()), Max: float64(geoBits{c.bits + 1, c.step}.align52()), MaxEx: true}
+		for n := z.FirstInScore(&r); n != nil && r.BelowMax(n.Score()); n = n.Next() {
+			lon, lat := geoDecodeScore(n.Score())
+			if d, ok := shape.within(lon, lat); ok {
+				points = append(points, geoPoint{lon: lon, lat: lat, dist: d, score: n.Score(), member: n.Member()})
+			}
+			if len(points) > 0 && limit > 0 && len(points) >= limit {
+				break
+			}
+		}
+		last = i
+	}
+	return points
+}

@@ -1,0 +1,342 @@
+package server
+
+import (
+	"math"
+	"strconv"
+)
+
+// Geohash arithmetic of the GEO commands, computed as Redis 7.0 computes
+// it so that scores, cells, distances and therefore search results are
+// Redis's: a position is a 52-bit interleaved geohash (26 bits of latitude
+// in the even bits, 26 of longitude in the odd ones) over the Web Mercator
+// latitude range, stored as a sorted set score.
+const (
+	geoStepMax     = 26 // 26*2 = 52 bits
+	geoLatMin      = -85.05112878
+	geoLatMax      = 85.05112878
+	geoLonMin      = -180.0
+	geoLonMax      = 180.0
+	geoEarthRadius = 6372797.560856 // metres, Redis's quadratic mean radius
+	geoMercatorMax = 20037726.37
+	geoDegToRad    = math.Pi / 180.0
+)
+
+// geoBits is a geohash of step*2 bits.
+type geoBits struct {
+	bits uint64
+	step uint8
+}
+
+func (h geoBits) zero() bool { return h.bits == 0 && h.step == 0 }
+
+// geoRange is an interval of one coordinate.
+type geoRange struct{ min, max float64 }
+
+// geoArea is the cell of a geohash.
+type geoArea struct {
+	hash     geoBits
+	lon, lat geoRange
+}
+
+// The coordinate ranges: Redis's own (Web Mercator latitudes) and the
+// standard geohash ranges GEOHASH reports strings in.
+var (
+	geoLonRange    = geoRange{geoLonMin, geoLonMax}
+	geoLatRange    = geoRange{geoLatMin, geoLatMax}
+	geoStdLatRange = geoRange{-90, 90}
+)
+
+// geoInterleave spreads the bits of x over the even bits and those of y
+// over the odd bits of the result.
+func geoInterleave(x, y uint32) uint64 {
+	return geoSpread(uint64(x)) | geoSpread(uint64(y))<<1
+}
+
+// geoSpread moves bit i of the low 32 bits of v to bit 2i.
+func geoSpread(v uint64) uint64 {
+	v = (v | v<<16) & 0x0000FFFF0000FFFF
+	v = (v | v<<8) & 0x00FF00FF00FF00FF
+	v = (v | v<<4) & 0x0F0F0F0F0F0F0F0F
+	v = (v | v<<2) & 0x3333333333333333
+	v = (v | v<<1) & 0x5555555555555555
+	return v
+}
+
+// geoSquash is geoSpread's inverse: bit 2i of v moves to bit i.
+func geoSquash(v uint64) uint64 {
+	v &= 0x5555555555555555
+	v = (v | v>>1) & 0x3333333333333333
+	v = (v | v>>2) & 0x0F0F0F0F0F0F0F0F
+	v = (v | v>>4) & 0x00FF00FF00FF00FF
+	v = (v | v>>8) & 0x0000FFFF0000FFFF
+	v = (v | v>>16) & 0x00000000FFFFFFFF
+	return v
+}
+
+// geoEncode returns the step-bit geohash of a position within the ranges;
+// false for a position outside Redis's limits or the ranges.
+func geoEncode(lonR, latR geoRange, lon, lat float64, step uint8) (geoBits, bool) {
+	if step > 32 || step == 0 {
+		return geoBits{}, false
+	}
+	if lon > geoLonMax || lon < geoLonMin || lat > geoLatMax || lat < geoLatMin {
+		return geoBits{}, false
+	}
+	if lat < latR.min || lat > latR.max || lon < lonR.min || lon > lonR.max {
+		return geoBits{}, false
+	}
+	latOff := (lat - latR.min) / (latR.max - latR.min) * float64(uint64(1)<<step)
+	lonOff := (lon - lonR.min) / (lonR.max - lonR.min) * float64(uint64(1)<<step)
+	return geoBits{bits: geoInterleave(uint32(latOff), uint32(lonOff)), step: step}, true
+}
+
+// geoDecode returns the cell of a geohash.
+func geoDecode(lonR, latR geoRange, h geoBits) geoArea {
+	ilat := geoSquash(h.bits)
+	ilon := geoSquash(h.bits >> 1)
+	scale := float64(uint64(1) << h.step)
+	latScale, lonScale := latR.max-latR.min, lonR.max-lonR.min
+	return geoArea{
+		hash: h,
+		// The cell's far edge adds one as 32-bit arithmetic does.
+		lat: geoRange{latR.min + float64(ilat)/scale*latScale, latR.min + float64(uint32(ilat+1))/scale*latScale},
+		lon: geoRange{lonR.min + float64(ilon)/scale*lonScale, lonR.min + float64(uint32(ilon+1))/scale*lonScale},
+	}
+}
+
+// center returns the middle of the cell, within Redis's limits.
+func (a geoArea) center() (lon, lat float64) {
+	lon = min(max((a.lon.min+a.lon.max)/2, geoLonMin), geoLonMax)
+	lat = min(max((a.lat.min+a.lat.max)/2, geoLatMin), geoLatMax)
+	return lon, lat
+}
+
+// geoScoreBits converts a score to the integer C's (uint64_t) cast gives
+// on amd64 (negative scores wrap as two's complement).
+func geoScoreBits(score float64) uint64 {
+	if score >= 1<<63 {
+		return uint64(int64(score-(1<<63))) ^ 1<<63
+	}
+	return uint64(int64(score))
+}
+
+// geoDecodeScore returns the position a sorted set score encodes.
+func geoDecodeScore(score float64) (lon, lat float64) {
+	h := geoBits{bits: geoScoreBits(score), step: geoStepMax}
+	return geoDecode(geoLonRange, geoLatRange, h).center()
+}
+
+// geoScore returns the 52-bit score of a valid position.
+func geoScore(lon, lat float64) uint64 {
+	h, _ := geoEncode(geoLonRange, geoLatRange, lon, lat, geoStepMax)
+	return h.align52()
+}
+
+// align52 left-aligns the hash to 52 bits.
+func (h geoBits) align52() uint64 { return h.bits << (52 - 2*uint(h.step)) }
+
+// geoString returns the 11-character standard geohash of a score, as
+// GEOHASH reports it: the position re-encoded over latitudes -90..90.
+func geoString(score float64) string {
+	const alphabet = "0123456789bcdefghjkmnpqrstuvwxyz"
+	lon, lat := geoDecodeScore(score)
+	h, _ := geoEncode(geoLonRange, geoStdLatRange, lon, lat, geoStepMax)
+	var buf [11]byte
+	for i := 0; i < 10; i++ {
+		buf[i] = alphabet[(h.bits>>(52-(uint(i)+1)*5))&0x1f]
+	}
+	buf[10] = alphabet[0] // 52 bits fill ten characters; Redis pads with 0
+	return string(buf[:])
+}
+
+// geoMove shifts a hash by one cell along longitude (x, the odd bits) or
+// latitude (y, the even bits).
+func (h geoBits) move(dx, dy int) geoBits {
+	shift := 64 - 2*uint(h.step)
+	if dx != 0 {
+		x, y := h.bits&0xaaaaaaaaaaaaaaaa, h.bits&0x5555555555555555
+		zz := uint64(0x5555555555555555) >> shift
+		if dx > 0 {
+			x += zz + 1
+		} else {
+			x = (x | zz) - (zz + 1)
+		}
+		x &= 0xaaaaaaaaaaaaaaaa >> shift
+		h.bits = x | y
+	}
+	if dy != 0 {
+		x, y := h.bits&0xaaaaaaaaaaaaaaaa, h.bits&0x5555555555555555
+		zz := uint64(0xaaaaaaaaaaaaaaaa) >> shift
+		if dy > 0 {
+			y += zz + 1
+		} else {
+			y = (y | zz) - (zz + 1)
+		}
+		y &= 0x5555555555555555 >> shift
+		h.bits = x | y
+	}
+	return h
+}
+
+// geoShape is a search area: a circle of radius, or a width by height box,
+// around a centre, its sizes in the unit conversion converts to metres.
+type geoShape struct {
+	box                   bool
+	lon, lat              float64
+	conversion            float64
+	radius, width, height float64
+	bounds                [4]float64 // min lon, min lat, max lon, max lat
+}
+
+// geoStepsByRadius estimates the precision of the cells a search of
+// rangeM metres around latitude lat needs.
+func geoStepsByRadius(rangeM, lat float64) uint8 {
+	if rangeM == 0 {
+		return 26
+	}
+	step := 1
+	for rangeM < geoMercatorMax {
+		rangeM *= 2
+		step++
+	}
+	step -= 2
+	if lat > 66 || lat < -66 {
+		step--
+		if lat > 80 || lat < -80 {
+			step--
+		}
+	}
+	return uint8(min(max(step, 1), 26))
+}
+
+// boundingBox sets the shape's bounds.
+func (sh *geoShape) boundingBox() {
+	height, width := sh.conversion*sh.radius, sh.conversion*sh.radius
+	if sh.box {
+		height, width = sh.conversion*(sh.height/2), sh.conversion*(sh.width/2)
+	}
+	latDelta := height / geoEarthRadius / geoDegToRad
+	lonDeltaTop := width / geoEarthRadius / math.Cos((sh.lat+latDelta)*geoDegToRad) / geoDegToRad
+	lonDeltaBottom := width / geoEarthRadius / math.Cos((sh.lat-latDelta)*geoDegToRad) / geoDegToRad
+	if sh.lat < 0 {
+		sh.bounds[0], sh.bounds[2] = sh.lon-lonDeltaBottom, sh.lon+lonDeltaBottom
+	} else {
+		sh.bounds[0], sh.bounds[2] = sh.lon-lonDeltaTop, sh.lon+lonDeltaTop
+	}
+	sh.bounds[1], sh.bounds[3] = sh.lat-latDelta, sh.lat+latDelta
+}
+
+// cells returns the nine cells that cover the shape, centre first, then
+// north, south, east, west, north-east, north-west, south-east, south-west;
+// a cell the shape cannot reach is zero.
+func (sh *geoShape) cells() [9]geoBits {
+	sh.boundingBox()
+	minLon, minLat, maxLon, maxLat := sh.bounds[0], sh.bounds[1], sh.bounds[2], sh.bounds[3]
+	radius := sh.radius
+	if sh.box {
+		radius = math.Sqrt(sh.width/2*(sh.width/2) + sh.height/2*(sh.height/2))
+	}
+	radius *= sh.conversion
+	steps := geoStepsByRadius(radius, sh.lat)
+	hash, _ := geoEncode(geoLonRange, geoLatRange, sh.lon, sh.lat, steps)
+	decode := func(h geoBits) geoArea { return geoDecode(geoLonRange, geoLatRange, h) }
+	north, south := decode(hash.move(0, 1)), decode(hash.move(0, -1))
+	east, west := decode(hash.move(1, 0)), decode(hash.move(-1, 0))
+	if steps > 1 && (north.lat.max < maxLat || south.lat.min > minLat || east.lon.max < maxLon || west.lon.min > minLon) {
+		steps--
+		hash, _ = geoEncode(geoLonRange, geoLatRange, sh.lon, sh.lat, steps)
+	}
+	area := decode(hash)
+	n := [9]geoBits{hash,
+		hash.move(0, 1), hash.move(0, -1), hash.move(1, 0), hash.move(-1, 0),
+		hash.move(1, 1), hash.move(-1, 1), hash.move(1, -1), hash.move(-1, -1)}
+	const (
+		cN, cS, cE, cW, cNE, cNW, cSE, cSW = 1, 2, 3, 4, 5, 6, 7, 8
+	)
+	if steps >= 2 {
+		if area.lat.min < minLat {
+			n[cS], n[cSW], n[cSE] = geoBits{}, geoBits{}, geoBits{}
+		}
+		if area.lat.max > maxLat {
+			n[cN], n[cNE], n[cNW] = geoBits{}, geoBits{}, geoBits{}
+		}
+		if area.lon.min < minLon {
+			n[cW], n[cSW], n[cNW] = geoBits{}, geoBits{}, geoBits{}
+		}
+		if area.lon.max > maxLon {
+			n[cE], n[cSE], n[cNE] = geoBits{}, geoBits{}, geoBits{}
+		}
+	}
+	return n
+}
+
+// geoLatDistance is the distance in metres between two latitudes.
+func geoLatDistance(lat1, lat2 float64) float64 {
+	return geoEarthRadius * math.Abs(lat2*geoDegToRad-lat1*geoDegToRad)
+}
+
+// geoDistance is the haversine distance in metres between two positions.
+func geoDistance(lon1, lat1, lon2, lat2 float64) float64 {
+	lon1r, lon2r := lon1*geoDegToRad, lon2*geoDegToRad
+	v := math.Sin((lon2r - lon1r) / 2)
+	if v == 0 {
+		return geoLatDistance(lat1, lat2)
+	}
+	lat1r, lat2r := lat1*geoDegToRad, lat2*geoDegToRad
+	u := math.Sin((lat2r - lat1r) / 2)
+	a := u*u + math.Cos(lat1r)*math.Cos(lat2r)*v*v
+	return 2.0 * geoEarthRadius * math.Asin(math.Sqrt(a))
+}
+
+// within reports whether a position is inside the shape, and its
+// distance in metres from the centre.
+func (sh *geoShape) within(lon, lat float64) (float64, bool) {
+	if !sh.box {
+		d := geoDistance(sh.lon, sh.lat, lon, lat)
+		return d, d <= sh.radius*sh.conversion
+	}
+	if geoLatDistance(lat, sh.lat) > sh.height*sh.conversion/2 {
+		return 0, false
+	}
+	if geoDistance(lon, lat, sh.lon, lat) > sh.width*sh.conversion/2 {
+		return 0, false
+	}
+	return geoDistance(sh.lon, sh.lat, lon, lat), true
+}
+
+// geoAppendDistance formats a distance with four decimals, rounded half
+// to even as Redis's llrint does.
+func geoAppendDistance(b []byte, d float64) []byte {
+	if d == 0 {
+		return append(b, "0.0000"...)
+	}
+	v := math.RoundToEven(d * 10000)
+	if v < 0 {
+		b = append(b, '-')
+		v = -v
+	}
+	digits := strconv.AppendUint(nil, uint64(v), 10)
+	for len(digits) < 5 {
+		digits = append([]byte{'0'}, digits...)
+	}
+	b = append(b, digits[:len(digits)-4]...)
+	b = append(b, '.')
+	return append(b, digits[len(digits)-4:]...)
+}
+
+// geoAppendCoord formats a coordinate as Redis's "human" long double: 17
+// decimals, trailing zeros and a trailing point removed, "-0" as "0".
+func geoAppendCoord(b []byte, f float64) []byte {
+	start := len(b)
+	b = strconv.AppendFloat(b, f, 'f', 17, 64)
+	for b[len(b)-1] == '0' {
+		b = b[:len(b)-1]
+	}
+	if b[len(b)-1] == '.' {
+		b = b[:len(b)-1]
+	}
+	if string(b[start:]) == "-0" {
+		b = append(b[:start], '0')
+	}
+	return b
+}
