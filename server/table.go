@@ -132,6 +132,7 @@ func families() [][]*Command {
 		setCommands(), zsetCommands(), pubsubCommands(), syncCommands(),
 		persistCommands(), dedupCommands(), lcsCommands(), jsonCommands(), ratelimitCommands(),
 		geoCommands(), sortCommands(),
+		hllCommands(),
 	}
 }
 
