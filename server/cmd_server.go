@@ -28,6 +28,7 @@ func serverCommands() []*Command {
 		{Name: "config", Arity: -2, Group: "server", Since: "2.0.0", Summary: "A container for server configuration commands.", Categories: "slow", Subs: []*Command{
 			{Name: "get", Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "2.0.0", Syntax: "parameter [parameter ...]", Summary: "Returns the effective values of configuration parameters.", Categories: "admin slow dangerous", Handler: cmdConfigGet},
 			{Name: "set", Arity: -4, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "2.0.0", Syntax: "parameter value [parameter value ...]", Summary: "Sets configuration parameters in-flight.", Categories: "admin slow dangerous", Handler: cmdConfigSet},
+			{Name: "rewrite", Arity: 2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "2.8.0", Summary: "Persists the effective configuration to file.", Categories: "admin slow dangerous", Handler: cmdConfigRewrite},
 			{Name: "resetstat", Arity: 2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "2.0.0", Summary: "Resets the server's statistics.", Categories: "admin slow dangerous", Handler: cmdConfigResetStat},
 			{Name: "help", Arity: 2, Flags: FlagLoading | FlagStale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Categories: "slow", Handler: cmdConfigHelp},
 		}},
@@ -584,6 +585,12 @@ func cmdConfigSet(s *Session) {
 	}
 	s.srv.cfg = next
 	s.W.OK()
+}
+
+// cmdConfigRewrite answers as Redis does without a configuration file:
+// recached takes its configuration from flags and the environment only.
+func cmdConfigRewrite(s *Session) {
+	s.W.Error("ERR The server is running without a config file")
 }
 
 func cmdConfigResetStat(s *Session) {

@@ -2770,6 +2770,7 @@ const COMMAND_LIST = [
   {"name":"config","arity":-2,"subcommands":true},
   {"name":"config|get","arity":-3},
   {"name":"config|set","arity":-4},
+  {"name":"config|rewrite","arity":2},
   {"name":"config|resetstat","arity":2},
   {"name":"config|help","arity":2},
   {"name":"copy","arity":-3,"write":true,"keys":[1,2,1]},
