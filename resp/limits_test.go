@@ -18,6 +18,8 @@ func TestParserLimits(t *testing.T) {
 		{"ten args allowed", UnauthenticatedLimits, "*10\r\n", "", 0},
 		{"big bulk refused", UnauthenticatedLimits, "*2\r\n$4\r\nAUTH\r\n$16385\r\n", "Protocol error: unauthenticated bulk length", 0},
 		{"bulk at the bound", UnauthenticatedLimits, "*1\r\n$16384\r\n", "", 0},
+		{"bulk past MaxBulkLen", UnauthenticatedLimits, "*1\r\n$100000000\r\n", "Protocol error: unauthenticated bulk length", 0},
+		{"negative bulk", UnauthenticatedLimits, "*1\r\n$-2\r\n", "Protocol error: invalid bulk length", 0},
 		{"no limits", Limits{}, "*2\r\n$3\r\nGET\r\n$16385\r\n" + big + "\r\n", "", 23 + 16385},
 		{"invalid before unauthenticated", UnauthenticatedLimits, "*-x\r\n", "Protocol error: invalid multibulk length", 0},
 	}

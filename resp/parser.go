@@ -154,13 +154,16 @@ func (p *Parser) parseMultibulk(b []byte) (int, error) {
 			return p.incomplete(len(b) + 1)
 		}
 		l, ok := ParseInt(b[pos+1 : pos+i])
+		// Before MaxBulkLen, which is below Redis's own bulk limit
+		// (proto-max-bulk-len, 512 MB): Redis refuses a bulk of 100 MB
+		// from an unauthenticated client for want of AUTH.
+		if ok && l > 0 && p.limits.MaxBulk > 0 && l > int64(p.limits.MaxBulk) {
+			p.Reset()
+			return 0, ErrUnauthenticatedBulk
+		}
 		if !ok || l < 0 || l > MaxBulkLen {
 			p.Reset()
 			return 0, errInvalidBulk
-		}
-		if p.limits.MaxBulk > 0 && l > int64(p.limits.MaxBulk) {
-			p.Reset()
-			return 0, ErrUnauthenticatedBulk
 		}
 		start := pos + i + 2
 		end := start + int(l)
