@@ -216,8 +216,8 @@ func (sh *geoShape) boundingBox() {
 		height, width = sh.conversion*(sh.height/2), sh.conversion*(sh.width/2)
 	}
 	latDelta := height / geoEarthRadius / geoDegToRad
-	lonDeltaTop := width / geoEarthRadius / math.Cos((sh.lat+latDelta)*geoDegToRad) / geoDegToRad
-	lonDeltaBottom := width / geoEarthRadius / math.Cos((sh.lat-latDelta)*geoDegToRad) / geoDegToRad
+	lonDeltaTop := width / geoEarthRadius / geoCos((sh.lat+latDelta)*geoDegToRad) / geoDegToRad
+	lonDeltaBottom := width / geoEarthRadius / geoCos((sh.lat-latDelta)*geoDegToRad) / geoDegToRad
 	if sh.lat < 0 {
 		sh.bounds[0], sh.bounds[2] = sh.lon-lonDeltaBottom, sh.lon+lonDeltaBottom
 	} else {
@@ -278,14 +278,14 @@ func geoLatDistance(lat1, lat2 float64) float64 {
 // geoDistance is the haversine distance in metres between two positions.
 func geoDistance(lon1, lat1, lon2, lat2 float64) float64 {
 	lon1r, lon2r := lon1*geoDegToRad, lon2*geoDegToRad
-	v := math.Sin((lon2r - lon1r) / 2)
+	v := geoSin((lon2r - lon1r) / 2)
 	if v == 0 {
 		return geoLatDistance(lat1, lat2)
 	}
 	lat1r, lat2r := lat1*geoDegToRad, lat2*geoDegToRad
-	u := math.Sin((lat2r - lat1r) / 2)
-	a := u*u + math.Cos(lat1r)*math.Cos(lat2r)*v*v
-	return 2.0 * geoEarthRadius * math.Asin(math.Sqrt(a))
+	u := geoSin((lat2r - lat1r) / 2)
+	a := u*u + geoCos(lat1r)*geoCos(lat2r)*v*v
+	return 2.0 * geoEarthRadius * geoAsin(math.Sqrt(a))
 }
 
 // within reports whether a position is inside the shape, and its
@@ -339,4 +339,143 @@ func geoAppendCoord(b []byte, f float64) []byte {
 		b = append(b[:start], '0')
 	}
 	return b
+}
+
+// The trigonometric functions of the distance formulas, rounded as C's
+// libm rounds them: Go's math.Sin, Cos and Asin differ from glibc's in the
+// last bit for a quarter of the arguments, which changes the distances
+// STOREDIST stores. These evaluate in double-double arithmetic (about 106
+// bits) and round once, which is what glibc's results are but in rare
+// cases. They handle the arguments the formulas produce: |x| <= 2π for
+// geoSin and geoCos, 0 <= y <= 1 for geoAsin.
+
+// dd is an unevaluated sum hi+lo of two doubles, |lo| <= ulp(hi)/2.
+type dd struct{ hi, lo float64 }
+
+func ddTwoSum(a, b float64) dd {
+	s := a + b
+	bb := s - a
+	return dd{s, (a - (s - bb)) + (b - bb)}
+}
+
+func ddQuick(a, b float64) dd {
+	s := a + b
+	return dd{s, b - (s - a)}
+}
+
+func ddAdd(x, y dd) dd {
+	s := ddTwoSum(x.hi, y.hi)
+	t := ddTwoSum(x.lo, y.lo)
+	s.lo += t.hi
+	s = ddQuick(s.hi, s.lo)
+	s.lo += t.lo
+	return ddQuick(s.hi, s.lo)
+}
+
+func ddMul(x, y dd) dd {
+	p := x.hi * y.hi
+	e := math.FMA(x.hi, y.hi, -p)
+	e += x.hi*y.lo + x.lo*y.hi
+	return ddQuick(p, e)
+}
+
+func ddDivF(x dd, f float64) dd {
+	q := x.hi / f
+	p := q * f
+	pe := math.FMA(q, f, -p)
+	r := ((x.hi - p) - pe + x.lo) / f
+	return ddQuick(q, r)
+}
+
+func (x dd) neg() dd { return dd{-x.hi, -x.lo} }
+
+// ddPiO2 is π/2 in three parts, for argument reduction.
+var ddPiO2 = [3]float64{1.5707963267948966, 6.123233995736766e-17, -1.4973849048591698e-33}
+
+// geoTaylor holds 1/n! for n up to 29 in double-double.
+var geoTaylor = func() (t [30]dd) {
+	t[0] = dd{1, 0}
+	for n := 1; n < len(t); n++ {
+		t[n] = ddDivF(t[n-1], float64(n))
+	}
+	return t
+}()
+
+// ddSinCosReduced returns sin r and cos r for |r| <= π/4.
+func ddSinCosReduced(r dd) (sin, cos dd) {
+	r2 := ddMul(r, r)
+	// Horner from the highest terms: sin r = r(1 - r²/3! + r⁴/5! - …),
+	// cos r = 1 - r²/2! + r⁴/4! - …
+	var s, c dd
+	for n := 14; n >= 0; n-- {
+		ts, tc := geoTaylor[2*n+1], geoTaylor[2*n]
+		if n%2 == 1 {
+			ts, tc = ts.neg(), tc.neg()
+		}
+		s = ddAdd(ddMul(s, r2), ts)
+		c = ddAdd(ddMul(c, r2), tc)
+	}
+	return ddMul(s, r), c
+}
+
+// ddSinCos returns sin x and cos x in double-double.
+func ddSinCos(x float64) (sin, cos dd) {
+	k := math.Round(x / ddPiO2[0])
+	r := ddTwoSum(x, -k*ddPiO2[0]) // exact: |k| <= 4
+	r = ddAdd(r, dd{-k * ddPiO2[1], 0})
+	r = ddAdd(r, dd{-k * ddPiO2[2], 0})
+	s, c := ddSinCosReduced(r)
+	switch int(k) & 3 {
+	case 1:
+		return c, s.neg()
+	case 2:
+		return s.neg(), c.neg()
+	case 3:
+		return c.neg(), s
+	}
+	return s, c
+}
+
+func geoSin(x float64) float64 {
+	if x == 0 || math.Abs(x) > 8 {
+		return math.Sin(x)
+	}
+	s, _ := ddSinCos(x)
+	return s.hi + s.lo
+}
+
+func geoCos(x float64) float64 {
+	if math.Abs(x) > 8 {
+		return math.Cos(x)
+	}
+	_, c := ddSinCos(x)
+	return c.hi + c.lo
+}
+
+// ddAsinSmall returns asin y for 0 <= y <= 0.71 in double-double: one
+// Newton step on sin t = y from Go's estimate.
+func ddAsinSmall(y dd) dd {
+	t := math.Asin(y.hi)
+	s, c := ddSinCos(t)
+	diff := ddAdd(y, s.neg())
+	// t + (y - sin t)/cos t, the quotient to double precision
+	q := (diff.hi + diff.lo) / (c.hi + c.lo)
+	return ddAdd(dd{t, 0}, dd{q, 0})
+}
+
+func geoAsin(y float64) float64 {
+	if y < 0 || y > 1 || y == 0 {
+		return math.Asin(y)
+	}
+	if y <= 0.5 {
+		a := ddAsinSmall(dd{y, 0})
+		return a.hi + a.lo
+	}
+	// asin y = π/2 - 2 asin(sqrt((1-y)/2)); 1-y is exact here.
+	z := (1 - y) / 2
+	sq := math.Sqrt(z)
+	sqd := ddQuick(sq, -math.FMA(sq, sq, -z)/(2*sq)) // z - sq² is exact
+	a := ddAsinSmall(sqd)
+	a = ddAdd(dd{ddPiO2[0], ddPiO2[1]}, dd{-2 * a.hi, -2 * a.lo})
+	return a.hi + a.lo
 }
