@@ -35,9 +35,10 @@ func (t Transport) String() string {
 	return "resp"
 }
 
-// Admission errors: Admit wraps its refusals in one of them; the error's
-// text is Redis's, for the transport to send as an error reply.
+// Admission errors: Admit refuses with one of them. Their texts are
+// Redis's, for the transport to send as an error reply.
 var (
+	//lint:ignore ST1005 Redis's exact text, sent to clients as it is
 	ErrProtected  = errors.New(protectedMsg)
 	ErrMaxClients = errors.New(errMaxClients)
 )

@@ -31,7 +31,6 @@ type Listener struct {
 	loops int
 	eng   gnet.Engine
 	ready chan struct{}
-	conns atomic.Int64
 
 	loopsMu sync.Mutex
 	pending map[gnet.EventLoop]*loopPushes
@@ -266,7 +265,6 @@ func (l *Listener) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	}
 	cc.s = s
 	gc.SetContext(cc)
-	l.conns.Add(1)
 	return nil, gnet.None
 }
 
@@ -275,7 +273,6 @@ func (l *Listener) OnClose(gc gnet.Conn, _ error) gnet.Action {
 	if cc, ok := gc.Context().(*conn); ok && cc.s != nil {
 		cc.closed.Store(true)
 		l.srv.CloseSession(cc.s)
-		l.conns.Add(-1)
 	}
 	return gnet.None
 }
