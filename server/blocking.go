@@ -1,7 +1,7 @@
 package server
 
 // Blocking pops (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN,
-// BZPOPMAX, BZMPOP).
+// BZPOPMAX, BZMPOP) and blocking stream reads (XREAD, XREADGROUP).
 //
 // A blocking command that finds nothing to pop registers a waiter on its
 // keys and moves its session to blockWaiting without replying; the
@@ -60,6 +60,10 @@ const (
 	waitMove                  // BLMOVE, BRPOPLPUSH: the element, pushed onto dst
 	waitZPop                  // BZPOPMIN, BZPOPMAX (front: max): [key, member, score]
 	waitZMPop                 // BZMPOP (front: max): [key, [[member, score]…]]
+	// waitStream is XREAD or XREADGROUP BLOCK: served by serveStream
+	// whenever the stream has entries after the waiter's id, which does
+	// not depend on the waiters before it.
+	waitStream
 )
 
 // valueType is the type of value w waits for.
@@ -86,6 +90,7 @@ type waiter struct {
 	toFront bool   // waitMove: push at the head of dst
 	dst     []byte // waitMove: the destination key
 	count   int64  // waitMPop: at most this many elements
+	stream  *streamWait
 	timer   *time.Timer
 
 	// The fields below are guarded by blockRegistry.mu.
@@ -423,11 +428,19 @@ func (srv *Server) serveReady() {
 // appends those it answered to served.
 func (srv *Server) serveKey(k blockKey, served []*waiter) []*waiter {
 	reg := &srv.blocking
+	// Stream waiters the key cannot serve yet, which the others behind
+	// them do not wait for.
+	var skip map[*waiter]bool
 	for {
 		reg.mu.Lock()
 		var w *waiter
 		if q := reg.queues[k]; q != nil {
-			w = q.head.w
+			for n := q.head; n != nil; n = n.next {
+				if !skip[n.w] {
+					w = n.w
+					break
+				}
+			}
 		}
 		reg.mu.Unlock()
 		if w == nil {
@@ -435,7 +448,13 @@ func (srv *Server) serveKey(k blockKey, served []*waiter) []*waiter {
 		}
 		switch srv.serveOne(w, k) {
 		case serveEmpty:
-			return served
+			if w.kind != waitStream {
+				return served
+			}
+			if skip == nil {
+				skip = make(map[*waiter]bool)
+			}
+			skip[w] = true
 		case serveDone:
 			served = append(served, w)
 		}
@@ -455,6 +474,9 @@ const (
 // serveOne answers w from k's list, under the shard locks of k and, for a
 // move, of the destination.
 func (srv *Server) serveOne(w *waiter, k blockKey) serveResult {
+	if w.kind == waitStream {
+		return srv.serveStream(w, k)
+	}
 	db := srv.ks.DBs[k.db]
 	key := []byte(k.key)
 	a := srv.ks.ShardOf(key)
@@ -479,11 +501,27 @@ func (srv *Server) serveOne(w *waiter, k blockKey) serveResult {
 	if e == nil || e.Type() != w.valueType() || !srv.persistReady() {
 		return serveEmpty
 	}
+	if !srv.claimServe(w) {
+		return serveLost
+	}
+	srv.preimage(k.db, key)
+	if w.kind == waitMove {
+		srv.preimage(k.db, w.dst)
+	}
+	w.reply = w.s.serveWaiter(w, key, e.Obj)
+	srv.doneServe(w)
+	return serveDone
+}
+
+// claimServe claims w for a serve that holds the shard locks of its keys
+// and reports whether w was still waiting; the serve builds w.reply, then
+// calls doneServe.
+func (srv *Server) claimServe(w *waiter) bool {
 	reg := &srv.blocking
 	reg.mu.Lock()
 	if !w.live {
 		reg.mu.Unlock()
-		return serveLost
+		return false
 	}
 	reg.claimLocked(w)
 	w.busy = make(chan struct{})
@@ -491,18 +529,18 @@ func (srv *Server) serveOne(w *waiter, k blockKey) serveResult {
 	if w.timer != nil {
 		w.timer.Stop()
 	}
-	srv.preimage(k.db, key)
-	if w.kind == waitMove {
-		srv.preimage(k.db, w.dst)
-	}
-	w.reply = w.s.serveWaiter(w, key, e.Obj)
+	return true
+}
+
+// doneServe ends a serve claimed by claimServe: the session is free.
+func (srv *Server) doneServe(w *waiter) {
+	reg := &srv.blocking
 	close(w.busy)
 	reg.mu.Lock()
 	if reg.sessions[w.s] == w {
 		delete(reg.sessions, w.s)
 	}
 	reg.mu.Unlock()
-	return serveDone
 }
 
 // serveWaiter performs w's pop from key's value obj (a list, or a sorted

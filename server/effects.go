@@ -83,6 +83,20 @@ var (
 	bJMERGE    = []byte("JMERGE")
 	bJDEL      = []byte("JDEL")
 	bRLSET     = []byte("RLSET")
+	bXADD      = []byte("XADD")
+	bXTRIM     = []byte("XTRIM")
+	bXDEL      = []byte("XDEL")
+	bXSETID    = []byte("XSETID")
+	bXACK      = []byte("XACK")
+	bXCLAIM    = []byte("XCLAIM")
+	// XGROUP CREATE | SETID | DESTROY | CREATECONSUMER | DELCONSUMER: the
+	// key is Args[2] (emitKey).
+	bXGROUP         = []byte("XGROUP")
+	bCREATE         = []byte("CREATE")
+	bSETID          = []byte("SETID")
+	bDESTROY        = []byte("DESTROY")
+	bCREATECONSUMER = []byte("CREATECONSUMER")
+	bDELCONSUMER    = []byte("DELCONSUMER")
 
 	// Option words.
 	bKEEPTTL = []byte("KEEPTTL")
@@ -91,6 +105,22 @@ var (
 	bDB      = []byte("DB")
 	bLEFT    = []byte("LEFT")
 	bRIGHT   = []byte("RIGHT")
+	// Stream options: XADD/XTRIM MAXLEN|MINID = <threshold>, XGROUP …
+	// MKSTREAM ENTRIESREAD <n>, XSETID … ENTRIESADDED MAXDELETEDID, XCLAIM
+	// … 0 <id> TIME RETRYCOUNT FORCE JUSTID LASTID.
+	bMAXLEN       = []byte("MAXLEN")
+	bMINID        = []byte("MINID")
+	bEquals       = []byte("=")
+	bMKSTREAM     = []byte("MKSTREAM")
+	bENTRIESREAD  = []byte("ENTRIESREAD")
+	bENTRIESADDED = []byte("ENTRIESADDED")
+	bMAXDELETEDID = []byte("MAXDELETEDID")
+	bZero         = []byte("0")
+	bTIME         = []byte("TIME")
+	bRETRYCOUNT   = []byte("RETRYCOUNT")
+	bFORCE        = []byte("FORCE")
+	bJUSTID       = []byte("JUSTID")
+	bLASTID       = []byte("LASTID")
 )
 
 // EffectHook hears of every effect but DEDUP marks alone. It is called with
@@ -131,6 +161,17 @@ func (s *Session) emit(args ...[]byte) {
 	s.emitted++
 	e := &s.eff
 	e.Kind, e.DB, e.Key, e.Origin = EffectKey, s.DBIndex, args[1], s
+	e.Args = append(e.Args[:0], args...)
+	s.markEffect(e)
+	s.srv.publish(e)
+}
+
+// emitKey is emit for an effect whose key is not args[1]: XGROUP <sub>
+// <key> ….
+func (s *Session) emitKey(key []byte, args ...[]byte) {
+	s.emitted++
+	e := &s.eff
+	e.Kind, e.DB, e.Key, e.Origin = EffectKey, s.DBIndex, key, s
 	e.Args = append(e.Args[:0], args...)
 	s.markEffect(e)
 	s.srv.publish(e)

@@ -131,6 +131,7 @@ func families() [][]*Command {
 		stringCommands(), bitCommands(), hashCommands(), listCommands(),
 		setCommands(), zsetCommands(), pubsubCommands(), syncCommands(),
 		persistCommands(), dedupCommands(), lcsCommands(), jsonCommands(), ratelimitCommands(),
+		streamCommands(),
 		geoCommands(), sortCommands(),
 		hllCommands(),
 	}

@@ -29,9 +29,10 @@ const (
 	TypeHash
 	TypeJSON
 	TypeRateLimit
+	TypeStream
 )
 
-var typeNames = [...]string{"string", "list", "set", "zset", "hash", "json", "ratelimit"}
+var typeNames = [...]string{"string", "list", "set", "zset", "hash", "json", "ratelimit", "stream"}
 
 // String returns the name TYPE replies with.
 func (t Type) String() string { return typeNames[t] }
