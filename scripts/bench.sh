@@ -13,6 +13,8 @@ go build -o bin/pubsubbench ./bench/pubsub
 echo "== redis-benchmark: strings, then collections at pipeline 16; pub/sub fan-out"
 ./bin/redisbench -recached bin/recached -rounds "$ROUNDS" \
 	-more lpush,rpop,sadd,hset,zadd,lrange_100 \
+	-cmd "pfadd|PFADD hll e:__rand_int__" -cmd "pfadd new key|PFADD hll:__rand_int__ __rand_int__" \
+	-cmd "pfcount|PFCOUNT hll" \
 	-ext "pubsub fan-out 200 subs P=1|deliveries|bin/pubsubbench -subs 200 -messages 20000 -pipeline 1" \
 	-ext "pubsub fan-out 200 subs P=16|deliveries|bin/pubsubbench -subs 200 -messages 50000 -pipeline 16" \
 	"$@"

@@ -57,6 +57,8 @@ func main() {
 	memKeys := flag.Int("memkeys", 1000000, "keys for the memory row (0 skips)")
 	loops := flag.Int("loops", 1, "recached event loops")
 	aof := flag.String("aof", "", `append-only log policy for both servers ("everysec", "always"); empty: no log`)
+	var cmds cmdFlags
+	flag.Var(&cmds, "cmd", `custom command row at pipeline 16: "label|COMMAND args…" (redis-benchmark's __rand_int__ placeholders take -r 1000000; repeatable)`)
 	var exts extFlags
 	flag.Var(&exts, "ext", `external load program run against both servers: "label|unit|program args…"; it gets -addr and prints unit=N and seconds=S (repeatable)`)
 	flag.Parse()
@@ -79,6 +81,9 @@ func main() {
 			}
 			rows = append(rows, row{test: t, clients: 50, pipeline: 16, threads: 1, n: n})
 		}
+	}
+	for _, c := range cmds {
+		rows = append(rows, row{test: c.label, clients: 50, pipeline: 16, threads: 1, n: 1000000 / scale, extra: append([]string{"-r", "1000000"}, c.args...)})
 	}
 	for _, t := range []string{"set", "get"} {
 		rows = append(rows, row{test: t, clients: 500, pipeline: 1, threads: 1, n: 200000 / scale})
@@ -333,6 +338,26 @@ type ext struct {
 }
 
 type extFlags []ext
+
+// cmdRow is a -cmd row: a label and the command redis-benchmark repeats.
+type cmdRow struct {
+	label string
+	args  []string
+}
+
+// cmdFlags collects the -cmd flags.
+type cmdFlags []cmdRow
+
+func (c *cmdFlags) String() string { return fmt.Sprint(len(*c)) }
+
+func (c *cmdFlags) Set(v string) error {
+	label, cmd, ok := strings.Cut(v, "|")
+	if !ok || label == "" || strings.TrimSpace(cmd) == "" {
+		return fmt.Errorf(`-cmd wants "label|COMMAND args…", got %q`, v)
+	}
+	*c = append(*c, cmdRow{label: label, args: strings.Fields(cmd)})
+	return nil
+}
 
 func (e *extFlags) String() string { return fmt.Sprint(len(*e)) }
 
