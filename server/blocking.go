@@ -347,8 +347,11 @@ func (reg *blockRegistry) onEffect(e *Effect) {
 	reg.mu.Lock()
 	defer reg.mu.Unlock()
 	if e.Kind == EffectDB {
-		if resp.EqualFold(a[0], "swapdb") {
-			for k := range reg.queues {
+		// After SWAPDB every key waited for may have changed; after a
+		// flush, blocked XREADGROUPs learn that their key is gone.
+		all := resp.EqualFold(a[0], "swapdb") || resp.EqualFold(a[0], "flushall")
+		for k := range reg.queues {
+			if all || k.db == e.DB {
 				reg.markLocked(k)
 			}
 		}

@@ -48,9 +48,10 @@ const (
 	TagHash      Tag = 4
 	TagJSON      Tag = 5
 	TagRateLimit Tag = 6
+	TagStream    Tag = 7
 )
 
-var tagNames = [...]string{"string", "list", "set", "zset", "hash", "json", "ratelimit"}
+var tagNames = [...]string{"string", "list", "set", "zset", "hash", "json", "ratelimit", "stream"}
 
 // String names the tag as TYPE would.
 func (t Tag) String() string {

@@ -422,6 +422,8 @@ func (r *Reader) key() (*Record, error) {
 		e.Obj, err = r.json()
 	case TagRateLimit:
 		e.Obj, err = r.ratelimit()
+	case TagStream:
+		e.Obj, err = r.stream()
 	default:
 		if t >= 0 && t < int64(len(tagNames)) {
 			return nil, r.corruptAt(start, fmt.Sprintf("values of type %s (tag %d) are not supported by this build", Tag(t), t))

@@ -280,6 +280,8 @@ func TagOf(t keyspace.Type) (Tag, bool) {
 		return TagJSON, true
 	case keyspace.TypeRateLimit:
 		return TagRateLimit, true
+	case keyspace.TypeStream:
+		return TagStream, true
 	}
 	return 0, false
 }
@@ -330,6 +332,8 @@ func encodeObject(enc *msgpack.Encoder, tag Tag, o keyspace.Object) error {
 		return encodeJSON(enc, o)
 	case TagRateLimit:
 		return encodeRateLimit(enc, o)
+	case TagStream:
+		return encodeStream(enc, o)
 	}
 	n := -1
 	if l, ok := o.(lener); ok {
