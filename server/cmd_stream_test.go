@@ -261,3 +261,27 @@ func TestStreamCopyIsDeep(t *testing.T) {
 		t.Errorf("MEMORY USAGE: %q", rep)
 	}
 }
+
+// TestXAddAutoID checks the shape of the ids XADD chooses: the current
+// time and sequence 0, then the next sequence within one millisecond, and
+// never below the last id.
+func TestXAddAutoID(t *testing.T) {
+	s := plainSession(t)
+	now := int64(1_700_000_000_000)
+	s.srv.ks.Now = func() int64 { return now }
+	for _, tc := range []struct{ args, want string }{
+		{"XADD s * f v", bulk("1700000000000-0")},
+		{"XADD s * f v", bulk("1700000000000-1")},
+		{"XADD s 1700000000005-* f v", bulk("1700000000005-0")},
+		{"XADD s * f v", bulk("1700000000005-1")},
+		{"XADD s 1700000000005-* f v", bulk("1700000000005-2")},
+	} {
+		if got := run(s, strings.Fields(tc.args)...); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.args, got, tc.want)
+		}
+	}
+	now += 10
+	if got := run(s, "XADD", "s", "*", "f", "v"); got != bulk("1700000000010-0") {
+		t.Errorf("a later millisecond: %q", got)
+	}
+}
