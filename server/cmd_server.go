@@ -283,8 +283,13 @@ func cmdCommandHelp(s *Session) {
 		"COUNT", "    Return the total number of commands in this Redis server.",
 		"LIST", "    Return a list of all commands in this Redis server.",
 		"INFO [<command-name> ...]", "    Return details about multiple Redis commands.",
+		"    If no command names are given, documentation details for all",
+		"    commands are returned.",
 		"DOCS [<command-name> ...]", "    Return documentation details about multiple Redis commands.",
-		"GETKEYS <full-command>", "    Return the keys from a full Redis command.")
+		"    If no command names are given, documentation details for all",
+		"    commands are returned.",
+		"GETKEYS <full-command>", "    Return the keys from a full Redis command.",
+		"GETKEYSANDFLAGS <full-command>", "    Return the keys and the access flags from a full Redis command.")
 }
 
 func help(s *Session, name string, lines ...string) {
@@ -294,7 +299,7 @@ func help(s *Session, name string, lines ...string) {
 		s.W.Simple(l)
 	}
 	s.W.Simple("HELP")
-	s.W.Simple("    Print this help.")
+	s.W.Simple("    Prints this help.")
 }
 
 // cmdDBSize counts the keys held, as Redis does: in constant time, keys
