@@ -1,6 +1,7 @@
 package server
 
 import (
+	"slices"
 	"strconv"
 	"sync"
 
@@ -514,7 +515,7 @@ type (
 
 // appendRecreate appends the pushes that re-create key's current value in
 // db from nothing: SET for a string; DEL then HSET, RPUSH, SADD or ZADD in
-// chunks for the other types; then PEXPIREAT when withTTL is set and the
+// chunks for the other types (a stream: see appendStream); then PEXPIREAT when withTTL is set and the
 // key has a time to live. An absent key is a DEL.
 func (sy *syncer) appendRecreate(b []byte, db *keyspace.DB, key []byte, withTTL bool) []byte {
 	e := db.Peek(key)
@@ -560,6 +561,8 @@ func appendContent(b, key []byte, e *keyspace.Entry) []byte {
 			return true
 		})
 		return c.flush()
+	case *keyspace.Stream:
+		return appendStream(b, key, o)
 	case recreator:
 		for _, cmd := range o.Recreate(key) {
 			b = resp.AppendPush(b, cmd...)
@@ -597,4 +600,107 @@ func (c *chunker) flush() []byte {
 		c.body, c.n = c.body[:0], 0
 	}
 	return c.b
+}
+
+// Hydration of a stream: its entries, counters, consumer groups, consumers
+// and pending entries, as commands a replica applies in order.
+var (
+	bEmptyID = []byte("0-1")
+	bX       = []byte("x")
+)
+
+// appendStream appends the pushes that fill an empty key with the stream
+// st (sync/TYPES.md):
+//
+//	XADD key <id> <field> <value> …            every entry, in id order
+//	XGROUP CREATE key <group> <last-id> ENTRIESREAD <n>
+//	XGROUP CREATECONSUMER key <group> <consumer>
+//	XCLAIM key <group> <consumer> 0 <id> TIME <ms> RETRYCOUNT <n> FORCE JUSTID
+//	XTRIM / XDEL                                placeholders, see below
+//	XSETID key <last-id> ENTRIESADDED <n> [MAXDELETEDID <id>]
+//
+// A pending entry whose stream entry is gone (deleted or trimmed after its
+// delivery) can only be claimed while an entry of its id exists, so such
+// ids are added as placeholder entries ("" "") among the real ones and
+// removed after the claims: those before the first real entry by XTRIM
+// MINID (or MAXLEN 0), which leaves the largest deleted id alone, the
+// others by XDEL (they were deleted, so the largest deleted id is at least
+// theirs). A stream with no entry at all is created as Redis's AOF rewrite
+// does, by XADD key MAXLEN = 0 0-1 x x. XSETID comes last and sets the
+// counters the placeholders disturbed.
+func appendStream(b, key []byte, st *keyspace.Stream) []byte {
+	var ghosts []keyspace.StreamID
+	for _, g := range st.Groups() {
+		for _, n := range g.Pending() {
+			if !st.Exists(n.ID) {
+				ghosts = append(ghosts, n.ID)
+			}
+		}
+	}
+	slices.SortFunc(ghosts, keyspace.StreamID.Compare)
+	ghosts = slices.Compact(ghosts)
+
+	var idBuf, numBuf [44]byte
+	args := make([][]byte, 0, 16)
+	empty := []byte{}
+	gi := 0
+	addGhostsBefore := func(id keyspace.StreamID, all bool) {
+		for ; gi < len(ghosts) && (all || ghosts[gi].Compare(id) < 0); gi++ {
+			b = resp.AppendPush(b, bXADD, key, ghosts[gi].Append(idBuf[:0]), empty, empty)
+		}
+	}
+	first, live := keyspace.StreamID{}, false
+	st.Range(keyspace.StreamID{}, keyspace.MaxStreamID, false, func(id keyspace.StreamID, fv [][]byte) bool {
+		if !live {
+			first, live = id, true
+		}
+		addGhostsBefore(id, false)
+		args = append(args[:0], bXADD, key, id.Append(idBuf[:0]))
+		b = resp.AppendPush(b, append(args, fv...)...)
+		return true
+	})
+	addGhostsBefore(keyspace.StreamID{}, true)
+	if !live && len(ghosts) == 0 {
+		b = resp.AppendPush(b, bXADD, key, bMAXLEN, bEquals, bZero, bEmptyID, bX, bX)
+	}
+	for _, g := range st.Groups() {
+		b = resp.AppendPush(b, bXGROUP, bCREATE, key, g.Name, g.LastID.Append(idBuf[:0]),
+			bENTRIESREAD, strconv.AppendInt(numBuf[:0], g.EntriesRead, 10))
+		for _, c := range g.Consumers() {
+			b = resp.AppendPush(b, bXGROUP, bCREATECONSUMER, key, g.Name, c.Name)
+		}
+		for _, n := range g.Pending() {
+			if n.Consumer == nil {
+				continue // never the case once a command has finished
+			}
+			var timeBuf [20]byte
+			b = resp.AppendPush(b, bXCLAIM, key, g.Name, n.Consumer.Name, bZero, n.ID.Append(idBuf[:0]),
+				bTIME, strconv.AppendInt(timeBuf[:0], n.DeliveryTime, 10),
+				bRETRYCOUNT, strconv.AppendUint(numBuf[:0], n.DeliveryCount, 10), bFORCE, bJUSTID)
+		}
+	}
+	if len(ghosts) > 0 {
+		if !live {
+			b = resp.AppendPush(b, bXTRIM, key, bMAXLEN, bEquals, bZero)
+		} else {
+			if ghosts[0].Compare(first) < 0 {
+				b = resp.AppendPush(b, bXTRIM, key, bMINID, bEquals, first.Append(idBuf[:0]))
+			}
+			args = append(args[:0], bXDEL, key)
+			for _, id := range ghosts {
+				if id.Compare(first) > 0 {
+					args = append(args, []byte(id.String()))
+				}
+			}
+			if len(args) > 2 {
+				b = resp.AppendPush(b, args...)
+			}
+		}
+	}
+	args = append(args[:0], bXSETID, key, st.LastID.Append(idBuf[:0]),
+		bENTRIESADDED, strconv.AppendUint(numBuf[:0], st.EntriesAdded, 10))
+	if !st.MaxDeletedID.IsZero() {
+		args = append(args, bMAXDELETEDID, []byte(st.MaxDeletedID.String()))
+	}
+	return resp.AppendPush(b, args...)
 }
