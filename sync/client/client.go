@@ -399,6 +399,12 @@ func (c *Client) JGet(key, path string) (text []byte, ok bool, err error) {
 	return c.store.JGet(key, path)
 }
 
+// XRange returns entries of key's stream in the local store, as
+// Store.XRange does (XRANGE, or XREVRANGE when rev is set).
+func (c *Client) XRange(key string, start, end StreamID, count int, rev bool) ([]StreamEntry, bool) {
+	return c.store.XRange(key, start, end, count, rev)
+}
+
 // State returns the current connection state.
 func (c *Client) State() State {
 	c.mu.Lock()

@@ -17,7 +17,8 @@ type Type uint8
 
 // The types a local key may have. TypeOther is a server type the store
 // keeps only the marker and expiry time of (ratelimit): Value.Marker names
-// it. TypeJSON came after TypeOther, so that no earlier number changed.
+// it. TypeJSON and TypeStream came after TypeOther, so that no earlier
+// number changed.
 const (
 	TypeNone Type = iota
 	TypeString
@@ -27,9 +28,10 @@ const (
 	TypeZSet
 	TypeOther
 	TypeJSON
+	TypeStream
 )
 
-var typeNames = [...]string{"none", "string", "hash", "list", "set", "zset", "other", "json"}
+var typeNames = [...]string{"none", "string", "hash", "list", "set", "zset", "other", "json", "stream"}
 
 // String returns the type's name as the server's TYPE command spells it.
 func (t Type) String() string {
@@ -54,6 +56,9 @@ type Value struct {
 	// JSON is a json key's document as compact JSON text (TypeJSON); nil
 	// while only its marker is known, before its content arrives.
 	JSON []byte
+	// Stream is a stream key's entries, counters and consumer groups
+	// (TypeStream), a copy; nil while only its marker is known.
+	Stream *Stream
 	// ExpireAt is the key's expiry time in Unix milliseconds, 0 for none,
 	// as far as the pushes this client received tell.
 	ExpireAt int64
@@ -69,6 +74,7 @@ type entry struct {
 	set      map[string]struct{}
 	zset     map[string]float64
 	json     *recsync.JSON // nil: the content has not arrived yet
+	stream   *Stream       // nil: the content has not arrived yet
 	expireAt int64
 }
 
@@ -127,12 +133,17 @@ func (e *entry) value() Value {
 		if e.json != nil {
 			v.JSON = e.json.Text()
 		}
+	case TypeStream:
+		if e.stream != nil {
+			v.Stream = e.stream.Clone()
+		}
 	}
 	return v
 }
 
 // Store is a client's local replica of the keys it syncs: strings, hashes,
-// lists, sets, sorted sets and json documents with their expiry times, and
+// lists, sets, sorted sets, json documents and streams (entries, counters,
+// consumer groups and their pending entries) with their expiry times, and
 // the markers of ratelimit keys. It is updated from
 // qstate and keychange frames and by applying mutation pushes, whose
 // effects are the replayable commands the server reports for every write.
@@ -334,6 +345,12 @@ func (st *Store) Apply(args [][]byte) (changed []string, ok bool) {
 	if len(args) < 2 {
 		return nil, false
 	}
+	if name == "XGROUP" {
+		if len(args) < 3 {
+			return nil, false
+		}
+		return st.applyStream(string(args[2]), args)
+	}
 	key := string(args[1])
 	rest := args[2:]
 	ok = true
@@ -401,6 +418,8 @@ func (st *Store) Apply(args [][]byte) (changed []string, ok bool) {
 		ok = st.applyJSON(key, name, rest)
 	case "RLSET":
 		ok = st.rlset(key, rest)
+	case "XADD", "XTRIM", "XDEL", "XSETID", "XACK", "XCLAIM":
+		return st.applyStream(key, args)
 	case "RENAME":
 		if len(rest) != 1 {
 			return nil, false
@@ -910,7 +929,7 @@ func (st *Store) copy(src string, rest [][]byte) (string, bool) {
 		}
 	} else {
 		v := e.value()
-		c.str, c.hash, c.list, c.set, c.zset = v.Str, v.Hash, v.List, v.Set, v.ZSet
+		c.str, c.hash, c.list, c.set, c.zset, c.stream = v.Str, v.Hash, v.List, v.Set, v.ZSet, v.Stream
 	}
 	st.keys[dst] = c
 	return dst, true
@@ -1001,4 +1020,87 @@ func (st *Store) JGet(key, path string) (text []byte, ok bool, err error) {
 		return nil, false, nil
 	}
 	return recsync.JSONAt(e.json, path)
+}
+
+// applyStream applies a stream effect (sync/TYPES.md) to key with the
+// server's semantics: a key of another type is replaced by the stream the
+// effect creates, and one that creates none (XTRIM of a missing key)
+// changes nothing. An effect that does not fit the local stream is not
+// understood; it may have changed part of the stream, which the caller
+// should then re-subscribe to.
+func (st *Store) applyStream(key string, args [][]byte) ([]string, bool) {
+	e := st.live(key)
+	var cur *Stream
+	if e != nil && e.typ == TypeStream {
+		cur = e.stream
+	}
+	s, err := ApplyStreamEffect(cur, args, st.nowMs())
+	if s != nil && s != cur {
+		exp := int64(0)
+		if e != nil && e.typ == TypeStream {
+			exp = e.expireAt
+		}
+		e = newEntry(TypeStream)
+		e.stream, e.expireAt = s, exp
+		st.keys[key] = e
+	}
+	if err != nil {
+		return nil, false
+	}
+	if s == nil {
+		return nil, true
+	}
+	return []string{key}, true
+}
+
+// XRange returns key's entries with ids from start to end inclusive
+// (MinStreamID and MaxStreamID for "-" and "+"), at most count of them (0
+// or less: all), as XRANGE replies them; XRevRange's order when rev is
+// set. ok is false when the key is absent or expired, is not a stream, or
+// its content has not arrived yet. The entries are copies.
+func (st *Store) XRange(key string, start, end StreamID, count int, rev bool) (entries []StreamEntry, ok bool) {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	s := st.streamLocked(key)
+	if s == nil {
+		return nil, false
+	}
+	entries = s.Range(start, end, count, rev)
+	for i := range entries {
+		entries[i].Fields = cloneFields(entries[i].Fields)
+	}
+	return entries, true
+}
+
+// XLen returns the number of entries of key's stream, 0 when it has none
+// (XLEN).
+func (st *Store) XLen(key string) int {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	if s := st.streamLocked(key); s != nil {
+		return s.Len()
+	}
+	return 0
+}
+
+// Stream returns a copy of key's stream: entries, counters, consumer
+// groups, consumers and pending entries (what XINFO STREAM FULL and
+// XPENDING report, idle times aside). ok is false as for XRange.
+func (st *Store) Stream(key string) (s *Stream, ok bool) {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	if s := st.streamLocked(key); s != nil {
+		return s.Clone(), true
+	}
+	return nil, false
+}
+
+// streamLocked returns key's live stream, nil when it has none. The caller
+// holds the lock.
+func (st *Store) streamLocked(key string) *Stream {
+	e := st.keys[key]
+	if e == nil || e.typ != TypeStream || e.expireAt > 0 && e.expireAt <= st.nowMs() {
+		return nil
+	}
+	return e.stream
 }
