@@ -10,9 +10,10 @@ go build -o bin/recached ./cmd/recached
 go build -o bin/redisbench ./bench/redisbench
 go build -o bin/pubsubbench ./bench/pubsub
 
-echo "== redis-benchmark: strings, then collections at pipeline 16; pub/sub fan-out"
+echo "== redis-benchmark: strings, then collections, streams, HyperLogLog and GEO at pipeline 16; pub/sub fan-out; memory"
 ./bin/redisbench -recached bin/recached -rounds "$ROUNDS" \
 	-more lpush,rpop,sadd,hset,zadd,lrange_100 \
+	-datatypes \
 	-cmd "pfadd|PFADD hll e:__rand_int__" -cmd "pfadd new key|PFADD hll:__rand_int__ __rand_int__" \
 	-cmd "pfcount|PFCOUNT hll" \
 	-ext "pubsub fan-out 200 subs P=1|deliveries|bin/pubsubbench -subs 200 -messages 20000 -pipeline 1" \

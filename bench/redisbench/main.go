@@ -6,7 +6,9 @@
 // client saturates a core first, so CPU per request is the figure of merit.
 //
 // It also fills both servers with 1 000 000 keys of 16-byte values and
-// compares their resident memory.
+// compares their resident memory. With -datatypes it adds rows for streams
+// (XADD, XREADGROUP+XACK), GEOADD and GEOSEARCH, and compares the memory
+// growth of a stream of 1 000 000 entries of three fields.
 package main
 
 import (
@@ -32,6 +34,10 @@ type row struct {
 	threads  int
 	n        int
 	extra    []string
+	// drive, when set, replaces redis-benchmark: it prepares the server
+	// (not measured) and returns the load to measure, which reports the
+	// requests it sent.
+	drive func(addr string, n, clients, pipeline int) (func() (int, error), error)
 }
 
 func (r row) name() string {
@@ -52,9 +58,11 @@ func main() {
 	recachedBin := flag.String("recached", "bin/recached", "recached binary")
 	rounds := flag.Int("rounds", 3, "rounds, order rotated each round")
 	quick := flag.Bool("quick", false, "fewer requests (smoke run)")
-	tests := flag.String("tests", "ping_mbulk,set,get,incr,mset", "redis-benchmark tests for the c=50 rows")
+	tests := flag.String("tests", "ping_mbulk,set,get,incr,mset", "redis-benchmark tests for the c=50 rows (empty: none, and no c=500 or threads rows)")
 	extraTests := flag.String("more", "", "further tests at pipeline 16 (e.g. lpush,rpop,sadd,hset,zadd,lrange_100)")
 	memKeys := flag.Int("memkeys", 1000000, "keys for the memory row (0 skips)")
+	dataTypes := flag.Bool("datatypes", false, "rows for XADD, XREADGROUP+XACK, GEOADD and GEOSEARCH at pipeline 16, and the stream memory row")
+	streamEntries := flag.Int("streamentries", 1000000, "entries for the stream memory row of -datatypes (0 skips)")
 	loops := flag.Int("loops", 1, "recached event loops")
 	aof := flag.String("aof", "", `append-only log policy for both servers ("everysec", "always"); empty: no log`)
 	var cmds cmdFlags
@@ -69,7 +77,7 @@ func main() {
 		scale = 10
 	}
 	var rows []row
-	for _, t := range strings.Split(*tests, ",") {
+	for _, t := range strings.FieldsFunc(*tests, func(r rune) bool { return r == ',' }) {
 		rows = append(rows, row{test: t, clients: 50, pipeline: 1, threads: 1, n: 200000 / scale})
 		rows = append(rows, row{test: t, clients: 50, pipeline: 16, threads: 1, n: 1000000 / scale})
 	}
@@ -82,10 +90,16 @@ func main() {
 			rows = append(rows, row{test: t, clients: 50, pipeline: 16, threads: 1, n: n})
 		}
 	}
+	if *dataTypes {
+		rows = append(rows, dataTypeRows(scale)...)
+	}
 	for _, c := range cmds {
 		rows = append(rows, row{test: c.label, clients: 50, pipeline: 16, threads: 1, n: 1000000 / scale, extra: append([]string{"-r", "1000000"}, c.args...)})
 	}
 	for _, t := range []string{"set", "get"} {
+		if *tests == "" {
+			break
+		}
 		rows = append(rows, row{test: t, clients: 500, pipeline: 1, threads: 1, n: 200000 / scale})
 		rows = append(rows, row{test: t, clients: 50, pipeline: 1, threads: 2, n: 200000 / scale})
 		rows = append(rows, row{test: t, clients: 50, pipeline: 16, threads: 2, n: 1000000 / scale})
@@ -139,6 +153,9 @@ func main() {
 
 	if *memKeys > 0 {
 		memoryRow(*recachedBin, dir, *memKeys)
+	}
+	if *dataTypes && *streamEntries > 0 {
+		streamMemoryRow(*recachedBin, filepath.Join(dir, "streammem"), *streamEntries)
 	}
 }
 
@@ -263,6 +280,9 @@ func (s *server) rss() int64 {
 const ticksPerSecond = 100 // USER_HZ on Linux
 
 func (s *server) run(r row) result {
+	if r.drive != nil {
+		return s.runDriver(r)
+	}
 	host, port, _ := net.SplitHostPort(s.addr)
 	args := []string{"-h", host, "-p", port, "-c", strconv.Itoa(r.clients), "-P", strconv.Itoa(r.pipeline),
 		"-n", strconv.Itoa(r.n), "-t", r.test, "--csv"}
@@ -290,6 +310,25 @@ func (s *server) run(r row) result {
 		}
 	}
 	cpuNs := float64(after-before) * 1e9 / ticksPerSecond / float64(r.n)
+	fmt.Fprintf(os.Stderr, "%-9s %-34s %10.0f req/s %8.0f ns cpu/req\n", s.name, r.name(), rps, cpuNs)
+	return result{rps: rps, cpuNsPR: cpuNs}
+}
+
+// runDriver measures a row with a drive function: requests per second of
+// wall time and server CPU per request.
+func (s *server) runDriver(r row) result {
+	load, err := r.drive(s.addr, r.n, r.clients, r.pipeline)
+	if err != nil {
+		log.Fatalf("%s against %s: %v", r.name(), s.name, err)
+	}
+	before, start := s.cpu(), time.Now()
+	reqs, err := load()
+	elapsed, after := time.Since(start), s.cpu()
+	if err != nil {
+		log.Fatalf("%s against %s: %v", r.name(), s.name, err)
+	}
+	rps := float64(reqs) / elapsed.Seconds()
+	cpuNs := float64(after-before) * 1e9 / ticksPerSecond / float64(reqs)
 	fmt.Fprintf(os.Stderr, "%-9s %-34s %10.0f req/s %8.0f ns cpu/req\n", s.name, r.name(), rps, cpuNs)
 	return result{rps: rps, cpuNsPR: cpuNs}
 }

@@ -466,6 +466,7 @@ var streamTemplates = []template{
 		return out
 	}},
 	{"", cmd("XINFO", lit("GROUPS"), skey)},
+	{"", cmd("XINFO", lit("STREAM"), skey)},
 	{"", func(t *rapid.T) []string {
 		out := []string{"XSETID", skey(t), streamID(t)}
 		if rapid.IntRange(0, 2).Draw(t, "entriesadded") == 0 {
