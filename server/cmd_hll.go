@@ -211,16 +211,11 @@ func cmdPFMerge(s *Session) {
 			return
 		}
 	}
-	sparseMax := -1
-	for i, v := range max {
-		if v == 0 {
-			continue
-		}
-		if sparseMax < 0 && keyspace.HLLIsSparse(b) {
-			sparseMax = s.srv.hllSparseMax()
-		}
-		b, _ = keyspace.HLLSet(b, i, v, sparseMax)
+	sparseMax := 0
+	if keyspace.HLLIsSparse(b) {
+		sparseMax = s.srv.hllSparseMax()
 	}
+	b = keyspace.HLLRaise(b, &max, sparseMax)
 	keyspace.HLLInvalidate(b)
 	e = s.storeHLL(key, e, b)
 	s.emit(bSET, key, e.Str, bKEEPTTL)

@@ -393,10 +393,23 @@ func HLLToDense(b []byte) ([]byte, bool) {
 // reports false for a corrupt sparse b (max may then be partly updated).
 func HLLMerge(max *[HLLRegisters]uint8, b []byte) bool {
 	if b[4] == hllDense {
+		// 16 registers (12 bytes) at a time, as denseHisto.
 		r := b[HLLHeaderSize:]
-		for i := range max {
-			if v := denseGet(r, i); v > max[i] {
-				max[i] = v
+		for i, g := 0, 0; i+12 <= len(r); i, g = i+12, g+16 {
+			x := r[i : i+12 : i+12]
+			lo := uint64(x[0]) | uint64(x[1])<<8 | uint64(x[2])<<16 | uint64(x[3])<<24 | uint64(x[4])<<32 | uint64(x[5])<<40
+			hi := uint64(x[6]) | uint64(x[7])<<8 | uint64(x[8])<<16 | uint64(x[9])<<24 | uint64(x[10])<<32 | uint64(x[11])<<40
+			if lo == 0 && hi == 0 {
+				continue
+			}
+			m := max[g : g+16 : g+16]
+			for j := uint(0); j < 8; j++ {
+				if v := uint8(lo >> (6 * j) & 63); v > m[j] {
+					m[j] = v
+				}
+				if v := uint8(hi >> (6 * j) & 63); v > m[8+j] {
+					m[8+j] = v
+				}
 			}
 		}
 		return true
@@ -468,8 +481,15 @@ func HLLCount(b []byte) (uint64, bool) {
 // union PFCOUNT computes for several keys).
 func HLLCountRegisters(max *[HLLRegisters]uint8) uint64 {
 	var histo [64]int
-	for _, v := range max {
-		histo[v&63]++
+	for i := 0; i < len(max); i += 8 {
+		w := max[i : i+8 : i+8]
+		if binary.LittleEndian.Uint64(w) == 0 {
+			histo[0] += 8
+			continue
+		}
+		for _, v := range w {
+			histo[v&63]++
+		}
 	}
 	return estimate(&histo)
 }
@@ -631,4 +651,44 @@ func HLLSelfTest(sparseMax int, seed uint64) error {
 		checkpoint *= 10
 	}
 	return nil
+}
+
+// HLLRaise raises every register of b to the one in max, as PFMERGE writes
+// its destination: register by register in index order while b is sparse
+// (which may promote it), then all at once in the dense form. It returns
+// the (possibly reallocated) string; a corrupt sparse b is left as far as
+// the updates got, as Redis does.
+func HLLRaise(b []byte, max *[HLLRegisters]uint8, sparseMax int) []byte {
+	for i := 0; i < HLLRegisters && b[4] == hllSparse; i++ {
+		if max[i] != 0 {
+			b, _ = HLLSet(b, i, max[i], sparseMax)
+		}
+	}
+	if b[4] != hllDense {
+		return b
+	}
+	r := b[HLLHeaderSize:]
+	for i, g := 0, 0; i+12 <= len(r); i, g = i+12, g+16 {
+		m := max[g : g+16 : g+16]
+		x := r[i : i+12 : i+12]
+		lo := uint64(x[0]) | uint64(x[1])<<8 | uint64(x[2])<<16 | uint64(x[3])<<24 | uint64(x[4])<<32 | uint64(x[5])<<40
+		hi := uint64(x[6]) | uint64(x[7])<<8 | uint64(x[8])<<16 | uint64(x[9])<<24 | uint64(x[10])<<32 | uint64(x[11])<<40
+		nlo, nhi := uint64(0), uint64(0)
+		for j := uint(0); j < 8; j++ {
+			nlo |= uint64(max8(uint8(lo>>(6*j)&63), m[j]&63)) << (6 * j)
+			nhi |= uint64(max8(uint8(hi>>(6*j)&63), m[8+j]&63)) << (6 * j)
+		}
+		for k := 0; k < 6; k++ {
+			x[k] = byte(nlo >> (8 * k))
+			x[6+k] = byte(nhi >> (8 * k))
+		}
+	}
+	return b
+}
+
+func max8(a, b uint8) uint8 {
+	if a > b {
+		return a
+	}
+	return b
 }
