@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recached/recached/resp"
 	"github.com/recached/recached/server"
 	"github.com/recached/recached/server/servertest"
+	rc "github.com/recached/recached/sync/client"
 )
 
 // model is a sync client's local store: it applies mutation pushes exactly
@@ -25,14 +27,18 @@ type model struct {
 	list map[string][]string
 	set  map[string]map[string]bool
 	zset map[string]map[string]float64
-	json map[string]any   // documents, as encoding/json decodes them
-	exp  map[string]int64 // unix ms
+	json map[string]any // documents, as encoding/json decodes them
+	// stream holds the streams, applied by the Go client's applier and
+	// compared with the server's XINFO STREAM FULL.
+	stream map[string]*rc.Stream
+	exp    map[string]int64 // unix ms
 }
 
 func newModel(t *testing.T) *model {
 	return &model{t: t, strs: map[string]string{}, hash: map[string]map[string]string{},
 		list: map[string][]string{}, set: map[string]map[string]bool{},
-		zset: map[string]map[string]float64{}, json: map[string]any{}, exp: map[string]int64{}}
+		zset: map[string]map[string]float64{}, json: map[string]any{}, stream: map[string]*rc.Stream{},
+		exp: map[string]int64{}}
 }
 
 func (m *model) del(k string) {
@@ -42,6 +48,7 @@ func (m *model) del(k string) {
 	delete(m.set, k)
 	delete(m.zset, k)
 	delete(m.json, k)
+	delete(m.stream, k)
 	delete(m.exp, k)
 }
 
@@ -123,6 +130,7 @@ func (m *model) apply(args []string) {
 		}
 		h, l, st, z = m.hash[k], m.list[k], m.set[k], m.zset[k]
 		doc, isDoc := m.json[k]
+		xs := m.stream[k]
 		e, hadExp := m.exp[k]
 		m.del(k)
 		m.del(dst)
@@ -139,6 +147,8 @@ func (m *model) apply(args []string) {
 			m.zset[dst] = z
 		case isDoc:
 			m.json[dst] = doc
+		case xs != nil:
+			m.stream[dst] = xs
 		}
 		if hadExp {
 			m.exp[dst] = e
@@ -283,9 +293,95 @@ func (m *model) apply(args []string) {
 		if had {
 			m.exp[k] = e
 		}
+	case "XADD", "XTRIM", "XDEL", "XSETID", "XACK", "XCLAIM", "XGROUP":
+		if cmd == "XGROUP" {
+			k = args[2]
+		}
+		b := make([][]byte, len(args))
+		for i, a := range args {
+			b[i] = []byte(a)
+		}
+		cur := m.stream[k]
+		if cur == nil && m.state(k, 0, false) != "" {
+			t.Fatalf("stream effect %q on a key of another type: %s", args, m.state(k, 0, false))
+		}
+		st, err := rc.ApplyStreamEffect(cur, b, time.Now().UnixMilli())
+		if err != nil {
+			t.Fatalf("stream effect %q: %v", args, err)
+		}
+		if st != nil {
+			m.stream[k] = st
+		}
 	default:
 		t.Fatalf("the test's applier does not know the pushed effect %q", args)
 	}
+}
+
+// describeStream renders a stream in the comparison format: counters,
+// entries, groups, consumers and pending entries.
+func describeStream(s *rc.Stream) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "stream len=%d last=%s maxdel=%s added=%d", s.Len(), s.LastID, s.MaxDeletedID, s.EntriesAdded)
+	for _, e := range s.Entries {
+		fmt.Fprintf(&b, " %s%q", e.ID, e.Fields)
+	}
+	for _, g := range s.Groups {
+		fmt.Fprintf(&b, " group %q last=%s read=%d consumers=%q", g.Name, g.LastID, g.EntriesRead, g.Consumers)
+		for _, p := range g.Pending {
+			fmt.Fprintf(&b, " nack %s %q count=%d at=%d", p.ID, p.Consumer, p.DeliveryCount, p.DeliveryTime)
+		}
+	}
+	return b.String()
+}
+
+// xinfoStream reads key's stream through XINFO STREAM key FULL COUNT 0.
+func xinfoStream(t *testing.T, c *servertest.Client, k string) *rc.Stream {
+	t.Helper()
+	rep := tcpDo(t, c, "XINFO", "STREAM", k, "FULL", "COUNT", "0")
+	v, _, err := resp.ParseValue([]byte(rep))
+	if err != nil || v.Kind != '*' {
+		t.Fatalf("XINFO STREAM %s FULL = %q (%v)", k, rep, err)
+	}
+	field := func(v resp.Value) map[string]resp.Value {
+		m := map[string]resp.Value{}
+		for i := 0; i+1 < len(v.Elems); i += 2 {
+			m[v.Elems[i].Text()] = v.Elems[i+1]
+		}
+		return m
+	}
+	id := func(v resp.Value) rc.StreamID {
+		x, err := rc.ParseStreamID(v.Text())
+		if err != nil {
+			t.Fatalf("XINFO id %q", v.Text())
+		}
+		return x
+	}
+	m := field(v)
+	s := &rc.Stream{LastID: id(m["last-generated-id"]), MaxDeletedID: id(m["max-deleted-entry-id"]),
+		EntriesAdded: uint64(m["entries-added"].Int)}
+	for _, e := range m["entries"].Elems {
+		var fv [][]byte
+		for _, f := range e.Elems[1].Elems {
+			fv = append(fv, f.Str)
+		}
+		s.Entries = append(s.Entries, rc.StreamEntry{ID: id(e.Elems[0]), Fields: fv})
+	}
+	for _, gv := range m["groups"].Elems {
+		gm := field(gv)
+		g := &rc.StreamGroup{Name: gm["name"].Text(), LastID: id(gm["last-delivered-id"]), EntriesRead: -1}
+		if r := gm["entries-read"]; !r.Null {
+			g.EntriesRead = r.Int
+		}
+		for _, p := range gm["pending"].Elems {
+			g.Pending = append(g.Pending, rc.StreamPending{ID: id(p.Elems[0]), Consumer: p.Elems[1].Text(),
+				DeliveryTime: p.Elems[2].Int, DeliveryCount: uint64(p.Elems[3].Int)})
+		}
+		for _, cv := range gm["consumers"].Elems {
+			g.Consumers = append(g.Consumers, field(cv)["name"].Text())
+		}
+		s.Groups = append(s.Groups, g)
+	}
+	return s
 }
 
 // mergePatch applies an RFC 7386 merge patch to target.
@@ -341,6 +437,8 @@ func (m *model) state(k string, now int64, withExp bool) string {
 		body = "zset " + sortedPairs(z)
 	case hasKey(m.json, k):
 		body = "json " + canonicalJSON(m.t, m.json[k])
+	case m.stream[k] != nil:
+		body = describeStream(m.stream[k])
 	default:
 		return ""
 	}
@@ -421,6 +519,8 @@ func serverState(t *testing.T, c *servertest.Client, k string, withExp bool) str
 			t.Fatalf("JGET %s = %q: %v", k, text, err)
 		}
 		body = "json " + canonicalJSON(t, v)
+	case "stream":
+		body = describeStream(xinfoStream(t, c, k))
 	default:
 		t.Fatalf("TYPE %s = %q", k, typ)
 	}
@@ -550,6 +650,46 @@ func testModel(t *testing.T, seed uint64) {
 		{"jmerge", func() []string { return []string{"JMERGE", key(), "$", patch()} }},
 		{"jdel", func() []string { return []string{"JDEL", key()} }},
 	}
+	// Streams: explicit ids from a counter (ms) so that XDEL, XACK and
+	// XCLAIM hit entries; two groups, three consumers.
+	seq := 0
+	sid := func() string { return strconv.Itoa(r.IntN(seq+2)) + "-" + strconv.Itoa(r.IntN(2)) }
+	group := func() string { return []string{"g1", "g2"}[r.IntN(2)] }
+	consumer := func() string { return []string{"alice", "bob", "carol"}[r.IntN(3)] }
+	gens = append(gens, []gen{
+		{"xadd", func() []string { seq++; return []string{"XADD", key(), strconv.Itoa(seq) + "-*", "f", val()} }},
+		{"xadd", func() []string {
+			seq++
+			return []string{"XADD", key(), "MAXLEN", "~", "3", strconv.Itoa(seq) + "-*", "f", val(), "g", val()}
+		}},
+		{"xadd", func() []string {
+			seq++
+			return []string{"XADD", key(), "MINID", sid(), strconv.Itoa(seq) + "-*", "f", val()}
+		}},
+		{"xtrim", func() []string { return []string{"XTRIM", key(), "MAXLEN", strconv.Itoa(r.IntN(4))} }},
+		{"xdel", func() []string { return []string{"XDEL", key(), sid(), sid()} }},
+		{"xsetid", func() []string {
+			return []string{"XSETID", key(), strconv.Itoa(seq+1) + "-0", "ENTRIESADDED", strconv.Itoa(100 + seq), "MAXDELETEDID", "1-0"}
+		}},
+		{"xgroup", func() []string {
+			return []string{"XGROUP", "CREATE", key(), group(), []string{"0", "$"}[r.IntN(2)], "MKSTREAM"}
+		}},
+		{"xgroup", func() []string { return []string{"XGROUP", "SETID", key(), group(), sid()} }},
+		{"xgroup", func() []string {
+			return []string{"XGROUP", []string{"CREATECONSUMER", "DELCONSUMER", "DESTROY"}[r.IntN(3)], key(), group(), consumer()}[:4+r.IntN(2)]
+		}},
+		{"xreadgroup", func() []string {
+			return []string{"XREADGROUP", "GROUP", group(), consumer(), "COUNT", "2", "STREAMS", key(), []string{">", ">", "0"}[r.IntN(3)]}
+		}},
+		{"xreadgroup", func() []string {
+			return []string{"XREADGROUP", "GROUP", group(), consumer(), "NOACK", "STREAMS", key(), ">"}
+		}},
+		{"xack", func() []string { return []string{"XACK", key(), group(), sid(), sid()} }},
+		{"xclaim", func() []string {
+			return []string{"XCLAIM", key(), group(), consumer(), "0", sid(), sid(), []string{"JUSTID", "FORCE", "IDLE"}[r.IntN(3)], "5"}
+		}},
+		{"xautoclaim", func() []string { return []string{"XAUTOCLAIM", key(), group(), consumer(), "0", "0", "COUNT", "2"} }},
+	}...)
 	var usable []gen
 	var skipped []string
 	for _, g := range gens {
@@ -607,7 +747,8 @@ func testModel(t *testing.T, seed uint64) {
 	}
 	// Out-of-scope keys never reached the copy.
 	for _, ks := range [][]string{slices.Collect(maps.Keys(local.strs)), slices.Collect(maps.Keys(local.hash)),
-		slices.Collect(maps.Keys(local.list)), slices.Collect(maps.Keys(local.set)), slices.Collect(maps.Keys(local.zset))} {
+		slices.Collect(maps.Keys(local.list)), slices.Collect(maps.Keys(local.set)), slices.Collect(maps.Keys(local.zset)),
+		slices.Collect(maps.Keys(local.stream))} {
 		for _, k := range ks {
 			if !strings.HasPrefix(k, "m:") {
 				t.Errorf("out-of-scope key %s in the local copy", k)
@@ -615,4 +756,208 @@ func testModel(t *testing.T, seed uint64) {
 		}
 	}
 	t.Logf("%d ops, %d keys in scope compared equal (%d present)", ops, len(keys), compared)
+}
+
+// TestModelStreams is the model test over streams alone, so that streams
+// live long enough to gather groups, consumers and pending entries: a
+// SYNCed WebSocket client and a live query started midway apply the pushes
+// of random XADD/XTRIM/XDEL/XSETID/XGROUP/XREADGROUP/XACK/XCLAIM/XAUTOCLAIM
+// traffic (with RENAME, COPY and DEL across keys) and, every 50 writes,
+// their copies must equal the server's XINFO STREAM FULL: entries, last
+// id, entries added, largest deleted id, groups with their read counters,
+// consumers, and pending entries with delivery times and counts.
+func TestModelStreams(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { testModelStreams(t, seed) })
+	}
+}
+
+func testModelStreams(t *testing.T, seed uint64) {
+	e := start(t, server.Config{})
+	tc := e.tcpClient(t)
+	tcpDo(t, tc, "CONFIG", "SET", "stream-node-max-entries", "3")
+	sub := e.dial(t)
+	sub.expect("+OK\r\n", "SYNC", "m:*")
+	local := newModel(t)
+	wsw := e.dial(t)
+	qc := e.dial(t)
+	qlocal := newModel(t)
+	r := rand.New(rand.NewPCG(seed, 15))
+	key := func() string {
+		if r.IntN(5) == 0 {
+			return "o:" + strconv.Itoa(r.IntN(2))
+		}
+		return "m:" + strconv.Itoa(r.IntN(3))
+	}
+	seq := 0
+	sid := func() string { return strconv.Itoa(r.IntN(seq+2)) + "-" + strconv.Itoa(r.IntN(2)) }
+	group := func() string { return []string{"g1", "g2"}[r.IntN(2)] }
+	consumer := func() string { return []string{"alice", "bob", "carol"}[r.IntN(3)] }
+	gens := []func() []string{
+		func() []string {
+			seq++
+			return []string{"XADD", key(), strconv.Itoa(seq) + "-*", "f", strconv.Itoa(seq)}
+		},
+		func() []string { seq++; return []string{"XADD", key(), strconv.Itoa(seq) + "-*", "a", "1", "b", "2"} },
+		func() []string {
+			seq++
+			return []string{"XADD", key(), "MAXLEN", "~", "4", strconv.Itoa(seq) + "-*", "f", "v"}
+		},
+		func() []string {
+			seq++
+			return []string{"XADD", key(), "MINID", sid(), strconv.Itoa(seq) + "-*", "f", "v"}
+		},
+		func() []string { return []string{"XADD", key(), "NOMKSTREAM", "*", "f", "late"} },
+		func() []string {
+			return []string{"XTRIM", key(), "MAXLEN", []string{"=", "~"}[r.IntN(2)], strconv.Itoa(r.IntN(5))}
+		},
+		func() []string { return []string{"XTRIM", key(), "MINID", sid()} },
+		func() []string { return []string{"XDEL", key(), sid(), sid()} },
+		func() []string {
+			return []string{"XSETID", key(), strconv.Itoa(seq+1) + "-0", "ENTRIESADDED", strconv.Itoa(100 + seq), "MAXDELETEDID", "1-0"}
+		},
+		func() []string {
+			return []string{"XGROUP", "CREATE", key(), group(), []string{"0", "$", sid()}[r.IntN(3)], "MKSTREAM"}
+		},
+		func() []string {
+			return []string{"XGROUP", "SETID", key(), group(), []string{"0", "$", sid()}[r.IntN(3)]}
+		},
+		func() []string { return []string{"XGROUP", "CREATECONSUMER", key(), group(), consumer()} },
+		func() []string {
+			if r.IntN(4) == 0 {
+				return []string{"XGROUP", "DELCONSUMER", key(), group(), consumer()}
+			}
+			return []string{"XREADGROUP", "GROUP", group(), consumer(), "COUNT", "2", "STREAMS", key(), ">"}
+		},
+		func() []string {
+			if r.IntN(4) == 0 {
+				return []string{"XGROUP", "DESTROY", key(), group()}
+			}
+			return []string{"XREADGROUP", "GROUP", group(), consumer(), "COUNT", "2", "STREAMS", key(), ">"}
+		},
+		func() []string {
+			return []string{"XREADGROUP", "GROUP", group(), consumer(), "COUNT", strconv.Itoa(1 + r.IntN(3)), "STREAMS", key(), ">"}
+		},
+		func() []string { return []string{"XREADGROUP", "GROUP", group(), consumer(), "STREAMS", key(), "0"} },
+		func() []string {
+			return []string{"XREADGROUP", "GROUP", group(), consumer(), "NOACK", "STREAMS", key(), ">"}
+		},
+		func() []string { return []string{"XACK", key(), group(), sid(), sid()} },
+		func() []string {
+			return []string{"XCLAIM", key(), group(), consumer(), "0", sid(), sid(), "RETRYCOUNT", "4"}
+		},
+		func() []string {
+			return []string{"XCLAIM", key(), group(), consumer(), "0", sid(), "FORCE", "JUSTID", "LASTID", sid()}
+		},
+		func() []string { return []string{"XAUTOCLAIM", key(), group(), consumer(), "0", "0", "COUNT", "2"} },
+		func() []string { return []string{"RENAME", key(), key()} },
+		func() []string { return []string{"COPY", key(), key(), "REPLACE"} },
+		func() []string {
+			if r.IntN(4) == 0 {
+				return []string{"DEL", key()}
+			}
+			return []string{"XREADGROUP", "GROUP", group(), consumer(), "COUNT", "2", "STREAMS", key(), ">"}
+		},
+		func() []string { return []string{"PEXPIRE", key(), "600000"} },
+	}
+	const ops = 1500
+	compared := 0
+	for i := 0; i < ops; i++ {
+		if i == ops/3 {
+			qc.qsub(qlocal, "m:*")
+		}
+		args := gens[r.IntN(len(gens))]()
+		if i%3 == 0 {
+			wsw.do(args...)
+		} else {
+			tcpDo(t, tc, args...)
+		}
+		if i%50 != 49 {
+			continue
+		}
+		sub.drain(local)
+		qc.drain(qlocal)
+		now := time.Now().UnixMilli()
+		for j := 0; j < 3; j++ {
+			k := "m:" + strconv.Itoa(j)
+			want := serverState(t, tc, k, true)
+			if got := local.state(k, now, true); got != want {
+				t.Fatalf("after op %d %q, key %s:\nlocal copy %s\nserver     %s", i, args, k, got, want)
+			}
+			if i >= ops/3 {
+				if got := qlocal.state(k, now, true); got != want {
+					t.Fatalf("after op %d %q, key %s:\nlive query copy %s\nserver          %s", i, args, k, got, want)
+				}
+			}
+			if strings.Contains(want, "nack") {
+				compared++
+			}
+		}
+	}
+	if compared == 0 {
+		t.Fatal("no stream with pending entries was ever compared")
+	}
+	t.Logf("%d ops, %d comparisons of streams with pending entries", ops, compared)
+}
+
+// TestStreamQSubHydration checks the exact pushes that follow a qstate for
+// a stream with groups, consumers and pending entries, one of which lost
+// its entry to XDEL: a placeholder entry lets XCLAIM recreate it, XTRIM
+// removes the placeholder, XSETID restores the counters.
+func TestStreamQSubHydration(t *testing.T) {
+	e := start(t, server.Config{})
+	tc := e.tcpClient(t)
+	for _, c := range [][]string{
+		{"XADD", "y:x", "1-1", "f", "v"}, {"XADD", "y:x", "2-1", "a", "b"}, {"XADD", "y:x", "3-1", "f", "w"},
+		{"XGROUP", "CREATE", "y:x", "g", "0", "ENTRIESREAD", "0"},
+		{"XREADGROUP", "GROUP", "g", "alice", "COUNT", "2", "STREAMS", "y:x", ">"},
+		{"XCLAIM", "y:x", "g", "bob", "0", "2-1", "TIME", "1700000000000", "RETRYCOUNT", "3", "JUSTID"},
+		{"XCLAIM", "y:x", "g", "alice", "0", "1-1", "TIME", "1700000000001", "RETRYCOUNT", "1", "JUSTID"},
+		{"XGROUP", "CREATECONSUMER", "y:x", "g", "carol"},
+		{"XGROUP", "CREATE", "y:x", "h", "$"},
+		{"XDEL", "y:x", "1-1"},
+		{"PEXPIREAT", "y:x", "99999999999999"},
+		{"XGROUP", "CREATE", "y:empty", "g", "$", "MKSTREAM"},
+	} {
+		if rep := tcpDo(t, tc, c...); rep[0] == '-' {
+			t.Fatalf("%q: %s", c, rep)
+		}
+	}
+	c := e.dial(t)
+	c.expect("*6\r\n"+bulk("qstate")+bulk("y:*")+bulk("y:empty")+"+stream\r\n"+bulk("y:x")+"+stream\r\n", "QSUB", "y:*")
+	for _, w := range []string{
+		push("DEL", "y:empty"),
+		push("XADD", "y:empty", "MAXLEN", "=", "0", "0-1", "x", "x"),
+		push("XGROUP", "CREATE", "y:empty", "g", "0-0", "ENTRIESREAD", "-1"),
+		push("XSETID", "y:empty", "0-0", "ENTRIESADDED", "0"),
+		push("DEL", "y:x"),
+		push("XADD", "y:x", "1-1", "", ""),
+		push("XADD", "y:x", "2-1", "a", "b"),
+		push("XADD", "y:x", "3-1", "f", "w"),
+		push("XGROUP", "CREATE", "y:x", "g", "2-1", "ENTRIESREAD", "2"),
+		push("XGROUP", "CREATECONSUMER", "y:x", "g", "alice"),
+		push("XGROUP", "CREATECONSUMER", "y:x", "g", "bob"),
+		push("XGROUP", "CREATECONSUMER", "y:x", "g", "carol"),
+		push("XCLAIM", "y:x", "g", "alice", "0", "1-1", "TIME", "1700000000001", "RETRYCOUNT", "1", "FORCE", "JUSTID"),
+		push("XCLAIM", "y:x", "g", "bob", "0", "2-1", "TIME", "1700000000000", "RETRYCOUNT", "3", "FORCE", "JUSTID"),
+		push("XGROUP", "CREATE", "y:x", "h", "3-1", "ENTRIESREAD", "-1"),
+		push("XTRIM", "y:x", "MINID", "=", "2-1"),
+		push("XSETID", "y:x", "3-1", "ENTRIESADDED", "3", "MAXDELETEDID", "1-1"),
+		push("PEXPIREAT", "y:x", "99999999999999"),
+	} {
+		if got := c.read(); got != w {
+			t.Fatalf("got %q, want %q", got, w)
+		}
+	}
+	c.noFrame()
+	// Applied by a replica, the pushes rebuild the same streams.
+	q := e.dial(t)
+	m := newModel(t)
+	q.qsub(m, "y:*")
+	q.drain(m)
+	for _, k := range []string{"y:x", "y:empty"} {
+		if got, want := m.state(k, time.Now().UnixMilli(), true), serverState(t, tc, k, true); got != want {
+			t.Errorf("%s: replica %s, server %s", k, got, want)
+		}
+	}
 }
