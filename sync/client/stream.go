@@ -435,6 +435,7 @@ func (s *Stream) xclaim(args [][]byte, now int64) error {
 	}
 	delivery, retry := now, int64(-1)
 	force, justID := false, false
+	var lastID StreamID
 	for ; j < len(args); j++ {
 		opt := upper(args[j])
 		switch opt {
@@ -464,16 +465,15 @@ func (s *Stream) xclaim(args [][]byte, now int64) error {
 				retry = n
 			}
 		case "LASTID":
-			id, err := ParseStreamID(string(args[j]))
-			if err != nil {
+			if lastID, err = ParseStreamID(string(args[j])); err != nil {
 				return err
-			}
-			if id.Compare(g.LastID) > 0 {
-				g.LastID = id
 			}
 		default:
 			return errStreamEffect
 		}
+	}
+	if lastID.Compare(g.LastID) > 0 {
+		g.LastID = lastID
 	}
 	for _, id := range ids {
 		i, pending := g.searchPending(id)

@@ -75,12 +75,55 @@ export type PlainValue =
   | string[]
   | Array<[string, number]>
   | JSONValue
+  | StreamInfo
   | { type: string }
   | null;
 
+/** A stream entry as XRANGE replies it: its id and its fields and values, alternating. */
+export type StreamEntryPair = [id: string, fields: string[]];
+
+/** A stream's whole local state (Store.xinfo, Client.xinfo, plainValue): XINFO STREAM FULL's content, idle times aside. */
+export interface StreamInfo {
+  length: number;
+  lastGeneratedId: string;
+  maxDeletedEntryId: string;
+  entriesAdded: number;
+  entries: StreamEntryPair[];
+  groups: Array<{
+    name: string;
+    lastDeliveredId: string;
+    /** -1 when unknown. */
+    entriesRead: number;
+    consumers: string[];
+    /** [id, consumer, delivery time (Unix ms, the server's clock), delivery count], in id order. */
+    pending: Array<[id: string, consumer: string, deliveryTime: number, deliveryCount: number]>;
+  }>;
+}
+
+/** Parses "ms-seq", "ms", "-" or "+" as one BigInt (ms << 64 | seq) ordered as ids are; null when malformed. */
+export function parseStreamID(s: string): bigint | null;
+/** The "ms-seq" text of an id parseStreamID gave. */
+export function streamIDText(n: bigint): string;
+export interface StreamPending { id: bigint; consumer: string; deliveryTime: number; deliveryCount: number }
+export interface StreamGroup { name: string; lastId: bigint; entriesRead: number; consumers: Set<string>; pending: Map<bigint, StreamPending> }
+/** A stream key's local value. */
+export class StreamValue {
+  entries: Array<{ id: bigint; fields: string[] }>;
+  lastId: bigint;
+  entriesAdded: number;
+  maxDeletedId: bigint;
+  groups: Map<string, StreamGroup>;
+  clone(): StreamValue;
+  has(id: bigint): boolean;
+  range(start: bigint, end: bigint, count: number, rev: boolean): StreamEntryPair[];
+  info(): StreamInfo;
+}
+/** Applies a stream effect (XADD, XTRIM, XDEL, XSETID, XACK, XCLAIM, XGROUP …) to s (null: none); returns the stream afterwards. Throws when it does not fit. */
+export function applyStreamEffect(s: StreamValue | null, args: ReadonlyArray<string>, now: number): StreamValue | null;
+
 export interface Entry {
-  type: 'string' | 'hash' | 'list' | 'set' | 'zset' | 'json' | 'other';
-  /** The server's type name: "string", …, "json", "ratelimit". */
+  type: 'string' | 'hash' | 'list' | 'set' | 'zset' | 'json' | 'stream' | 'other';
+  /** The server's type name: "string", …, "json", "stream", "ratelimit". */
   marker: string;
   /** A string, Map, array, Set, JSONDoc (null while only a json key's marker is known), or null. */
   value: any;
@@ -163,6 +206,14 @@ export class Store {
   jget(key: string, path?: string): string | null;
   /** JTYPE key path on the store; null when absent. Throws a ReplyError. */
   jtype(key: string, path?: string): JSONType | null;
+  /** XRANGE key start end [COUNT] on the store; bounds are ids, "-", "+" or "(id". Throws a ReplyError. */
+  xrange(key: string, start?: string, end?: string, count?: number): StreamEntryPair[];
+  /** XREVRANGE key end start [COUNT] on the store. */
+  xrevrange(key: string, end?: string, start?: string, count?: number): StreamEntryPair[];
+  /** XLEN key on the store. */
+  xlen(key: string): number;
+  /** The stream's whole state; null when absent or not arrived. */
+  xinfo(key: string): StreamInfo | null;
 }
 export function cloneEntry(e: Entry | undefined): Entry | undefined;
 export function entriesEqual(a: Entry | undefined, b: Entry | undefined): boolean;
@@ -394,6 +445,14 @@ export class Client {
   jget(key: string, path?: string): string | null;
   /** JTYPE's answer for the value at path; null when absent. Throws as jget. */
   jtype(key: string, path?: string): JSONType | null;
+  /** XRANGE on the local replica (pending writes included); bounds are ids, "-", "+" or "(id". Throws a ReplyError (WRONGTYPE, bad id). */
+  xrange(key: string, start?: string, end?: string, count?: number): StreamEntryPair[];
+  /** XREVRANGE on the local replica. */
+  xrevrange(key: string, end?: string, start?: string, count?: number): StreamEntryPair[];
+  /** XLEN on the local replica. */
+  xlen(key: string): number;
+  /** The stream's whole state on the local replica; null when absent or not arrived. */
+  xinfo(key: string): StreamInfo | null;
   keys(pattern?: string): string[];
   value(key: string): PlainValue;
 

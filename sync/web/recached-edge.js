@@ -531,7 +531,7 @@ function matchOne(pat, p, c) {
  * @typedef {{type: string, marker: string, value: any, expireAt: number}} Entry
  */
 
-const KNOWN_TYPES = new Set(['string', 'hash', 'list', 'set', 'zset', 'json']);
+const KNOWN_TYPES = new Set(['string', 'hash', 'list', 'set', 'zset', 'json', 'stream']);
 
 /** @param {string} type */
 function newEntry(type) {
@@ -565,6 +565,7 @@ export function cloneEntry(e) {
   let value = e.value;
   if (value instanceof Map) value = new Map(value);
   else if (value instanceof JSONDoc) value = value.clone();
+  else if (value instanceof StreamValue) value = value.clone();
   else if (value instanceof Set) value = new Set(value);
   else if (Array.isArray(value)) value = value.slice();
   return { type: e.type, marker: e.marker, value, expireAt: e.expireAt };
@@ -581,6 +582,7 @@ export function entriesEqual(a, b) {
   const x = a.value;
   const y = b.value;
   if (x instanceof JSONDoc) return y instanceof JSONDoc && x.text() === y.text();
+  if (x instanceof StreamValue) return y instanceof StreamValue && JSON.stringify(x.info()) === JSON.stringify(y.info());
   if (x instanceof Map) {
     if (x.size !== y.size) return false;
     for (const [k, v] of x) if (!y.has(k) || y.get(k) !== v) return false;
@@ -604,9 +606,10 @@ export function entriesEqual(a, b) {
  * object of fields for a hash, an array for a list, a sorted array of
  * members for a set, an array of [member, score] pairs in rank order for a
  * sorted set, the document as JSON.parse gives it for a json key (exact
- * text: Client.jget), {type: marker} for a type the store does not model
- * and for a json key whose content has not arrived yet, or null for a
- * missing key.
+ * text: Client.jget), a stream's state as StreamValue.info gives it
+ * (entries, counters, groups, consumers, pending entries), {type: marker}
+ * for a type the store does not model and for a json or stream key whose
+ * content has not arrived yet, or null for a missing key.
  * @param {Entry|undefined} e
  * @returns {any}
  */
@@ -625,6 +628,9 @@ export function plainValue(e) {
       return zsetOrder(e.value);
     case 'json':
       if (e.value) return JSON.parse(e.value.text());
+      break;
+    case 'stream':
+      if (e.value) return e.value.info();
   }
   return { type: e.marker };
 }
@@ -1370,6 +1376,419 @@ function formatJSONFloat(f) {
  * and keychange frames and by applying the effects the server pushes (the
  * replayable commands it reports for every write).
  */
+const ID_MASK = (1n << 64n) - 1n;
+const MAX_ID = (1n << 128n) - 1n;
+
+/**
+ * Parses a stream id, "ms-seq" or "ms" (sequence 0), as one BigInt
+ * (ms << 64 | seq) that orders as ids do; "-" and "+" are the smallest and
+ * largest ids. null when malformed.
+ * @param {string} s
+ * @returns {bigint|null}
+ */
+export function parseStreamID(s) {
+  if (s === '-') return 0n;
+  if (s === '+') return MAX_ID;
+  const m = /^(\d+)(?:-(\d+))?$/.exec(s);
+  if (!m) return null;
+  const ms = BigInt(m[1]);
+  const seq = m[2] === undefined ? 0n : BigInt(m[2]);
+  if (ms > ID_MASK || seq > ID_MASK) return null;
+  return (ms << 64n) | seq;
+}
+
+/**
+ * The text of a stream id parsed by parseStreamID.
+ * @param {bigint} n
+ */
+export function streamIDText(n) {
+  return `${n >> 64n}-${n & ID_MASK}`;
+}
+
+/**
+ * A consumer group of a stream: the last id delivered and its logical read
+ * counter (-1 when unknown), the consumers, and the pending entries by id.
+ * @typedef {{id: bigint, consumer: string, deliveryTime: number, deliveryCount: number}} StreamPending
+ * @typedef {{name: string, lastId: bigint, entriesRead: number, consumers: Set<string>, pending: Map<bigint, StreamPending>}} StreamGroup
+ */
+
+/**
+ * A stream key's local value: entries in id order (each its id and its
+ * fields and values, alternating), the last id added, the entries ever
+ * added, the largest id deleted, and the consumer groups. The consumers'
+ * seen and idle times are not replicated.
+ */
+export class StreamValue {
+  constructor() {
+    /** @type {{id: bigint, fields: string[]}[]} */
+    this.entries = [];
+    this.lastId = 0n;
+    this.entriesAdded = 0;
+    this.maxDeletedId = 0n;
+    /** @type {Map<string, StreamGroup>} */
+    this.groups = new Map();
+  }
+
+  /** A deep copy. */
+  clone() {
+    const c = new StreamValue();
+    c.entries = this.entries.map((e) => ({ id: e.id, fields: e.fields.slice() }));
+    c.lastId = this.lastId;
+    c.entriesAdded = this.entriesAdded;
+    c.maxDeletedId = this.maxDeletedId;
+    for (const [name, g] of this.groups) {
+      const pending = new Map();
+      for (const [id, p] of g.pending) pending.set(id, { ...p });
+      c.groups.set(name, { name, lastId: g.lastId, entriesRead: g.entriesRead, consumers: new Set(g.consumers), pending });
+    }
+    return c;
+  }
+
+  /**
+   * The position of the first entry at or after id.
+   * @param {bigint} id
+   */
+  #search(id) {
+    let lo = 0;
+    let hi = this.entries.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.entries[mid].id < id) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** @param {bigint} id */
+  has(id) {
+    const i = this.#search(id);
+    return i < this.entries.length && this.entries[i].id === id;
+  }
+
+  /**
+   * The entries from start to end inclusive (ids as parseStreamID gives
+   * them), at most count (0: all), in id order or reversed, as XRANGE and
+   * XREVRANGE reply them: [id, [field, value, …]] pairs.
+   * @param {bigint} start @param {bigint} end @param {number} count @param {boolean} rev
+   * @returns {[string, string[]][]}
+   */
+  range(start, end, count, rev) {
+    let out = this.entries.slice(this.#search(start), this.#search(end + 1n));
+    if (rev) out.reverse();
+    if (count > 0) out = out.slice(0, count);
+    return out.map((e) => [streamIDText(e.id), e.fields.slice()]);
+  }
+
+  /**
+   * The whole state as plain JavaScript, shaped as XINFO STREAM FULL
+   * reports it (idle times aside): counters, entries, and groups sorted by
+   * name with their consumers and pending entries.
+   */
+  info() {
+    const groups = [...this.groups.values()].sort((a, b) => compareStrings(a.name, b.name)).map((g) => ({
+      name: g.name,
+      lastDeliveredId: streamIDText(g.lastId),
+      entriesRead: g.entriesRead,
+      consumers: [...g.consumers].sort(compareStrings),
+      pending: [...g.pending.values()].sort((a, b) => (a.id < b.id ? -1 : 1))
+        .map((p) => [streamIDText(p.id), p.consumer, p.deliveryTime, p.deliveryCount]),
+    }));
+    return {
+      length: this.entries.length,
+      lastGeneratedId: streamIDText(this.lastId),
+      maxDeletedEntryId: streamIDText(this.maxDeletedId),
+      entriesAdded: this.entriesAdded,
+      entries: this.range(0n, MAX_ID, 0, false),
+      groups,
+    };
+  }
+
+  /**
+   * Removes entries from the head as an exact MAXLEN n or MINID id does.
+   * @param {{byId: boolean, n: bigint}} t
+   */
+  trim(t) {
+    let n = 0;
+    if (t.byId) n = this.#search(t.n);
+    else if (BigInt(this.entries.length) > t.n) n = this.entries.length - Number(t.n);
+    if (n > 0) this.entries.splice(0, n);
+  }
+
+  /** @param {bigint} id */
+  delete(id) {
+    const i = this.#search(id);
+    if (i >= this.entries.length || this.entries[i].id !== id) return;
+    this.entries.splice(i, 1);
+    if (id > this.maxDeletedId) this.maxDeletedId = id;
+  }
+}
+
+/** A stream effect that does not fit the local stream or is malformed. */
+class StreamEffectError extends Error {}
+
+/**
+ * The stream of an entry; null when absent or not arrived. Throws
+ * WRONGTYPE for a key of another type.
+ * @param {Entry|undefined} e
+ * @returns {StreamValue|null}
+ */
+function streamOf(e) {
+  if (!e) return null;
+  if (e.type !== 'stream') throw new ReplyError('WRONGTYPE Operation against a key holding the wrong kind of value');
+  return e.value;
+}
+
+/**
+ * XRANGE/XREVRANGE over an entry with Redis's bounds: ids, "-", "+", and
+ * "(id" for an exclusive bound.
+ * @param {Entry|undefined} e @param {string} start @param {string} end @param {number} count @param {boolean} rev
+ * @returns {[string, string[]][]}
+ */
+function streamRange(e, start, end, count, rev) {
+  const bound = (/** @type {string} */ b, /** @type {boolean} */ isEnd) => {
+    const excl = b.startsWith('(');
+    const text = excl ? b.slice(1) : b;
+    let id = parseStreamID(text);
+    if (id !== null && isEnd && !excl && !text.includes('-') && text !== '+') id |= ID_MASK;
+    if (id === null || (excl && (text === '-' || text === '+'))) throw new ReplyError('ERR Invalid stream ID specified as stream command argument');
+    if (excl) id += isEnd ? -1n : 1n;
+    return id;
+  };
+  const lo = bound(start, false);
+  const hi = bound(end, true);
+  const s = streamOf(e);
+  if (!s || lo > hi || lo < 0n || hi > MAX_ID) return [];
+  return s.range(lo, hi, count, rev);
+}
+
+/** @param {string} s */
+function needID(s) {
+  const id = parseStreamID(s);
+  if (id === null) throw new StreamEffectError(`invalid stream id ${s}`);
+  return id;
+}
+
+/** @param {string} s */
+function needInt(s) {
+  if (!/^-?\d+$/.test(s)) throw new StreamEffectError(`invalid integer ${s}`);
+  return Number(s);
+}
+
+/**
+ * Parses MAXLEN|MINID [=] threshold at args[i]; returns the trim and the
+ * position after it.
+ * @param {ReadonlyArray<string>} args @param {number} i
+ * @returns {[{byId: boolean, n: bigint}, number]}
+ */
+function parseExactTrim(args, i) {
+  const verb = (args[i] || '').toUpperCase();
+  if (verb !== 'MAXLEN' && verb !== 'MINID') throw new StreamEffectError('malformed trim');
+  i++;
+  if (args[i] === '=') i++;
+  if (i >= args.length) throw new StreamEffectError('malformed trim');
+  if (verb === 'MINID') return [{ byId: true, n: needID(args[i]) }, i + 1];
+  if (!/^\d+$/.test(args[i])) throw new StreamEffectError('malformed trim');
+  return [{ byId: false, n: BigInt(args[i]) }, i + 1];
+}
+
+/**
+ * Applies a stream effect (sync/TYPES.md) to s, the key's stream (null when
+ * it has none): XADD, XTRIM, XDEL, XSETID, XACK, XCLAIM, XGROUP CREATE |
+ * SETID | DESTROY | CREATECONSUMER | DELCONSUMER. s changes in place; the
+ * result is the stream afterwards (null when there is still none). now is
+ * the time of an XCLAIM without TIME. Throws when the effect does not fit s
+ * (an XADD id not after the last one, a missing group) or is malformed.
+ * @param {StreamValue|null} s @param {ReadonlyArray<string>} args @param {number} now
+ * @returns {StreamValue|null}
+ */
+export function applyStreamEffect(s, args, now) {
+  const name = (args[0] || '').toUpperCase();
+  switch (name) {
+    case 'XADD': {
+      let i = 2;
+      let noMk = false;
+      let trim = null;
+      for (;;) {
+        const w = (args[i] || '').toUpperCase();
+        if (w === 'NOMKSTREAM') {
+          noMk = true;
+          i++;
+        } else if (w === 'MAXLEN' || w === 'MINID') {
+          [trim, i] = parseExactTrim(args, i);
+        } else break;
+      }
+      const fields = args.slice(i + 1);
+      if (i >= args.length || fields.length === 0 || fields.length % 2 !== 0) throw new StreamEffectError('malformed XADD');
+      const id = needID(args[i]);
+      if (!s) {
+        if (noMk) return null;
+        s = new StreamValue();
+      }
+      if (id <= s.lastId) throw new StreamEffectError(`XADD id ${args[i]} is not after the last id`);
+      s.entries.push({ id, fields: fields.slice() });
+      s.lastId = id;
+      s.entriesAdded++;
+      if (trim) s.trim(trim);
+      return s;
+    }
+    case 'XTRIM': {
+      const [trim, i] = parseExactTrim(args, 2);
+      if (i !== args.length) throw new StreamEffectError('malformed XTRIM');
+      if (s) s.trim(trim);
+      return s;
+    }
+    case 'XDEL': {
+      const ids = args.slice(2).map(needID);
+      if (s) for (const id of ids) s.delete(id);
+      return s;
+    }
+    case 'XSETID': {
+      if (!s || args.length < 3 || args.length % 2 === 0) throw new StreamEffectError('malformed XSETID');
+      const id = needID(args[2]);
+      let added = -1;
+      let maxDel = 0n;
+      for (let i = 3; i + 1 < args.length; i += 2) {
+        const opt = args[i].toUpperCase();
+        if (opt === 'ENTRIESADDED') added = needInt(args[i + 1]);
+        else if (opt === 'MAXDELETEDID') maxDel = needID(args[i + 1]);
+        else throw new StreamEffectError('malformed XSETID');
+      }
+      s.lastId = id;
+      if (added >= 0) s.entriesAdded = added;
+      if (maxDel !== 0n) s.maxDeletedId = maxDel;
+      return s;
+    }
+    case 'XACK': {
+      if (args.length < 3) throw new StreamEffectError('malformed XACK');
+      const ids = args.slice(3).map(needID);
+      const g = s && s.groups.get(args[2]);
+      if (g) for (const id of ids) g.pending.delete(id);
+      return s;
+    }
+    case 'XCLAIM':
+      xclaim(s, args, now);
+      return s;
+    case 'XGROUP':
+      return xgroup(s, args);
+  }
+  throw new StreamEffectError(`${args[0]} is not a stream effect`);
+}
+
+/**
+ * XCLAIM key group consumer min-idle id … [IDLE ms] [TIME ms] [RETRYCOUNT
+ * n] [FORCE] [JUSTID] [LASTID id], as the server applies it: an id whose
+ * entry is gone leaves the pending entries; the others (pending, or with
+ * FORCE) become the consumer's with the delivery time and count given.
+ * @param {StreamValue|null} s @param {ReadonlyArray<string>} args @param {number} now
+ */
+function xclaim(s, args, now) {
+  if (!s || args.length < 6) throw new StreamEffectError('malformed XCLAIM');
+  const g = s.groups.get(args[2]);
+  if (!g) throw new StreamEffectError(`no consumer group ${args[2]}`);
+  const consumer = args[3];
+  const minIdle = needInt(args[4]);
+  const ids = [];
+  let j = 5;
+  for (; j < args.length; j++) {
+    const id = parseStreamID(args[j]);
+    if (id === null || args[j] === '-' || args[j] === '+') break;
+    ids.push(id);
+  }
+  let delivery = now;
+  let retry = -1;
+  let force = false;
+  let justId = false;
+  let lastId = -1n;
+  for (; j < args.length; j++) {
+    const opt = args[j].toUpperCase();
+    if (opt === 'FORCE') force = true;
+    else if (opt === 'JUSTID') justId = true;
+    else if (j + 1 >= args.length) throw new StreamEffectError('malformed XCLAIM');
+    else if (opt === 'IDLE') delivery = now - needInt(args[++j]);
+    else if (opt === 'TIME') delivery = needInt(args[++j]);
+    else if (opt === 'RETRYCOUNT') retry = needInt(args[++j]);
+    else if (opt === 'LASTID') lastId = needID(args[++j]);
+    else throw new StreamEffectError('malformed XCLAIM');
+  }
+  if (lastId > g.lastId) g.lastId = lastId;
+  for (const id of ids) {
+    let p = g.pending.get(id);
+    if (!s.has(id)) {
+      g.pending.delete(id);
+      continue;
+    }
+    if (!p) {
+      if (!force) continue;
+      p = { id, consumer, deliveryTime: 0, deliveryCount: 0 };
+      g.pending.set(id, p);
+    } else if (minIdle !== 0 && now - p.deliveryTime < minIdle) continue;
+    g.consumers.add(consumer);
+    p.consumer = consumer;
+    p.deliveryTime = delivery;
+    if (retry >= 0) p.deliveryCount = retry;
+    else if (!justId) p.deliveryCount++;
+  }
+}
+
+/**
+ * XGROUP CREATE | SETID | DESTROY | CREATECONSUMER | DELCONSUMER key group ….
+ * @param {StreamValue|null} s @param {ReadonlyArray<string>} args
+ * @returns {StreamValue|null}
+ */
+function xgroup(s, args) {
+  if (args.length < 4) throw new StreamEffectError('malformed XGROUP');
+  const sub = args[1].toUpperCase();
+  const name = args[3];
+  const rest = args.slice(4);
+  switch (sub) {
+    case 'CREATE':
+    case 'SETID': {
+      if (rest.length < 1) throw new StreamEffectError('malformed XGROUP');
+      let mk = false;
+      let read = -1;
+      for (let i = 1; i < rest.length; i++) {
+        const opt = rest[i].toUpperCase();
+        if (opt === 'MKSTREAM' && sub === 'CREATE') mk = true;
+        else if (opt === 'ENTRIESREAD' && i + 1 < rest.length) read = needInt(rest[++i]);
+        else throw new StreamEffectError('malformed XGROUP');
+      }
+      if (!s) {
+        if (!mk) throw new StreamEffectError('XGROUP on a key that holds no stream');
+        s = new StreamValue();
+      }
+      const id = rest[0] === '$' ? s.lastId : needID(rest[0]);
+      const g = s.groups.get(name);
+      if (sub === 'CREATE') {
+        if (g) throw new StreamEffectError(`consumer group ${name} exists`);
+        s.groups.set(name, { name, lastId: id, entriesRead: read, consumers: new Set(), pending: new Map() });
+      } else {
+        if (!g) throw new StreamEffectError(`no consumer group ${name}`);
+        g.lastId = id;
+        g.entriesRead = read;
+      }
+      return s;
+    }
+    case 'DESTROY':
+      if (!s || rest.length !== 0) throw new StreamEffectError('malformed XGROUP');
+      s.groups.delete(name);
+      return s;
+    case 'CREATECONSUMER':
+    case 'DELCONSUMER': {
+      if (!s || rest.length !== 1) throw new StreamEffectError('malformed XGROUP');
+      const g = s.groups.get(name);
+      if (!g) throw new StreamEffectError(`no consumer group ${name}`);
+      const c = rest[0];
+      if (sub === 'CREATECONSUMER') {
+        g.consumers.add(c);
+      } else if (g.consumers.delete(c)) {
+        for (const [id, p] of g.pending) if (p.consumer === c) g.pending.delete(id);
+      }
+      return s;
+    }
+  }
+  throw new StreamEffectError('malformed XGROUP');
+}
+
 export class Store {
   /** @param {() => number} [now] the clock for expiry, in Unix ms */
   constructor(now) {
@@ -1482,6 +1901,7 @@ export class Store {
   apply(args) {
     if (args.length === 0) return null;
     const name = args[0].toUpperCase();
+    if (name === 'XGROUP') return args.length < 3 ? null : this.#stream(args[2], args);
     if (name === 'FLUSHDB' || name === 'FLUSHALL') {
       if (args.length > 2 || (args.length === 2 && !/^(a?sync)$/i.test(args[1]))) return null;
       const all = [...this.keys.keys()].sort(compareStrings);
@@ -1596,6 +2016,13 @@ export class Store {
       case 'RLSET':
         ok = this.#rlset(key, rest);
         break;
+      case 'XADD':
+      case 'XTRIM':
+      case 'XDEL':
+      case 'XSETID':
+      case 'XACK':
+      case 'XCLAIM':
+        return this.#stream(key, args);
       default:
         return null;
     }
@@ -1642,6 +2069,36 @@ export class Store {
       this.keys.set(key, ne);
     }
     return true;
+  }
+
+  /**
+   * Applies a stream effect with the server's semantics (applyStreamEffect):
+   * a key of another type is replaced by the stream the effect creates; one
+   * that creates none (XTRIM of a missing key) changes nothing. An effect
+   * that does not fit the local stream is not understood (null).
+   * @param {string} key @param {ReadonlyArray<string>} args
+   * @returns {string[]|null}
+   */
+  #stream(key, args) {
+    const e = this.raw(key);
+    const isStream = !!e && e.type === 'stream';
+    const cur = isStream ? /** @type {StreamValue|null} */ (e.value) : null;
+    let s;
+    try {
+      s = applyStreamEffect(cur, args, this.now());
+    } catch (err) {
+      if (err instanceof StreamEffectError) return null;
+      throw err;
+    }
+    if (!s) return [];
+    if (isStream) {
+      e.value = s;
+    } else {
+      const ne = newEntry('stream');
+      ne.value = s;
+      this.keys.set(key, ne);
+    }
+    return [key];
   }
 
   /**
@@ -1692,6 +2149,46 @@ export class Store {
    */
   jtype(key, path = '$') {
     return jsonRead(this.raw(key), path, jsonTypeName);
+  }
+
+  /**
+   * XRANGE key start end [COUNT count] on the store: [id, [field, value, …]]
+   * pairs; start and end are ids, "-", "+", or "(id" for an exclusive
+   * bound. Empty when the key is absent or its content has not arrived.
+   * Throws a ReplyError for a key of another type or a malformed id.
+   * @param {string} key @param {string} [start] @param {string} [end] @param {number} [count]
+   */
+  xrange(key, start = '-', end = '+', count = 0) {
+    return streamRange(this.raw(key), start, end, count, false);
+  }
+
+  /**
+   * XREVRANGE key end start [COUNT count] on the store, as xrange.
+   * @param {string} key @param {string} [end] @param {string} [start] @param {number} [count]
+   */
+  xrevrange(key, end = '+', start = '-', count = 0) {
+    return streamRange(this.raw(key), start, end, count, true);
+  }
+
+  /**
+   * XLEN key on the store: 0 when absent. Throws a ReplyError for a key of
+   * another type.
+   * @param {string} key
+   */
+  xlen(key) {
+    const s = streamOf(this.raw(key));
+    return s ? s.entries.length : 0;
+  }
+
+  /**
+   * The stream's whole state (StreamValue.info: XINFO STREAM FULL's
+   * content, idle times aside); null when absent or not arrived yet.
+   * Throws a ReplyError for a key of another type.
+   * @param {string} key
+   */
+  xinfo(key) {
+    const s = streamOf(this.raw(key));
+    return s ? s.info() : null;
   }
 
   /**
@@ -4544,6 +5041,46 @@ export class Client {
    */
   jtype(key, path = '$') {
     return jsonRead(this._view(key), path, jsonTypeName);
+  }
+
+  /**
+   * XRANGE key start end [COUNT count] on the local replica (pending writes
+   * included): [id, [field, value, …]] pairs; start and end are ids, "-",
+   * "+", or "(id" (exclusive). Empty when the key is absent or its content
+   * has not arrived. Throws a ReplyError: WRONGTYPE, or ERR for a bad id.
+   * @param {string} key @param {string} [start] @param {string} [end] @param {number} [count]
+   */
+  xrange(key, start = '-', end = '+', count = 0) {
+    return streamRange(this._view(key), start, end, count, false);
+  }
+
+  /**
+   * XREVRANGE key end start [COUNT count] on the local replica, as xrange.
+   * @param {string} key @param {string} [end] @param {string} [start] @param {number} [count]
+   */
+  xrevrange(key, end = '+', start = '-', count = 0) {
+    return streamRange(this._view(key), start, end, count, true);
+  }
+
+  /**
+   * XLEN key on the local replica. Throws WRONGTYPE for another type.
+   * @param {string} key
+   */
+  xlen(key) {
+    const s = streamOf(this._view(key));
+    return s ? s.entries.length : 0;
+  }
+
+  /**
+   * The stream's whole state on the local replica (StreamValue.info:
+   * entries, counters, groups, consumers, pending entries with delivery
+   * times and counts); null when absent or not arrived yet. Throws
+   * WRONGTYPE for another type.
+   * @param {string} key
+   */
+  xinfo(key) {
+    const s = streamOf(this._view(key));
+    return s ? s.info() : null;
   }
 
   /**
