@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/recached/recached/resp"
@@ -338,7 +339,8 @@ func (c *Client) loadOutbox() error {
 // nil when it cannot tell. Writes already in effect form (SET k v, HSET,
 // LPUSH, …) are their own effect, and so are JSET (without NX/XX), JMERGE
 // and JDEL when they did something; INCR and its kin become SET k <reply>
-// KEEPTTL. Commands on several keys are left to the pushes and
+// KEEPTTL; XADD becomes XADD with the id it chose (unless its trim was
+// approximate), XDEL and XACK are their own effect. Commands on several keys are left to the pushes and
 // re-hydration that follow.
 func ownEffect(args [][]byte, reply resp.Value) [][]byte {
 	name := upper(args[0])
@@ -373,10 +375,39 @@ func ownEffect(args [][]byte, reply resp.Value) [][]byte {
 		if reply.Kind == '+' {
 			return args
 		}
-	case "JDEL":
+	case "JDEL", "XDEL", "XACK":
 		if reply.Kind == ':' && reply.Int > 0 {
 			return args
 		}
+	case "XADD":
+		if reply.Kind == '$' && !reply.Null {
+			return xaddEffect(args, reply.Str)
+		}
+	}
+	return nil
+}
+
+// xaddEffect returns the effect of XADD args that added the entry id: the
+// command with the id it chose, or nil when its trim was approximate or
+// limited (the entries it removed depend on the server's nodes).
+func xaddEffect(args [][]byte, id []byte) [][]byte {
+	for i := 2; i < len(args); i++ {
+		switch upper(args[i]) {
+		case "NOMKSTREAM":
+			continue
+		case "MAXLEN", "MINID":
+			if i+2 >= len(args) || string(args[i+1]) == "~" || eqUpper(args[i+2], "LIMIT") || i+3 < len(args) && eqUpper(args[i+3], "LIMIT") {
+				return nil
+			}
+			if string(args[i+1]) == "=" {
+				i++
+			}
+			i++
+			continue
+		}
+		out := slices.Clone(args)
+		out[i] = id
+		return out
 	}
 	return nil
 }

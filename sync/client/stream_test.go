@@ -289,3 +289,31 @@ func TestStoreStream(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnStreamWrites checks that a client's own XADD (with the id the
+// server chose and an exact trim), XDEL and XACK reach its local store on
+// their acknowledgment, since the server pushes a writer none of its own
+// effects.
+func TestOwnStreamWrites(t *testing.T) {
+	s := startServer(t, server.Config{})
+	ctx := ctx10(t)
+	c := newClient(t, Options{URL: s.url("ws")})
+	q := c.Query("own:*", func(string, Value) {})
+	defer q.Close()
+	for _, w := range [][]string{
+		{"XADD", "own:s", "*", "f", "1"}, {"XADD", "own:s", "MAXLEN", "=", "2", "*", "f", "2"},
+		{"XADD", "own:s", "NOMKSTREAM", "MAXLEN", "2", "9999999999999-5", "f", "3"},
+		{"XDEL", "own:s", "9999999999999-5"},
+	} {
+		if _, err := c.Write(w...).Wait(ctx); err != nil {
+			t.Fatalf("%q: %v", w, err)
+		}
+	}
+	got, ok := c.XRange("own:s", MinStreamID, MaxStreamID, 0, false)
+	if !ok || len(got) != 1 || string(got[0].Fields[1]) != "2" {
+		t.Fatalf("local stream after own writes: %v %v", got, ok)
+	}
+	if s, _ := c.Store().Stream("own:s"); s.LastID != (StreamID{9999999999999, 5}) || s.MaxDeletedID != s.LastID || s.EntriesAdded != 3 {
+		t.Fatalf("local counters: %s", describeStream(s))
+	}
+}

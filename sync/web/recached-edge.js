@@ -2725,6 +2725,15 @@ export function effectsOf(st, args, reply) {
       return [['COPY', ...args.slice(1)]];
     case 'SETBIT':
       return [['SETBIT', ...args.slice(1)]];
+    case 'XADD':
+      // The id and the trim are the server's: known from the reply only.
+      if ((e && e.type !== 'stream') || !known || (reply.type !== '$' && !nil)) return null;
+      if (nil) return []; // NOMKSTREAM on a missing key
+      return xaddEffect(args, String(reply.value));
+    case 'XDEL':
+    case 'XACK':
+      if ((e && e.type !== 'stream') || intReply === null) return null;
+      return intReply === '0' ? [] : [args.slice()];
     case 'JSET':
     case 'JMERGE':
     case 'JDEL':
@@ -2737,6 +2746,31 @@ export function effectsOf(st, args, reply) {
         if (err instanceof JSONError) return null; // the server will refuse it
         throw err;
       }
+  }
+  return null;
+}
+
+/**
+ * The effect of XADD args that added the entry id: the command with the id
+ * the server chose; null when its trim was approximate or limited (what it
+ * removed depends on the server's nodes).
+ * @param {ReadonlyArray<string>} args @param {string} id
+ * @returns {string[][]|null}
+ */
+function xaddEffect(args, id) {
+  for (let i = 2; i < args.length; i++) {
+    const w = args[i].toUpperCase();
+    if (w === 'NOMKSTREAM') continue;
+    if (w === 'MAXLEN' || w === 'MINID') {
+      if (i + 2 >= args.length || args[i + 1] === '~') return null;
+      if (args[i + 1] === '=') i++;
+      i++;
+      if (i + 1 < args.length && args[i + 1].toUpperCase() === 'LIMIT') return null;
+      continue;
+    }
+    const out = args.slice();
+    out[i] = id;
+    return [out];
   }
   return null;
 }

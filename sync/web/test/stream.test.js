@@ -131,3 +131,18 @@ test('Store applies the hydration pushes of a stream (qstate marker, placeholder
   const h = st.xinfo('y:z').groups[1];
   assert.deepEqual(h, { name: 'h', lastDeliveredId: '4-0', entriesRead: 4, consumers: ['dave'], pending: [['4-0', 'dave', 1700000000100, 1]] });
 });
+
+test('effectsOf: a client\'s own XADD takes the id the server chose; XDEL and XACK are their own effect', async () => {
+  const { effectsOf } = await import('../recached-edge.js');
+  const st = new Store(clock);
+  const bulk = (v) => ({ type: '$', value: v });
+  const int = (n) => ({ type: ':', value: n });
+  assert.deepEqual(effectsOf(st, ['XADD', 's', 'MAXLEN', '=', '2', '*', 'f', 'v'], bulk('5-0')), [['XADD', 's', 'MAXLEN', '=', '2', '5-0', 'f', 'v']]);
+  assert.deepEqual(effectsOf(st, ['XADD', 's', 'NOMKSTREAM', '*', 'f', 'v'], { type: '$', value: null }), []);
+  assert.equal(effectsOf(st, ['XADD', 's', 'MAXLEN', '~', '2', '*', 'f', 'v'], bulk('5-0')), null);
+  assert.equal(effectsOf(st, ['XADD', 's', '*', 'f', 'v']), null);
+  assert.deepEqual(effectsOf(st, ['XDEL', 's', '1-0'], int(1)), [['XDEL', 's', '1-0']]);
+  assert.deepEqual(effectsOf(st, ['XACK', 's', 'g', '1-0'], int(0)), []);
+  for (const [e] of [effectsOf(st, ['XADD', 's', '*', 'f', 'v'], bulk('5-0'))]) assert.deepEqual(st.apply(e), ['s']);
+  assert.deepEqual(st.xrange('s'), [['5-0', ['f', 'v']]]);
+});
