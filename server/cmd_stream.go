@@ -644,15 +644,11 @@ func xreadCmd(group bool) Handler {
 		groups := make([]*keyspace.StreamGroup, n)
 		for i := 0; i < n; i++ {
 			key, arg := keys[i], a[streamsArg+n+i]
-			st, wrong := s.lookupStream(key)
+			st, g, wrong := s.lookupGroup(key, groupName)
 			if wrong {
 				return
 			}
 			if group {
-				var g *keyspace.StreamGroup
-				if st != nil {
-					g = st.Group(groupName)
-				}
 				if g == nil {
 					s.W.Error(fmt.Sprintf("NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP with GROUP option", key, groupName))
 					return
@@ -1167,13 +1163,9 @@ func cmdXSetID(s *Session) {
 
 func cmdXAck(s *Session) {
 	key := s.Args[1]
-	st, wrong := s.lookupStream(key)
+	_, g, wrong := s.lookupGroup(key, s.Args[2])
 	if wrong {
 		return
-	}
-	var g *keyspace.StreamGroup
-	if st != nil {
-		g = st.Group(s.Args[2])
 	}
 	if g == nil {
 		s.W.Int(0)
@@ -1195,9 +1187,30 @@ func cmdXAck(s *Session) {
 	s.W.Int(int64(len(eff) - 3))
 }
 
-// noGroupError replies that key or its group is missing.
-func (s *Session) noGroupError(key, group []byte) {
-	s.W.Error(fmt.Sprintf("NOGROUP No such key '%s' or consumer group '%s'", key, group))
+// lookupGroup returns key's stream and its group named group, g nil when
+// either is missing; wrong reports (and replies to) a value of another
+// type.
+func (s *Session) lookupGroup(key, group []byte) (st *keyspace.Stream, g *keyspace.StreamGroup, wrong bool) {
+	st, wrong = s.lookupStream(key)
+	if st != nil {
+		g = st.Group(group)
+	}
+	return st, g, wrong
+}
+
+// groupArg returns key's stream and its group named group; when either is
+// missing it replies with Redis's NOGROUP error, and with WRONGTYPE for a
+// value of another type, and ok is false.
+func (s *Session) groupArg(key, group []byte) (st *keyspace.Stream, g *keyspace.StreamGroup, ok bool) {
+	st, g, wrong := s.lookupGroup(key, group)
+	if wrong {
+		return nil, nil, false
+	}
+	if g == nil {
+		s.W.Error(fmt.Sprintf("NOGROUP No such key '%s' or consumer group '%s'", key, group))
+		return nil, nil, false
+	}
+	return st, g, true
 }
 
 func cmdXPending(s *Session) {
@@ -1238,16 +1251,8 @@ func cmdXPending(s *Session) {
 			consumer = a[si+3]
 		}
 	}
-	st, wrong := s.lookupStream(a[1])
-	if wrong {
-		return
-	}
-	var g *keyspace.StreamGroup
-	if st != nil {
-		g = st.Group(a[2])
-	}
-	if g == nil {
-		s.noGroupError(a[1], a[2])
+	_, g, ok := s.groupArg(a[1], a[2])
+	if !ok {
 		return
 	}
 	pending := g.Pending()
@@ -1308,25 +1313,54 @@ func cmdXPending(s *Session) {
 	s.W.Raw(body.B)
 }
 
-// claimConsumer returns the claiming consumer, looked up (and its seen time
-// refreshed) or created and reported.
-func (s *Session) claimConsumer(key []byte, g *keyspace.StreamGroup, name []byte) *keyspace.StreamConsumer {
-	return s.groupConsumer(&groupRead{key: key, g: g, consumer: name})
+// claimer gives pending entries of a group to one consumer, for XCLAIM
+// and XAUTOCLAIM, writing each entry it claims (only its id with JUSTID)
+// to body.
+type claimer struct {
+	s      *Session
+	st     *keyspace.Stream
+	gr     groupRead
+	c      *keyspace.StreamConsumer // looked up or created on the first claim
+	justID bool
+	body   resp.Writer
+	n      int // how many entries body holds
+}
+
+// claim gives nack, the pending entry of id, to the consumer, delivered at
+// delivery, its delivery count set to retry (when not negative) or, unless
+// JUSTID, counted up; it reports the claim.
+func (cl *claimer) claim(id keyspace.StreamID, nack *keyspace.StreamNACK, delivery, retry int64) {
+	if cl.c == nil {
+		cl.c = cl.s.groupConsumer(&cl.gr)
+	}
+	cl.gr.g.Claim(id, nack, cl.c)
+	nack.DeliveryTime = delivery
+	if retry >= 0 {
+		nack.DeliveryCount = uint64(retry)
+	} else if !cl.justID {
+		nack.DeliveryCount++
+	}
+	if cl.justID {
+		writeID(&cl.body, id)
+	} else {
+		cl.st.Get(id, func(fv [][]byte) { writeEntry(&cl.body, id, fv) })
+	}
+	cl.n++
+	cl.s.emitClaim(cl.gr.key, cl.gr.g, cl.c.Name, id, nack)
+}
+
+// drop acknowledges nack, the pending entry of id whose entry is gone,
+// reporting its last state first.
+func (cl *claimer) drop(id keyspace.StreamID, nack *keyspace.StreamNACK) {
+	cl.s.emitClaim(cl.gr.key, cl.gr.g, nack.Consumer.Name, id, nack)
+	cl.gr.g.Ack(id)
 }
 
 func cmdXClaim(s *Session) {
 	a := s.Args
 	key := a[1]
-	st, wrong := s.lookupStream(key)
-	if wrong {
-		return
-	}
-	var g *keyspace.StreamGroup
-	if st != nil {
-		g = st.Group(a[2])
-	}
-	if g == nil {
-		s.noGroupError(key, a[2])
+	st, g, ok := s.groupArg(key, a[2])
+	if !ok {
 		return
 	}
 	minIdle, ok := resp.ParseInt(a[4])
@@ -1399,16 +1433,13 @@ func cmdXClaim(s *Session) {
 	if delivery == -1 || delivery < 0 || delivery > now {
 		delivery = now
 	}
-	var c *keyspace.StreamConsumer
-	var body resp.Writer
-	body.Proto = s.W.Proto
-	n := 0
+	cl := claimer{s: s, st: st, gr: groupRead{key: key, g: g, consumer: a[3]}, justID: justID}
+	cl.body.Proto = s.W.Proto
 	for _, id := range ids {
 		nack := g.NACK(id)
 		if !st.Exists(id) {
 			if nack != nil {
-				s.emitClaim(key, g, nack.Consumer.Name, id, nack)
-				g.Ack(id)
+				cl.drop(id, nack)
 			}
 			continue
 		}
@@ -1419,29 +1450,13 @@ func cmdXClaim(s *Session) {
 		} else if nack.Consumer != nil && minIdle != 0 && now-nack.DeliveryTime < minIdle {
 			continue
 		}
-		if c == nil {
-			c = s.claimConsumer(key, g, a[3])
-		}
-		g.Claim(id, nack, c)
-		nack.DeliveryTime = delivery
-		if retry >= 0 {
-			nack.DeliveryCount = uint64(retry)
-		} else if !justID {
-			nack.DeliveryCount++
-		}
-		if justID {
-			writeID(&body, id)
-		} else {
-			st.Get(id, func(fv [][]byte) { writeEntry(&body, id, fv) })
-		}
-		n++
-		s.emitClaim(key, g, c.Name, id, nack)
+		cl.claim(id, nack, delivery, retry)
 	}
 	if moved {
 		s.emitGroupID(key, g)
 	}
-	s.W.Array(n)
-	s.W.Raw(body.B)
+	s.W.Array(cl.n)
+	s.W.Raw(cl.body.B)
 }
 
 func cmdXAutoClaim(s *Session) {
@@ -1477,24 +1492,14 @@ func cmdXAutoClaim(s *Session) {
 			return
 		}
 	}
-	st, wrong := s.lookupStream(key)
-	if wrong {
-		return
-	}
-	var g *keyspace.StreamGroup
-	if st != nil {
-		g = st.Group(a[2])
-	}
-	if g == nil {
-		s.noGroupError(key, a[2])
+	st, g, ok := s.groupArg(key, a[2])
+	if !ok {
 		return
 	}
 	attempts := count * 10
 	now := s.srv.ks.Now()
-	var c *keyspace.StreamConsumer
-	var body resp.Writer
-	body.Proto = s.W.Proto
-	n := 0
+	cl := claimer{s: s, st: st, gr: groupRead{key: key, g: g, consumer: a[3]}, justID: justID}
+	cl.body.Proto = s.W.Proto
 	var deleted []keyspace.StreamID
 	i := g.PendingFrom(start)
 	for attempts > 0 && count > 0 {
@@ -1506,8 +1511,7 @@ func cmdXAutoClaim(s *Session) {
 		nack := pending[i]
 		id := nack.ID
 		if !st.Exists(id) {
-			s.emitClaim(key, g, nack.Consumer.Name, id, nack)
-			g.Ack(id)
+			cl.drop(id, nack)
 			deleted = append(deleted, id)
 			count--
 			continue
@@ -1516,22 +1520,8 @@ func cmdXAutoClaim(s *Session) {
 		if minIdle != 0 && now-nack.DeliveryTime < minIdle {
 			continue
 		}
-		if c == nil {
-			c = s.claimConsumer(key, g, a[3])
-		}
-		g.Claim(id, nack, c)
-		nack.DeliveryTime = now
-		if !justID {
-			nack.DeliveryCount++
-		}
-		if justID {
-			writeID(&body, id)
-		} else {
-			st.Get(id, func(fv [][]byte) { writeEntry(&body, id, fv) })
-		}
-		n++
+		cl.claim(id, nack, now, -1)
 		count--
-		s.emitClaim(key, g, c.Name, id, nack)
 	}
 	var next keyspace.StreamID
 	if pending := g.Pending(); i < len(pending) {
@@ -1539,8 +1529,8 @@ func cmdXAutoClaim(s *Session) {
 	}
 	s.W.Array(3)
 	writeID(&s.W, next)
-	s.W.Array(n)
-	s.W.Raw(body.B)
+	s.W.Array(cl.n)
+	s.W.Raw(cl.body.B)
 	s.W.Array(len(deleted))
 	for _, id := range deleted {
 		writeID(&s.W, id)
