@@ -589,6 +589,11 @@ func cmdConfigSet(s *Session) {
 		}
 	}
 	s.srv.cfg = next
+	for i, p := range params {
+		if p.apply != nil {
+			p.apply(s.srv, values[i])
+		}
+	}
 	s.W.OK()
 }
 

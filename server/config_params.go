@@ -72,6 +72,10 @@ type configParam struct {
 	// others keep their value in the server's parameter map.
 	get func(c *Config) string
 	set func(c *Config, v string)
+	// apply, when set, makes a new value (in the form CONFIG GET shows it)
+	// take effect in the running server; CONFIG SET calls it under cfgMu
+	// once every value of the command has been accepted.
+	apply func(srv *Server, v string)
 }
 
 // configTable is every parameter of Redis 7.0 (src/config.c), plus
@@ -353,7 +357,8 @@ func configParamList() []*configParam {
 			set: func(c *Config, v string) { c.Save = v }},
 		specialParam("client-output-buffer-limit", "", 0, "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60", nil),
 		specialParam("oom-score-adj-values", "", 0, "0 200 800", checkOOMScoreValues),
-		{name: "notify-keyspace-events", kind: kindSpecial, check: checkKeyspaceEvents},
+		{name: "notify-keyspace-events", kind: kindSpecial, check: checkKeyspaceEvents,
+			apply: func(srv *Server, v string) { srv.notifyFlags.Store(keyspaceEventFlags(v)) }},
 		// recached listens where it started.
 		{name: "bind", kind: kindSpecial, flags: fixed | paramMultiArg,
 			get: func(c *Config) string { return c.Bind }},

@@ -182,6 +182,7 @@ func (s *Session) callLocked(cmd *Command) {
 	if cmd.Flags&FlagWrite != 0 && !s.srv.persist.beforeWrite(s, cmd) {
 		return
 	}
+	s.noteAbsent(cmd)
 	// Reading the clock twice costs more than a fast command itself, so
 	// one call in timeSample is timed and counts for timeSample calls.
 	s.calls++

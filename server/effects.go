@@ -210,6 +210,7 @@ func (srv *Server) onExpire(db int, key string) {
 	srv.expiredKeys.Add(1)
 	k := []byte(key)
 	srv.publish(&Effect{Kind: EffectExpired, DB: db, Key: k, Args: [][]byte{bDEL, k}})
+	srv.notifyExpire(db, k)
 }
 
 // itoa formats n into the session's scratch space and returns the digits,
@@ -225,4 +226,154 @@ func (s *Session) utoa(n uint64) []byte {
 	start := len(s.scratch)
 	s.scratch = strconv.AppendUint(s.scratch, n, 10)
 	return s.scratch[start:len(s.scratch):len(s.scratch)]
+}
+
+// Keyspace notification classes, the letters of notify-keyspace-events
+// (Redis's NOTIFY_* flags).
+const (
+	notifyKeyspace uint32 = 1 << iota // K: __keyspace@<db>__:<key> channels
+	notifyKeyevent                    // E: __keyevent@<db>__:<event> channels
+	notifyGeneric                     // g: del, expire, rename_from, ...
+	notifyString                      // $
+	notifyList                        // l
+	notifySet                         // s
+	notifyHash                        // h
+	notifyZSet                        // z
+	notifyExpired                     // x
+	notifyEvicted                     // e
+	notifyStream                      // t
+	notifyKeyMiss                     // m
+	notifyModule                      // d
+	notifyNew                         // n
+	// notifyAll is what A stands for: every class but m and n.
+	notifyAll = notifyGeneric | notifyString | notifyList | notifySet | notifyHash | notifyZSet | notifyExpired | notifyEvicted | notifyStream | notifyModule
+)
+
+// keyspaceEventFlags turns a notify-keyspace-events value (checked by
+// checkKeyspaceEvents) into class bits.
+func keyspaceEventFlags(v string) uint32 {
+	var f uint32
+	for _, c := range []byte(v) {
+		switch c {
+		case 'A':
+			f |= notifyAll
+		case 'K':
+			f |= notifyKeyspace
+		case 'E':
+			f |= notifyKeyevent
+		case 'g':
+			f |= notifyGeneric
+		case '$':
+			f |= notifyString
+		case 'l':
+			f |= notifyList
+		case 's':
+			f |= notifySet
+		case 'h':
+			f |= notifyHash
+		case 'z':
+			f |= notifyZSet
+		case 'x':
+			f |= notifyExpired
+		case 'e':
+			f |= notifyEvicted
+		case 't':
+			f |= notifyStream
+		case 'm':
+			f |= notifyKeyMiss
+		case 'd':
+			f |= notifyModule
+		case 'n':
+			f |= notifyNew
+		}
+	}
+	return f
+}
+
+// notify publishes the keyspace event of class named event on key, in the
+// running command's database. Handlers call it right after the emit of the
+// write it describes, so the notification, a push to subscribers, is
+// queued only once the log holds the write; with notifications off it
+// costs one atomic load. The first event on a key the command created is
+// preceded by the "new" event, as Redis's dbAdd fires it.
+func (s *Session) notify(class uint32, event string, key []byte) {
+	s.notifyDB(class, event, s.DBIndex, key)
+}
+
+// notifyDB is notify for a key of database db (MOVE, COPY ... DB).
+func (s *Session) notifyDB(class uint32, event string, db int, key []byte) {
+	f := s.srv.notifyFlags.Load()
+	if f == 0 {
+		return
+	}
+	if f&notifyNew != 0 && db == s.DBIndex && s.takeAbsent(key) {
+		s.srv.publishKeyEvent(s, f, "new", db, key)
+	}
+	if f&class != 0 {
+		s.srv.publishKeyEvent(s, f, event, db, key)
+	}
+}
+
+// noteAbsent records, before a write command runs, which of its keys do
+// not exist, so that notify can tell the keys it creates. It does
+// nothing unless the "new" event is on.
+func (s *Session) noteAbsent(cmd *Command) {
+	s.absent = s.absent[:0]
+	if s.srv.notifyFlags.Load()&notifyNew == 0 || cmd.Flags&FlagWrite == 0 || cmd.Wraps > 0 {
+		return
+	}
+	db := s.srv.ks.DBs[s.DBIndex]
+	for _, k := range cmd.KeyArgs(nil, s.Args) {
+		if db.Peek(k) == nil {
+			s.absent = append(s.absent, k)
+		}
+	}
+}
+
+// takeAbsent reports whether key was absent before the running command
+// and exists now, and forgets it so that "new" fires once.
+func (s *Session) takeAbsent(key []byte) bool {
+	for i, k := range s.absent {
+		if string(k) == string(key) {
+			if s.srv.ks.DBs[s.DBIndex].Peek(key) == nil {
+				return false
+			}
+			s.absent = append(s.absent[:i], s.absent[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// publishKeyEvent delivers one event on the pub/sub bus: event on
+// __keyspace@<db>__:<key> when K is on, key on __keyevent@<db>__:<event>
+// when E is. pub is the session whose command caused it (nil for expiry):
+// its own subscription receives the message in its reply stream.
+//
+// It runs under the writer's shard locks and takes the pub/sub registry's
+// read lock inside them (LOCKS.md).
+func (srv *Server) publishKeyEvent(pub *Session, flags uint32, event string, db int, key []byte) {
+	if flags&notifyKeyspace != 0 {
+		ch := make([]byte, 0, len("__keyspace@__:")+4+len(key))
+		ch = append(ch, "__keyspace@"...)
+		ch = strconv.AppendInt(ch, int64(db), 10)
+		ch = append(ch, "__:"...)
+		ch = append(ch, key...)
+		srv.pubsub.publish(pub, false, ch, []byte(event))
+	}
+	if flags&notifyKeyevent != 0 {
+		ch := make([]byte, 0, len("__keyevent@__:")+4+len(event))
+		ch = append(ch, "__keyevent@"...)
+		ch = strconv.AppendInt(ch, int64(db), 10)
+		ch = append(ch, "__:"...)
+		ch = append(ch, event...)
+		srv.pubsub.publish(pub, false, ch, key)
+	}
+}
+
+// notifyExpire publishes the "expired" event of a key removed by expiry.
+func (srv *Server) notifyExpire(db int, key []byte) {
+	if f := srv.notifyFlags.Load(); f&notifyExpired != 0 {
+		srv.publishKeyEvent(nil, f, "expired", db, key)
+	}
 }

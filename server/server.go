@@ -112,6 +112,9 @@ type Server struct {
 	// bookkeeping that does not need a precise clock.
 	coarseNow atomic.Int64
 	pubsub    pubsubRegistry
+	// notifyFlags is notify-keyspace-events as class bits (effects.go);
+	// zero, the default, turns keyspace notifications off.
+	notifyFlags atomic.Uint32
 	// syncer routes writes to sync clients (syncer.go).
 	syncer *syncer
 

@@ -82,6 +82,9 @@ type Session struct {
 	dedupWire   uint64
 	emitted     uint64 // effects this session has emitted
 	scratch     []byte // per-command formatting space (itoa)
+	// absent is the keys of the running write that did not exist before
+	// it, kept only while the "new" keyspace event is on (effects.go).
+	absent [][]byte
 }
 
 func newSession(srv *Server, c Conn, ws bool) *Session {
