@@ -209,43 +209,23 @@ func (s *Session) geoWriteCoords(lon, lat float64) {
 }
 
 func cmdGeoHash(s *Session) {
-	z, wrong := s.lookupZSet(s.Args[1])
-	if wrong {
-		return
-	}
-	s.W.Array(len(s.Args) - 2)
-	for _, m := range s.Args[2:] {
-		score, ok := zscoreOf(z, m)
-		if !ok {
+	s.writeScores(func(score float64, ok bool) {
+		if ok {
+			s.W.BulkString(geoString(score))
+		} else {
 			s.W.Null()
-			continue
 		}
-		s.W.BulkString(geoString(score))
-	}
+	})
 }
 
 func cmdGeoPos(s *Session) {
-	z, wrong := s.lookupZSet(s.Args[1])
-	if wrong {
-		return
-	}
-	s.W.Array(len(s.Args) - 2)
-	for _, m := range s.Args[2:] {
-		score, ok := zscoreOf(z, m)
-		if !ok {
+	s.writeScores(func(score float64, ok bool) {
+		if ok {
+			s.geoWriteCoords(geoDecodeScore(score))
+		} else {
 			s.W.NullArray()
-			continue
 		}
-		s.geoWriteCoords(geoDecodeScore(score))
-	}
-}
-
-// zscoreOf returns member's score in z, which may be nil.
-func zscoreOf(z *keyspace.ZSet, member []byte) (float64, bool) {
-	if z == nil {
-		return 0, false
-	}
-	return z.Score(member)
+	})
 }
 
 // The variants of the search commands.

@@ -593,21 +593,31 @@ func cmdZScore(s *Session) {
 }
 
 func cmdZMScore(s *Session) {
+	s.writeScores(func(score float64, ok bool) {
+		if ok {
+			s.W.Double(score)
+		} else {
+			s.W.Null()
+		}
+	})
+}
+
+// writeScores replies to a command of a sorted set and members (ZMSCORE,
+// GEOHASH, GEOPOS) with an array of what write writes for each member's
+// score, ok false when the member or the key is missing.
+func (s *Session) writeScores(write func(score float64, ok bool)) {
 	z, wrong := s.lookupZSet(s.Args[1])
 	if wrong {
 		return
 	}
 	s.W.Array(len(s.Args) - 2)
 	for _, m := range s.Args[2:] {
-		if z == nil {
-			s.W.Null()
-			continue
+		var score float64
+		ok := false
+		if z != nil {
+			score, ok = z.Score(m)
 		}
-		if score, ok := z.Score(m); ok {
-			s.W.Double(score)
-		} else {
-			s.W.Null()
-		}
+		write(score, ok)
 	}
 }
 
