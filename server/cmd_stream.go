@@ -1550,20 +1550,20 @@ func (s *Session) xinfoStream() *keyspace.Stream {
 	return st
 }
 
-// writeLag writes the group's lag, or a null when it is unknown.
-func writeLag(w *resp.Writer, st *keyspace.Stream, g *keyspace.StreamGroup) {
-	if lag, ok := st.Lag(g); ok {
-		w.Int(lag)
+// writeGroupPosition writes XINFO's last-delivered-id, entries-read and
+// lag fields of a group, a null for a read counter or lag that is unknown.
+func writeGroupPosition(w *resp.Writer, st *keyspace.Stream, g *keyspace.StreamGroup) {
+	w.BulkString("last-delivered-id")
+	writeID(w, g.LastID)
+	w.BulkString("entries-read")
+	if g.EntriesRead != -1 {
+		w.Int(g.EntriesRead)
 	} else {
 		w.Null()
 	}
-}
-
-// writeEntriesRead writes the group's read counter, or a null when it is
-// unknown.
-func writeEntriesRead(w *resp.Writer, g *keyspace.StreamGroup) {
-	if g.EntriesRead != -1 {
-		w.Int(g.EntriesRead)
+	w.BulkString("lag")
+	if lag, ok := st.Lag(g); ok {
+		w.Int(lag)
 	} else {
 		w.Null()
 	}
@@ -1652,12 +1652,7 @@ func cmdXInfoStream(s *Session) {
 		w.Map(7)
 		w.BulkString("name")
 		w.Bulk(g.Name)
-		w.BulkString("last-delivered-id")
-		writeID(w, g.LastID)
-		w.BulkString("entries-read")
-		writeEntriesRead(w, g)
-		w.BulkString("lag")
-		writeLag(w, st, g)
+		writeGroupPosition(w, st, g)
 		pending := g.Pending()
 		w.BulkString("pel-count")
 		w.Int(int64(len(pending)))
@@ -1708,12 +1703,7 @@ func cmdXInfoGroups(s *Session) {
 		w.Int(int64(len(g.Consumers())))
 		w.BulkString("pending")
 		w.Int(int64(len(g.Pending())))
-		w.BulkString("last-delivered-id")
-		writeID(w, g.LastID)
-		w.BulkString("entries-read")
-		writeEntriesRead(w, g)
-		w.BulkString("lag")
-		writeLag(w, st, g)
+		writeGroupPosition(w, st, g)
 	}
 }
 
