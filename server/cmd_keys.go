@@ -43,6 +43,7 @@ func cmdDel(s *Session) {
 		if s.db.Delete(k) {
 			n++
 			s.emit(bDEL, k)
+			s.notify(notifyGeneric, "del", k)
 		}
 	}
 	s.W.Int(int64(n))
@@ -133,11 +134,13 @@ func expireCmd(unit int64, abs bool) Handler {
 		if when <= now {
 			s.db.Delete(key)
 			s.emit(bDEL, key)
+			s.notify(notifyGeneric, "del", key)
 			s.W.Int(1)
 			return
 		}
 		s.db.SetExpiry(key, when)
 		s.emit(bPEXPIREAT, key, s.itoa(when))
+		s.notify(notifyGeneric, "expire", key)
 		s.W.Int(1)
 	}
 }
@@ -176,6 +179,7 @@ func cmdPersist(s *Session) {
 		return
 	}
 	s.emit(bPERSIST, s.Args[1])
+	s.notify(notifyGeneric, "persist", s.Args[1])
 	s.W.Int(1)
 }
 
@@ -359,6 +363,9 @@ func renameCmd(nx bool) Handler {
 			s.db.SetExpiry(dst, at)
 		}
 		s.emit(bRENAME, src, dst)
+		s.notifyNew(s.DBIndex, dst)
+		s.notify(notifyGeneric, "rename_from", src)
+		s.notify(notifyGeneric, "rename_to", dst)
 		if nx {
 			s.W.Int(1)
 		} else {
@@ -429,6 +436,8 @@ func cmdCopy(s *Session) {
 		dstDB.SetExpiry(dst, at)
 	}
 	s.emit(bCOPY, src, dst, bDB, s.itoa(int64(dstDB.Index)), bREPLACE)
+	s.notifyNew(dstDB.Index, dst)
+	s.notifyDB(notifyGeneric, "copy_to", dstDB.Index, dst)
 	s.W.Int(1)
 }
 
@@ -492,5 +501,8 @@ func cmdMove(s *Session) {
 		dst.SetExpiry(key, at)
 	}
 	s.emit(bMOVE, key, s.Args[2])
+	s.notifyNew(n, key)
+	s.notify(notifyGeneric, "move_from", key)
+	s.notifyDB(notifyGeneric, "move_to", n, key)
 	s.W.Int(1)
 }

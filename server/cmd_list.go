@@ -211,6 +211,11 @@ func pushCmd(front, onlyExisting bool) Handler {
 			}
 		}
 		s.emitNamed(name, s.Args[1:])
+		if front {
+			s.notify(notifyList, "lpush", key)
+		} else {
+			s.notify(notifyList, "rpush", key)
+		}
 		s.W.Int(int64(l.Len()))
 	}
 }
@@ -228,7 +233,21 @@ func (s *Session) popOne(key []byte, l *keyspace.List, front bool) []byte {
 		s.db.Delete(key)
 	}
 	s.emitPop(key, front, 1)
+	s.notifyPop(key, front, l.Len() == 0)
 	return v
+}
+
+// notifyPop publishes the events of a pop from key's list: lpop or rpop,
+// then del when the pop emptied it.
+func (s *Session) notifyPop(key []byte, front, emptied bool) {
+	if front {
+		s.notify(notifyList, "lpop", key)
+	} else {
+		s.notify(notifyList, "rpop", key)
+	}
+	if emptied {
+		s.notify(notifyGeneric, "del", key)
+	}
 }
 
 // emitPop emits LPOP key n or RPOP key n.
@@ -259,6 +278,7 @@ func (s *Session) popMany(w *resp.Writer, key []byte, l *keyspace.List, front bo
 		s.db.Delete(key)
 	}
 	s.emitPop(key, front, n)
+	s.notifyPop(key, front, l.Len() == 0)
 }
 
 // popWithKey is the reply of BLPOP and BRPOP: [key, element].
@@ -428,6 +448,7 @@ func cmdLSet(s *Session) {
 	}
 	l.Set(i, s.Args[3])
 	s.emitNamed(bLSET, s.Args[1:])
+	s.notify(notifyList, "lset", key)
 	s.W.OK()
 }
 
@@ -451,6 +472,10 @@ func cmdLRem(s *Session) {
 			s.db.Delete(key)
 		}
 		s.emitNamed(bLREM, s.Args[1:])
+		s.notify(notifyList, "lrem", key)
+		if l.Len() == 0 {
+			s.notify(notifyGeneric, "del", key)
+		}
 	}
 	s.W.Int(n)
 }
@@ -479,9 +504,14 @@ func cmdLTrim(s *Session) {
 		l.Clear()
 		s.db.Delete(key)
 		s.emitNamed(bLTRIM, s.Args[1:])
+		s.notify(notifyList, "ltrim", key)
+		s.notify(notifyGeneric, "del", key)
 	case from > 0 || to < l.Len()-1:
 		l.Trim(from, to)
 		s.emitNamed(bLTRIM, s.Args[1:])
+		s.notify(notifyList, "ltrim", key)
+	default:
+		s.notify(notifyList, "ltrim", key)
 	}
 	s.W.OK()
 }
@@ -515,6 +545,7 @@ func cmdLInsert(s *Session) {
 		}
 		l.Insert(i, s.Args[4])
 		s.emitNamed(bLINSERT, s.Args[1:])
+		s.notify(notifyList, "linsert", key)
 		s.W.Int(int64(l.Len()))
 		return
 	}
@@ -629,9 +660,11 @@ func (s *Session) moveOne(src []byte, sl *keyspace.List, dst []byte, de *keyspac
 			sl.PushBackOwned(v)
 		}
 		s.emit(bLMOVE, src, dst, whereWord(front), whereWord(toFront))
+		s.notifyMove(src, dst, front, toFront, false)
 		return v
 	}
-	if sl.Len() == 0 {
+	emptied := sl.Len() == 0
+	if emptied {
 		s.db.Delete(src)
 	}
 	s.emitPop(src, front, 1)
@@ -649,7 +682,19 @@ func (s *Session) moveOne(src []byte, sl *keyspace.List, dst []byte, de *keyspac
 		dl.PushBackOwned(v)
 	}
 	s.emit(name, dst, v)
+	s.notifyMove(src, dst, front, toFront, emptied)
 	return v
+}
+
+// notifyMove publishes LMOVE's events in Redis's order: the push onto dst,
+// the pop from src, del when src emptied.
+func (s *Session) notifyMove(src, dst []byte, front, toFront, emptied bool) {
+	if toFront {
+		s.notify(notifyList, "lpush", dst)
+	} else {
+		s.notify(notifyList, "rpush", dst)
+	}
+	s.notifyPop(src, front, emptied)
 }
 
 // lmove runs LMOVE (and RPOPLPUSH) on the session's reply writer.

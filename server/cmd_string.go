@@ -222,6 +222,10 @@ func (s *Session) replaceString(key []byte, cur *keyspace.Entry, val []byte, o e
 	default:
 		s.emit(bSET, key, val)
 	}
+	s.notify(notifyString, "set", key)
+	if o.at != 0 {
+		s.notify(notifyGeneric, "expire", key)
+	}
 	return e
 }
 
@@ -307,6 +311,7 @@ func cmdGetDel(s *Session) {
 	s.W.Bulk(e.Str)
 	s.db.Delete(s.Args[1])
 	s.emit(bDEL, s.Args[1])
+	s.notify(notifyGeneric, "del", s.Args[1])
 }
 
 func cmdGetEx(s *Session) {
@@ -331,13 +336,16 @@ func cmdGetEx(s *Session) {
 	case o.kind == expPersist:
 		if s.db.Persist(key) {
 			s.emit(bPERSIST, key)
+			s.notify(notifyGeneric, "persist", key)
 		}
 	case o.at != 0 && o.at <= s.srv.ks.Now():
 		s.db.Delete(key)
 		s.emit(bDEL, key)
+		s.notify(notifyGeneric, "del", key)
 	case o.at != 0:
 		s.db.SetExpiry(key, o.at)
 		s.emit(bPEXPIREAT, key, s.itoa(o.at))
+		s.notify(notifyGeneric, "expire", key)
 	}
 }
 
@@ -348,7 +356,9 @@ func cmdAppend(s *Session) {
 		return
 	}
 	if e == nil {
-		s.setString(key, s.Args[2], expiryOpt{})
+		s.db.SetString(key, s.Args[2], false)
+		s.emit(bSET, key, s.Args[2])
+		s.notify(notifyString, "append", key)
 		s.W.Int(int64(len(s.Args[2])))
 		return
 	}
@@ -359,6 +369,7 @@ func cmdAppend(s *Session) {
 	e.Str = append(e.Str, s.Args[2]...)
 	e.MarkRaw()
 	s.emit(bSET, key, e.Str, bKEEPTTL)
+	s.notify(notifyString, "append", key)
 	s.W.Int(int64(len(e.Str)))
 }
 
@@ -414,6 +425,7 @@ func incrCmd(sign int64, byArg bool) Handler {
 			s.db.SetString(key, v, true) // keeps the TTL, resets the encoding
 		}
 		s.emit(bSET, key, v, bKEEPTTL)
+		s.notify(notifyString, "incrby", key)
 		s.W.Int(cur)
 	}
 }
@@ -562,6 +574,7 @@ func cmdIncrByFloat(s *Session) {
 	}
 	e.MarkNoInt()
 	s.emit(bSET, key, v, bKEEPTTL)
+	s.notify(notifyString, "incrbyfloat", key)
 	s.W.Bulk(v)
 }
 
@@ -619,7 +632,9 @@ func cmdSetRange(s *Session) {
 		}
 		b := make([]byte, off+int64(len(val)))
 		copy(b[off:], val)
-		s.setString(key, b, expiryOpt{}).MarkRaw()
+		s.db.SetString(key, b, false).MarkRaw()
+		s.emit(bSET, key, b)
+		s.notify(notifyString, "setrange", key)
 		s.W.Int(int64(len(b)))
 		return
 	}
@@ -635,5 +650,6 @@ func cmdSetRange(s *Session) {
 	copy(e.Str[off:], val)
 	e.MarkRaw()
 	s.emit(bSET, key, e.Str, bKEEPTTL)
+	s.notify(notifyString, "setrange", key)
 	s.W.Int(int64(len(e.Str)))
 }

@@ -306,12 +306,34 @@ func (s *Session) notifyDB(class uint32, event string, db int, key []byte) {
 	if f == 0 {
 		return
 	}
+	pub := s
+	if s.isBlocked() {
+		// A blocked client's pop served by another goroutine (blocking.go):
+		// its own deliveries go through its connection, not its reply
+		// buffer, and what it knew of absent keys is stale.
+		pub = nil
+		s.absent = s.absent[:0]
+	}
 	if f&notifyNew != 0 && db == s.DBIndex && s.takeAbsent(key) {
-		s.srv.publishKeyEvent(s, f, "new", db, key)
+		s.srv.publishKeyEvent(pub, f, "new", db, key)
 	}
 	if f&class != 0 {
-		s.srv.publishKeyEvent(s, f, event, db, key)
+		s.srv.publishKeyEvent(pub, f, event, db, key)
 	}
+}
+
+// notifyNew publishes the "new" event of key in database db whether or not
+// the key existed before the command: RENAME, COPY, MOVE and RESTORE
+// replace their destination, which Redis reports as a new key.
+func (s *Session) notifyNew(db int, key []byte) {
+	f := s.srv.notifyFlags.Load()
+	if f&notifyNew == 0 {
+		return
+	}
+	if db == s.DBIndex {
+		s.takeAbsent(key)
+	}
+	s.srv.publishKeyEvent(s, f, "new", db, key)
 }
 
 // noteAbsent records, before a write command runs, which of its keys do
