@@ -278,9 +278,9 @@ func (n *streamNode) setCounts(live, dead int) {
 	n.live, n.dead = live, dead
 }
 
-// entry decodes the entry at off: its flags, id and fields and values
-// (alternating, appended to fv[:0]), and the offset of the next entry.
-func (n *streamNode) entry(off int, fv [][]byte) (flags byte, id StreamID, out [][]byte, next int) {
+// header decodes the flags and id of the entry at off and returns the
+// offset of its content.
+func (n *streamNode) header(off int) (flags byte, id StreamID, next int) {
 	d := n.data
 	flags = d[off]
 	off++
@@ -288,7 +288,14 @@ func (n *streamNode) entry(off int, fv [][]byte) (flags byte, id StreamID, out [
 	off += k
 	ds, k := binary.Uvarint(d[off:])
 	off += k
-	id = StreamID{n.master.Ms + unzigzag(dm), n.master.Seq + unzigzag(ds)}
+	return flags, StreamID{n.master.Ms + unzigzag(dm), n.master.Seq + unzigzag(ds)}, off
+}
+
+// entry decodes the entry at off: its flags, id and fields and values
+// (alternating, appended to fv[:0]), and the offset of the next entry.
+func (n *streamNode) entry(off int, fv [][]byte) (flags byte, id StreamID, out [][]byte, next int) {
+	d := n.data
+	flags, id, off = n.header(off)
 	read := func() []byte {
 		l, k := binary.Uvarint(d[off:])
 		off += k
@@ -316,13 +323,7 @@ func (n *streamNode) entry(off int, fv [][]byte) (flags byte, id StreamID, out [
 // without decoding its content.
 func (n *streamNode) skip(off int) (flags byte, id StreamID, next int) {
 	d := n.data
-	flags = d[off]
-	off++
-	dm, k := binary.Uvarint(d[off:])
-	off += k
-	ds, k := binary.Uvarint(d[off:])
-	off += k
-	id = StreamID{n.master.Ms + unzigzag(dm), n.master.Seq + unzigzag(ds)}
+	flags, id, off = n.header(off)
 	skipOne := func() {
 		l, k := binary.Uvarint(d[off:])
 		off += k + int(l)
@@ -805,6 +806,12 @@ func (p *pel) remove(id StreamID) {
 // Len returns the number of pending entries.
 func (p *pel) Len() int { return len(p.items) }
 
+// from returns the position of the first entry at or after id.
+func (p *pel) from(id StreamID) int {
+	i, _ := p.search(id)
+	return i
+}
+
 // Groups returns the consumer groups in name order; the caller must not
 // change the slice.
 func (s *Stream) Groups() []*StreamGroup { return s.groups }
@@ -847,10 +854,7 @@ func (g *StreamGroup) Pending() []*StreamNACK { return g.pel.items }
 
 // PendingFrom returns the position of the first pending entry at or after
 // id in Pending.
-func (g *StreamGroup) PendingFrom(id StreamID) int {
-	i, _ := g.pel.search(id)
-	return i
-}
+func (g *StreamGroup) PendingFrom(id StreamID) int { return g.pel.from(id) }
 
 // NACK returns the pending entry id, or nil.
 func (g *StreamGroup) NACK(id StreamID) *StreamNACK { return g.pel.get(id) }
@@ -902,10 +906,7 @@ func (c *StreamConsumer) Pending() []*StreamNACK { return c.pel.items }
 
 // PendingFrom returns the position of the first of the consumer's pending
 // entries at or after id.
-func (c *StreamConsumer) PendingFrom(id StreamID) int {
-	i, _ := c.pel.search(id)
-	return i
-}
+func (c *StreamConsumer) PendingFrom(id StreamID) int { return c.pel.from(id) }
 
 // Deliver records the delivery of id to c at now: a new pending entry, or
 // an existing one moved to c with its count reset to 1.
