@@ -72,8 +72,9 @@ func (s *Session) hashToWrite(key []byte, h *keyspace.Hash) *keyspace.Hash {
 
 // removeMembers removes each of args[2:] from key's value with remove,
 // deletes key once size reports the value empty, emits name key <the
-// members removed> and replies with their number: HDEL, SREM and ZREM.
-func (s *Session) removeMembers(name, key []byte, remove func([]byte) bool, size func() int) {
+// members removed>, publishes event of class (then del when key went) and
+// replies with their number: HDEL, SREM and ZREM.
+func (s *Session) removeMembers(name, key []byte, class uint32, event string, remove func([]byte) bool, size func() int) {
 	var buf [8][]byte
 	eff := append(buf[:0], name, key)
 	for _, m := range s.Args[2:] {
@@ -83,10 +84,15 @@ func (s *Session) removeMembers(name, key []byte, remove func([]byte) bool, size
 	}
 	removed := len(eff) - 2
 	if removed > 0 {
-		if size() == 0 {
+		emptied := size() == 0
+		if emptied {
 			s.db.Delete(key)
 		}
 		s.emit(eff...)
+		s.notify(class, event, key)
+		if emptied {
+			s.notify(notifyGeneric, "del", key)
+		}
 	}
 	s.W.Int(int64(removed))
 }
@@ -113,6 +119,7 @@ func hsetCmd(name string, hmset bool) Handler {
 		}
 		var buf [8][]byte
 		s.emit(append(append(buf[:0], bHSET), s.Args[1:]...)...)
+		s.notify(notifyHash, "hset", key)
 		if hmset {
 			s.W.OK()
 			return
@@ -134,6 +141,7 @@ func cmdHSetNX(s *Session) {
 	h = s.hashToWrite(key, h)
 	h.Set(field, val)
 	s.emit(bHSET, key, field, val)
+	s.notify(notifyHash, "hset", key)
 	s.W.Int(1)
 }
 
@@ -212,7 +220,7 @@ func cmdHDel(s *Session) {
 		s.W.Int(0)
 		return
 	}
-	s.removeMembers(bHDEL, key, h.Delete, h.Len)
+	s.removeMembers(bHDEL, key, notifyHash, "hdel", h.Delete, h.Len)
 }
 
 // hasCmd builds HEXISTS and SISMEMBER: 1 when key's value, of type t,
@@ -283,6 +291,7 @@ func cmdHIncrBy(s *Session) {
 	// The effect carries the stored copy, so buf stays on the stack.
 	v, _ := h.Get(field)
 	s.emit(bHSET, key, field, v)
+	s.notify(notifyHash, "hincrby", key)
 	s.W.Int(cur)
 }
 
@@ -323,6 +332,7 @@ func cmdHIncrByFloat(s *Session) {
 	v := []byte(formatLongDouble(sum))
 	h.Set(field, v)
 	s.emit(bHSET, key, field, v)
+	s.notify(notifyHash, "hincrbyfloat", key)
 	s.W.Bulk(v)
 }
 

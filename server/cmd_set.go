@@ -61,6 +61,7 @@ func cmdSAdd(s *Session) {
 	added := len(eff) - 2
 	if added > 0 {
 		s.emit(eff...)
+		s.notify(notifySet, "sadd", key)
 	}
 	s.W.Int(int64(added))
 }
@@ -75,7 +76,7 @@ func cmdSRem(s *Session) {
 		s.W.Int(0)
 		return
 	}
-	s.removeMembers(bSREM, key, set.Remove, set.Len)
+	s.removeMembers(bSREM, key, notifySet, "srem", set.Remove, set.Len)
 }
 
 // writeSet replies with every member of set (nil: empty) as a set.
@@ -136,6 +137,7 @@ func cmdSPop(s *Session) {
 		}
 		bm := []byte(m)
 		s.emit(bSREM, key, bm)
+		s.notifySPop(key, set.Len() == 0)
 		s.W.Bulk(bm)
 		return
 	}
@@ -167,6 +169,15 @@ func cmdSPop(s *Session) {
 		s.db.Delete(key)
 	}
 	s.emit(eff...)
+	s.notifySPop(key, set.Len() == 0)
+}
+
+// notifySPop publishes SPOP's events: spop, then del when it emptied key.
+func (s *Session) notifySPop(key []byte, emptied bool) {
+	s.notify(notifySet, "spop", key)
+	if emptied {
+		s.notify(notifyGeneric, "del", key)
+	}
 }
 
 func cmdSRandMember(s *Session) {
@@ -233,6 +244,10 @@ func cmdSMove(s *Session) {
 		s.db.Delete(srcKey)
 	}
 	s.emit(bSREM, srcKey, m)
+	s.notify(notifySet, "srem", srcKey)
+	if src.Len() == 0 {
+		s.notify(notifyGeneric, "del", srcKey)
+	}
 	var dst *keyspace.Set
 	if dstEntry == nil {
 		dst = keyspace.NewSet()
@@ -244,6 +259,7 @@ func cmdSMove(s *Session) {
 	// its watchers' transactions still run, as in Redis.
 	if dst.Add(m) {
 		s.emit(bSADD, dstKey, m)
+		s.notify(notifySet, "sadd", dstKey)
 	}
 	s.W.Int(1)
 }
@@ -357,6 +373,7 @@ func setOpCmd(op setOp, store bool) Handler {
 		if n == 0 {
 			if s.db.Delete(dst) {
 				s.emit(bDEL, dst)
+				s.notify(notifyGeneric, "del", dst)
 			}
 			s.W.Int(0)
 			return
@@ -369,9 +386,13 @@ func setOpCmd(op setOp, store bool) Handler {
 			eff = append(eff, []byte(res.At(i)))
 		}
 		s.emit(eff...)
+		s.notify(notifySet, setStoreEvents[op], dst)
 		s.W.Int(int64(n))
 	}
 }
+
+// setStoreEvents are the keyspace events of the STORE forms, by operation.
+var setStoreEvents = [...]string{setUnion: "sunionstore", setInter: "sinterstore", setDiff: "sdiffstore"}
 
 // sintercardKeys returns SINTERCARD's keys: numkeys of them after the
 // numkeys argument, none when numkeys is not valid (the command then fails

@@ -572,7 +572,7 @@ func cmdZRem(s *Session) {
 		s.W.Int(0)
 		return
 	}
-	s.removeMembers(bZREM, key, z.Remove, z.Len)
+	s.removeMembers(bZREM, key, notifyZSet, "zrem", z.Remove, z.Len)
 }
 
 func cmdZScore(s *Session) {
