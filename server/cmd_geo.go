@@ -427,7 +427,11 @@ func (s *Session) geoSearch(srcIdx int, flags int) {
 				pairs[i].score = p.dist
 			}
 		}
-		s.zstoreResult(storeKey, pairs, false)
+		event := "georadiusstore"
+		if search {
+			event = "geosearchstore"
+		}
+		s.zstoreResult(storeKey, pairs, false, event)
 		return
 	}
 	options := 0

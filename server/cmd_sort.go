@@ -213,18 +213,7 @@ func (s *Session) sortLoad(e *keyspace.Entry, dontSort, desc bool, start, end *i
 	switch o := e.Obj.(type) {
 	case *keyspace.List:
 		if dontSort {
-			if *end >= *start {
-				for i := *start; i <= *end; i++ {
-					at := int(i)
-					if desc {
-						at = o.Len() - 1 - int(i)
-					}
-					items = append(items, sortItem{elem: o.At(at)})
-				}
-				*end -= *start
-				*start = 0
-			}
-			return items
+			return sortRange(o.Len(), desc, start, end, o.At)
 		}
 		items = make([]sortItem, 0, o.Len())
 		o.Range(func(v []byte) bool {
@@ -239,24 +228,32 @@ func (s *Session) sortLoad(e *keyspace.Entry, dontSort, desc bool, start, end *i
 		})
 	case *keyspace.ZSet:
 		if dontSort {
-			if *end >= *start {
-				for i := *start; i <= *end; i++ {
-					at := int(i)
-					if desc {
-						at = o.Len() - 1 - int(i)
-					}
-					items = append(items, sortItem{elem: []byte(o.ByRank(at).Member())})
-				}
-			}
-			*end -= *start
-			*start = 0
-			return items
+			return sortRange(o.Len(), desc, start, end, func(i int) []byte { return []byte(o.ByRank(i).Member()) })
 		}
 		items = make([]sortItem, 0, o.Len())
 		o.Range(func(m []byte, _ float64) bool {
 			items = append(items, sortItem{elem: bytes.Clone(m)})
 			return true
 		})
+	}
+	return items
+}
+
+// sortRange returns the elements start to end of a list or sorted set of n
+// elements, in its order (reversed by desc), at(i) being element i, and
+// moves start and end to index the result.
+func sortRange(n int, desc bool, start, end *int64, at func(i int) []byte) []sortItem {
+	var items []sortItem
+	if *end >= *start {
+		for i := *start; i <= *end; i++ {
+			j := int(i)
+			if desc {
+				j = n - 1 - j
+			}
+			items = append(items, sortItem{elem: at(j)})
+		}
+		*end -= *start
+		*start = 0
 	}
 	return items
 }
@@ -365,5 +362,6 @@ func (s *Session) sortStore(dst []byte, l *keyspace.List) {
 		return true
 	})
 	s.emit(eff...)
+	s.notify(notifyList, "sortstore", dst)
 	s.W.Int(int64(l.Len()))
 }

@@ -132,8 +132,8 @@ type zpair struct {
 // scores that a listpack stores as 0. Redis builds ZRANGESTORE's result
 // member by member too; it builds an algebra result as a skip list and
 // converts it if small, which regroup approaches by adding long members
-// first and -0 scores last.
-func (s *Session) zstoreResult(dst []byte, pairs []zpair, regroup bool) {
+// first and -0 scores last. event is the command's keyspace event.
+func (s *Session) zstoreResult(dst []byte, pairs []zpair, regroup bool, event string) {
 	if len(pairs) == 0 {
 		s.zstoreEmpty(dst)
 		return
@@ -164,6 +164,7 @@ func (s *Session) zstoreResult(dst []byte, pairs []zpair, regroup bool) {
 		eff.addString(p.member)
 	}
 	eff.emit(s, bZADD, dst)
+	s.notify(notifyZSet, event, dst)
 	s.W.Int(int64(z.Len()))
 }
 
@@ -172,6 +173,7 @@ func (s *Session) zstoreResult(dst []byte, pairs []zpair, regroup bool) {
 func (s *Session) zstoreEmpty(dst []byte) {
 	if s.db.Delete(dst) {
 		s.emit(bDEL, dst)
+		s.notify(notifyGeneric, "del", dst)
 	}
 	s.W.Int(0)
 }
@@ -547,6 +549,13 @@ options:
 		s.db.Delete(key)
 	}
 	eff.emit(s, bZADD, key)
+	if added+updated > 0 {
+		if incr {
+			s.notify(notifyZSet, "zincr", key)
+		} else {
+			s.notify(notifyZSet, "zadd", key)
+		}
+	}
 	if math.IsNaN(score) {
 		return
 	}
@@ -811,7 +820,7 @@ func (s *Session) zrange(first int, dst []byte, kind zrangeKind, dir zdir) {
 		for x, i := node, 0; i < n; x, i = zstep(x, rev), i+1 {
 			pairs = append(pairs, zpair{x.Member(), x.Score()})
 		}
-		s.zstoreResult(dst, pairs, false)
+		s.zstoreResult(dst, pairs, false, "zrangestore")
 		return
 	}
 	s.pairHeader(n, withScores)
@@ -921,6 +930,12 @@ func zremRangeCmd(kind zrangeKind) Handler {
 			s.db.Delete(key)
 		}
 		eff.emit(s, bZREM, key)
+		if n > 0 {
+			s.notify(notifyZSet, zremRangeEvents[kind], key)
+			if z.Len() == 0 {
+				s.notify(notifyGeneric, "del", key)
+			}
+		}
 		s.W.Int(int64(n))
 	}
 }
@@ -986,7 +1001,24 @@ func (s *Session) zpopWrite(w *resp.Writer, key []byte, z *keyspace.ZSet, max bo
 		s.db.Delete(key)
 	}
 	eff.emit(s, bZREM, key)
+	s.notifyZPop(key, max, z.Len() == 0)
 }
+
+// notifyZPop publishes the events of a pop from key's sorted set: zpopmin
+// or zpopmax, then del when the pop emptied it.
+func (s *Session) notifyZPop(key []byte, max, emptied bool) {
+	if max {
+		s.notify(notifyZSet, "zpopmax", key)
+	} else {
+		s.notify(notifyZSet, "zpopmin", key)
+	}
+	if emptied {
+		s.notify(notifyGeneric, "del", key)
+	}
+}
+
+// zremRangeEvents are the keyspace events of ZREMRANGEBY*, by range kind.
+var zremRangeEvents = map[zrangeKind]string{zrRank: "zremrangebyrank", zrScore: "zremrangebyscore", zrLex: "zremrangebylex"}
 
 // zpopKeyed serves BZPOPMIN and BZPOPMAX for one key: when key holds a
 // non-empty sorted set it pops the lowest (highest when max) member,
@@ -1015,6 +1047,7 @@ func zpopKeyed(s *Session, w *resp.Writer, key []byte, max bool) bool {
 		s.db.Delete(key)
 	}
 	s.emit(bZREM, key, member)
+	s.notifyZPop(key, max, z.Len() == 0)
 	return true
 }
 
@@ -1326,7 +1359,7 @@ func (s *Session) zsetAlgebra(name string, op zsetOp, dst []byte, numIdx int) {
 			}
 			return strings.Compare(a.member, b.member)
 		})
-		s.zstoreResult(dst, pairs, true)
+		s.zstoreResult(dst, pairs, true, name)
 		return
 	}
 	// Redis orders a reply-only result in a skip list, -0 scores kept.
