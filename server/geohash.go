@@ -152,30 +152,29 @@ func geoString(score float64) string {
 // geoMove shifts a hash by one cell along longitude (x, the odd bits) or
 // latitude (y, the even bits).
 func (h geoBits) move(dx, dy int) geoBits {
+	const xBits, yBits = 0xaaaaaaaaaaaaaaaa, 0x5555555555555555
 	shift := 64 - 2*uint(h.step)
-	if dx != 0 {
-		x, y := h.bits&0xaaaaaaaaaaaaaaaa, h.bits&0x5555555555555555
-		zz := uint64(0x5555555555555555) >> shift
-		if dx > 0 {
-			x += zz + 1
-		} else {
-			x = (x | zz) - (zz + 1)
-		}
-		x &= 0xaaaaaaaaaaaaaaaa >> shift
-		h.bits = x | y
-	}
-	if dy != 0 {
-		x, y := h.bits&0xaaaaaaaaaaaaaaaa, h.bits&0x5555555555555555
-		zz := uint64(0xaaaaaaaaaaaaaaaa) >> shift
-		if dy > 0 {
-			y += zz + 1
-		} else {
-			y = (y | zz) - (zz + 1)
-		}
-		y &= 0x5555555555555555 >> shift
-		h.bits = x | y
-	}
+	h.bits = geoMoveAxis(h.bits, dx, xBits, yBits, shift)
+	h.bits = geoMoveAxis(h.bits, dy, yBits, xBits, shift)
 	return h
+}
+
+// geoMoveAxis moves the coordinate interleaved in the bits of mask (the
+// other one's bits are other) one cell up for d > 0, down for d < 0, in a
+// hash whose unused low bits number shift.
+func geoMoveAxis(bits uint64, d int, mask, other uint64, shift uint) uint64 {
+	if d == 0 {
+		return bits
+	}
+	v := bits & mask
+	zz := other >> shift
+	if d > 0 {
+		v += zz + 1
+	} else {
+		v = (v | zz) - (zz + 1)
+	}
+	v &= mask >> shift
+	return v | bits&other
 }
 
 // geoShape is a search area: a circle of radius, or a width by height box,
