@@ -1,0 +1,67 @@
+package lualib
+
+import (
+	"strings"
+	"testing"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// newState returns a fresh gopher-lua state with the standard libraries
+// and OpenAll, closed when the test ends.
+func newState(tb testing.TB) *lua.LState {
+	tb.Helper()
+	L := lua.NewState()
+	tb.Cleanup(L.Close)
+	OpenAll(L)
+	return L
+}
+
+// eval runs the chunk src and returns its single result rendered as
+// Redis's EVAL would render a string (other results via tostring), or the
+// error message prefixed with "ERR ".
+func eval(tb testing.TB, L *lua.LState, src string) string {
+	tb.Helper()
+	fn, err := L.LoadString(src)
+	if err != nil {
+		tb.Fatalf("compile %q: %v", src, err)
+	}
+	L.Push(fn)
+	if err := L.PCall(0, 1, nil); err != nil {
+		if e, ok := err.(*lua.ApiError); ok {
+			return "ERR " + e.Object.String()
+		}
+		return "ERR " + err.Error()
+	}
+	v := L.Get(-1)
+	L.Pop(1)
+	return lua.LVAsString(L.ToStringMeta(v))
+}
+
+// luaCase is a chunk and the result Redis 7.0 gives for it (captured from
+// redis-server 7.0.15, or copied from its tests/unit/scripting.tcl).
+type luaCase struct {
+	name string
+	src  string
+	want string
+}
+
+func runCases(t *testing.T, cases []luaCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			L := newState(t)
+			if got := eval(t, L, tc.src); got != tc.want {
+				t.Errorf("%s\n got %q\nwant %q", tc.src, got, tc.want)
+			}
+		})
+	}
+}
+
+// hexOf wraps an expression returning a string so that the chunk returns
+// its bytes in lower-case hexadecimal, as Redis's tests print encodings.
+func hexOf(expr string) string {
+	return `local s = ` + expr + ` local h = {} for i = 1, #s do h[i] = string.format("%02x", string.byte(s, i)) end return table.concat(h)`
+}
+
+var _ = strings.Repeat
