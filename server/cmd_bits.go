@@ -208,6 +208,7 @@ func cmdSetBit(s *Session) {
 	if grown || int64(old) != on {
 		e.Str[idx] = e.Str[idx]&^(1<<shift) | byte(on)<<shift
 		s.emit(bSETBIT, key, s.Args[2], s.Args[3])
+		s.notify(notifyString, "setbit", key)
 	}
 	s.W.Int(int64(old))
 }
@@ -429,6 +430,7 @@ func cmdBitOp(s *Session) {
 	if maxLen == 0 {
 		if s.db.Delete(dest) {
 			s.emit(bDEL, dest)
+			s.notify(notifyGeneric, "del", dest)
 		}
 		s.W.Int(0)
 		return
@@ -452,6 +454,7 @@ func cmdBitOp(s *Session) {
 	ne.MarkRaw()
 	s.db.Set(dest, ne)
 	s.emit(bSET, dest, res)
+	s.notify(notifyString, "set", dest)
 	s.W.Int(int64(maxLen))
 }
 
@@ -699,6 +702,7 @@ func bitfieldCmd(ro bool) Handler {
 		}
 		if changed {
 			s.emit(bSET, key, e.Str, bKEEPTTL)
+			s.notify(notifyString, "setbit", key)
 		}
 	}
 }

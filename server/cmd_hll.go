@@ -129,6 +129,7 @@ func cmdPFAdd(s *Session) {
 		s.W.Error(errInvalidHLL)
 		return
 	}
+	s.notify(notifyString, "pfadd", key)
 	s.W.Int(1)
 }
 
@@ -219,6 +220,7 @@ func cmdPFMerge(s *Session) {
 	keyspace.HLLInvalidate(b)
 	e = s.storeHLL(key, e, b)
 	s.emit(bSET, key, e.Str, bKEEPTTL)
+	s.notify(notifyString, "pfadd", key)
 	s.W.OK()
 }
 

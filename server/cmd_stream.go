@@ -416,13 +416,18 @@ func cmdXAdd(s *Session) {
 	s.W.Bulk(idb)
 	var buf [16][]byte
 	eff := append(buf[:0], bXADD, key)
+	trimmed := int64(0)
 	if x.trim.strategy != 0 {
-		st.Trim(x.trim.args)
+		trimmed = st.Trim(x.trim.args)
 		verb, th := s.trimEffect(&x.trim, st)
 		eff = append(eff, verb, bEquals, th)
 	}
 	eff = append(eff, idb)
 	s.emit(append(eff, fv...)...)
+	s.notify(notifyStream, "xadd", key)
+	if trimmed > 0 {
+		s.notify(notifyStream, "xtrim", key)
+	}
 }
 
 func cmdXTrim(s *Session) {
@@ -444,6 +449,7 @@ func cmdXTrim(s *Session) {
 	if n > 0 {
 		verb, th := s.trimEffect(&x.trim, st)
 		s.emit(bXTRIM, key, verb, bEquals, th)
+		s.notify(notifyStream, "xtrim", key)
 	}
 	s.W.Int(n)
 }
@@ -538,6 +544,7 @@ func cmdXDel(s *Session) {
 			eff = append(eff, s.idBytes(id))
 		}
 		s.emit(eff...)
+		s.notify(notifyStream, "xdel", key)
 	}
 	s.W.Int(int64(len(deleted)))
 }
@@ -763,6 +770,7 @@ func (s *Session) groupConsumer(gr *groupRead) *keyspace.StreamConsumer {
 	}
 	c := gr.g.CreateConsumer(gr.consumer, now)
 	s.emitKey(gr.key, bXGROUP, bCREATECONSUMER, gr.key, gr.g.Name, c.Name)
+	s.notify(notifyStream, "xgroup-createconsumer", gr.key)
 	return c
 }
 
@@ -1008,6 +1016,7 @@ func cmdXGroupCreate(s *Session) {
 		eff = append(eff, bMKSTREAM)
 	}
 	s.emitKey(key, append(eff, bENTRIESREAD, s.itoa(entriesRead))...)
+	s.notify(notifyStream, "xgroup-create", key)
 	s.W.OK()
 }
 
@@ -1032,6 +1041,7 @@ func cmdXGroupSetID(s *Session) {
 	}
 	g.LastID, g.EntriesRead = id, entriesRead
 	s.emitGroupID(s.Args[2], g)
+	s.notify(notifyStream, "xgroup-setid", s.Args[2])
 	s.W.OK()
 }
 
@@ -1046,6 +1056,7 @@ func cmdXGroupDestroy(s *Session) {
 	}
 	st.DestroyGroup(g.Name)
 	s.emitKey(s.Args[2], bXGROUP, bDESTROY, s.Args[2], s.Args[3])
+	s.notify(notifyStream, "xgroup-destroy", s.Args[2])
 	s.W.Int(1)
 }
 
@@ -1059,6 +1070,7 @@ func cmdXGroupCreateConsumer(s *Session) {
 		return
 	}
 	s.emitKey(s.Args[2], bXGROUP, bCREATECONSUMER, s.Args[2], s.Args[3], s.Args[4])
+	s.notify(notifyStream, "xgroup-createconsumer", s.Args[2])
 	s.W.Int(1)
 }
 
@@ -1074,6 +1086,7 @@ func cmdXGroupDelConsumer(s *Session) {
 	}
 	n := g.DeleteConsumer(c)
 	s.emitKey(s.Args[2], bXGROUP, bDELCONSUMER, s.Args[2], s.Args[3], s.Args[4])
+	s.notify(notifyStream, "xgroup-delconsumer", s.Args[2])
 	s.W.Int(int64(n))
 }
 
@@ -1158,6 +1171,7 @@ func cmdXSetID(s *Session) {
 		eff = append(eff, bMAXDELETEDID, s.idBytes(maxDel))
 	}
 	s.emit(eff...)
+	s.notify(notifyStream, "xsetid", key)
 	s.W.OK()
 }
 
