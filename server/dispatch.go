@@ -27,6 +27,11 @@ func (s *Session) Exec(args [][]byte) {
 	if cmd == nil {
 		return
 	}
+	// While another session's script holds every shard, wait for it up to
+	// busy-reply-threshold, then answer -BUSY (script.go).
+	if run := s.srv.scripts.running.Load(); run != nil && run.s != s && !s.waitScript(run, cmd) {
+		return
+	}
 	if s.multi != nil && cmd.Flags&FlagNoMulti == 0 {
 		s.queue(cmd)
 		return

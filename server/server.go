@@ -97,6 +97,8 @@ type Server struct {
 	persist *persister
 	// blocking is the clients blocked in BLPOP and its kin (blocking.go).
 	blocking blockRegistry
+	// scripts is the Lua script cache and running script (script.go).
+	scripts scriptEngine
 
 	start   time.Time
 	nextID  atomic.Int64

@@ -1,0 +1,836 @@
+package server
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
+
+	"github.com/recached/recached/resp"
+	"github.com/recached/recached/server/lualib"
+)
+
+// scriptEngine is the server's Lua scripting state: the script cache (by
+// SHA1), a pool of interpreter states, and the script running now.
+//
+// A script runs with every shard of every database locked (EVAL's
+// FlagAllDBs), so at most one runs at a time; running is how the other
+// sessions learn of it and answer -BUSY past busy-reply-threshold.
+type scriptEngine struct {
+	mu    sync.Mutex
+	cache map[string]*luaScript // by lower-case hex SHA1
+	pool  []*luaState
+	// running is the script executing now, nil when none.
+	running atomic.Pointer[scriptRun]
+}
+
+// luaScript is one cached script: its body, its compiled function and its
+// shebang flags. The compiled proto is shared by every interpreter state.
+type luaScript struct {
+	sha   string
+	body  string
+	proto *lua.FunctionProto
+	flags scriptFlags
+}
+
+// scriptFlags are the flags of a script's shebang line.
+type scriptFlags uint8
+
+const (
+	scriptShebang scriptFlags = 1 << iota // the script has a #!lua line
+	scriptNoWrites
+	scriptAllowOOM
+	scriptAllowStale
+	scriptNoCluster
+	scriptAllowCrossSlot
+)
+
+var scriptFlagNames = map[string]scriptFlags{
+	"no-writes": scriptNoWrites, "allow-oom": scriptAllowOOM, "allow-stale": scriptAllowStale,
+	"no-cluster": scriptNoCluster, "allow-cross-slot-keys": scriptAllowCrossSlot,
+}
+
+// scriptRun is one running script.
+type scriptRun struct {
+	s        *Session
+	sha      string
+	readonly bool // EVAL_RO, EVALSHA_RO or a no-writes script
+	start    time.Time
+	resp     int // the protocol of redis.call replies (redis.setresp)
+	// wrote is set once the script ran a write command: SCRIPT KILL then
+	// answers -UNKILLABLE. Read by SCRIPT KILL from another session.
+	wrote atomic.Bool
+	// killed is set by SCRIPT KILL; fatal is an error that aborts the
+	// script whatever pcall it runs under (an out-of-scope key). Both
+	// cancel ctx, which stops the interpreter at its next instruction.
+	killed atomic.Bool
+	fatal  string
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// luaState is one interpreter: a sandboxed gopher-lua state whose globals
+// are read-only, and the run it serves now.
+type luaState struct {
+	L       *lua.LState
+	globals *lua.LTable // the libraries, read through env
+	env     *lua.LTable // the scripts' environment: KEYS, ARGV, then globals
+	handler *lua.LFunction
+	run     *scriptRun
+	args    [][]byte
+	w       resp.Writer
+}
+
+const (
+	errNoScript       = "NOSCRIPT No matching script. Please use EVAL."
+	errScriptBusy     = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+	errScriptKilled   = "ERR Script killed by user with SCRIPT KILL..."
+	errNotBusy        = "NOTBUSY No scripts in execution right now."
+	errUnkillable     = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
+	errScriptReadonly = "Write commands are not allowed from read-only scripts."
+	// luaMaxDepth bounds the nesting of a converted reply (a table that
+	// contains itself).
+	luaMaxDepth = 200
+)
+
+// sha1hex returns the lower-case hex SHA1 of b.
+func sha1hex(b string) string {
+	sum := sha1.Sum([]byte(b))
+	return hex.EncodeToString(sum[:])
+}
+
+// lookup returns the cached script of sha (any case), nil when none.
+func (e *scriptEngine) lookup(sha []byte) *luaScript {
+	if len(sha) != 40 {
+		return nil
+	}
+	key := strings.ToLower(string(sha))
+	e.mu.Lock()
+	sc := e.cache[key]
+	e.mu.Unlock()
+	return sc
+}
+
+// load compiles body, caches it and returns it; a compile or shebang error
+// is the error reply.
+func (e *scriptEngine) load(body string) (*luaScript, string) {
+	sha := sha1hex(body)
+	e.mu.Lock()
+	sc := e.cache[sha]
+	e.mu.Unlock()
+	if sc != nil {
+		return sc, ""
+	}
+	flags, code, msg := parseShebang(body)
+	if msg != "" {
+		return nil, msg
+	}
+	chunk, err := parse.Parse(strings.NewReader(code), "user_script")
+	if err != nil {
+		return nil, "ERR Error compiling script (new function): " + compileError(err)
+	}
+	proto, err := lua.Compile(chunk, "user_script")
+	if err != nil {
+		return nil, "ERR Error compiling script (new function): " + compileError(err)
+	}
+	sc = &luaScript{sha: sha, body: body, proto: proto, flags: flags}
+	e.mu.Lock()
+	if e.cache == nil {
+		e.cache = make(map[string]*luaScript)
+	}
+	if old := e.cache[sha]; old != nil {
+		sc = old
+	} else {
+		e.cache[sha] = sc
+	}
+	e.mu.Unlock()
+	return sc, ""
+}
+
+// compileError formats a gopher-lua parse error as Lua's "user_script:<line>:
+// <message>".
+func compileError(err error) string {
+	var pe *parse.Error
+	if errors.As(err, &pe) {
+		return "user_script:" + strconv.Itoa(pe.Pos.Line) + ": " + strings.TrimSpace(pe.Message) + " near '" + pe.Token + "'"
+	}
+	return strings.ReplaceAll(err.Error(), "\n", " ")
+}
+
+// parseShebang reads a script's "#!lua flags=…" first line. It returns the
+// flags and the code to compile (the shebang line blanked, so that line
+// numbers stay), or Redis's error.
+func parseShebang(body string) (scriptFlags, string, string) {
+	if !strings.HasPrefix(body, "#!") {
+		return 0, body, ""
+	}
+	line, rest, _ := strings.Cut(body, "\n")
+	parts := strings.Split(line, " ")
+	if parts[0] != "#!lua" {
+		return 0, "", "ERR Unexpected engine in script shebang: " + parts[0]
+	}
+	flags := scriptShebang
+	for _, p := range parts[1:] {
+		if p == "" {
+			continue
+		}
+		v, ok := strings.CutPrefix(p, "flags=")
+		if !ok {
+			return 0, "", "ERR Unknown lua shebang option: " + p
+		}
+		for _, f := range strings.Split(v, ",") {
+			if f == "" {
+				continue
+			}
+			bit, ok := scriptFlagNames[f]
+			if !ok {
+				return 0, "", "ERR Unexpected flag in script shebang: " + f
+			}
+			flags |= bit
+		}
+	}
+	if len(rest) < len(body)-len(line) {
+		return flags, "\n" + rest, ""
+	}
+	return flags, rest, ""
+}
+
+// flush empties the cache and drops the interpreter states, as SCRIPT FLUSH
+// resets Redis's Lua state.
+func (e *scriptEngine) flush() {
+	e.mu.Lock()
+	e.cache = nil
+	for _, st := range e.pool {
+		st.L.Close()
+	}
+	e.pool = nil
+	e.mu.Unlock()
+}
+
+// get returns an interpreter state from the pool or a new one.
+func (e *scriptEngine) get() *luaState {
+	e.mu.Lock()
+	if n := len(e.pool); n > 0 {
+		st := e.pool[n-1]
+		e.pool = e.pool[:n-1]
+		e.mu.Unlock()
+		return st
+	}
+	e.mu.Unlock()
+	return newLuaState()
+}
+
+// put returns st to the pool.
+func (e *scriptEngine) put(st *luaState) {
+	st.run = nil
+	e.mu.Lock()
+	if len(e.pool) < 4 {
+		e.pool = append(e.pool, st)
+		st = nil
+	}
+	e.mu.Unlock()
+	if st != nil {
+		st.L.Close()
+	}
+}
+
+// newLuaState builds a sandboxed interpreter: the base library without its
+// file and module functions, string, math, table and coroutine, the redis
+// table, and the libraries of server/lualib.
+func newLuaState() *luaState {
+	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	for _, lib := range []struct {
+		name string
+		fn   lua.LGFunction
+	}{
+		{lua.BaseLibName, lua.OpenBase}, {lua.TabLibName, lua.OpenTable},
+		{lua.StringLibName, lua.OpenString}, {lua.MathLibName, lua.OpenMath},
+		{lua.CoroutineLibName, lua.OpenCoroutine},
+	} {
+		L.Push(L.NewFunction(lib.fn))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	st := &luaState{L: L, globals: L.G.Global}
+	for _, name := range []string{"dofile", "loadfile", "print", "getfenv", "setfenv", "newproxy", "module", "require", "_printregs", "_GOPHER_LUA_VERSION"} {
+		st.globals.RawSetString(name, lua.LNil)
+	}
+	st.globals.RawSetString("redis", st.redisTable())
+	lualib.OpenAll(L) // cjson, cmsgpack, bit and struct
+
+	st.env = L.NewTable()
+	st.env.RawSetString("_G", st.env)
+	mt := L.NewTable()
+	mt.RawSetString("__index", L.NewFunction(st.getGlobal))
+	mt.RawSetString("__newindex", L.NewFunction(readonlyTable))
+	mt.RawSetString("__metatable", lua.LFalse)
+	L.SetMetatable(st.env, mt)
+	L.Env = st.env
+	st.handler = L.NewFunction(st.errorHandler)
+	return st
+}
+
+// getGlobal is the environment's __index: a library or an error.
+func (st *luaState) getGlobal(L *lua.LState) int {
+	k := L.Get(2)
+	v := st.globals.RawGet(k)
+	if v == lua.LNil {
+		L.RaiseError("Script attempted to access nonexistent global variable '%s'", k.String())
+	}
+	L.Push(v)
+	return 1
+}
+
+// readonlyTable is the environment's __newindex.
+func readonlyTable(L *lua.LState) int {
+	L.RaiseError("Attempt to modify a readonly table")
+	return 0
+}
+
+// redisTable builds the redis library.
+func (st *luaState) redisTable() *lua.LTable {
+	L := st.L
+	t := L.NewTable()
+	fns := map[string]lua.LGFunction{
+		"call":               func(L *lua.LState) int { return st.call(L, true) },
+		"pcall":              func(L *lua.LState) int { return st.call(L, false) },
+		"error_reply":        luaErrorReply,
+		"status_reply":       luaStatusReply,
+		"sha1hex":            luaSHA1Hex,
+		"log":                luaLog,
+		"setresp":            st.setResp,
+		"set_repl":           luaSetRepl,
+		"replicate_commands": func(L *lua.LState) int { L.Push(lua.LTrue); return 1 },
+		"breakpoint":         func(L *lua.LState) int { L.Push(lua.LFalse); return 1 },
+		"debug":              func(L *lua.LState) int { return 0 },
+	}
+	for name, fn := range fns {
+		t.RawSetString(name, L.NewFunction(fn))
+	}
+	for name, v := range map[string]int{
+		"LOG_DEBUG": 0, "LOG_VERBOSE": 1, "LOG_NOTICE": 2, "LOG_WARNING": 3,
+		"REPL_NONE": 0, "REPL_AOF": 1, "REPL_SLAVE": 2, "REPL_REPLICA": 2, "REPL_ALL": 3,
+	} {
+		t.RawSetString(name, lua.LNumber(v))
+	}
+	t.RawSetString("REDIS_VERSION", lua.LString(Version))
+	t.RawSetString("REDIS_VERSION_NUM", lua.LNumber(versionNum(Version)))
+	return t
+}
+
+// versionNum is a "major.minor.patch" version as Redis's 0x00MMmmpp.
+func versionNum(v string) int {
+	n := 0
+	for _, p := range strings.SplitN(v, ".", 3) {
+		x, _ := strconv.Atoi(p)
+		n = n<<8 | x
+	}
+	return n
+}
+
+func luaErrorReply(L *lua.LState) int {
+	if L.GetTop() != 1 || L.Get(1).Type() != lua.LTString {
+		luaError(L, "ERR "+"wrong number or type of arguments")
+	}
+	t := L.NewTable()
+	t.RawSetString("err", lua.LString(errorText(L.ToString(1))))
+	L.Push(t)
+	return 1
+}
+
+// errorText gives an error message an error code as Redis's
+// luaPushErrorBuff does: a leading '-' is dropped, and a message of one
+// word gets ERR.
+func errorText(msg string) string {
+	msg = strings.TrimRight(msg, "\r\n")
+	if m, ok := strings.CutPrefix(msg, "-"); ok {
+		if !strings.Contains(m, " ") {
+			return "ERR " + m
+		}
+		return m
+	}
+	if msg == "" || !strings.Contains(msg, " ") {
+		return "ERR " + msg
+	}
+	return msg
+}
+
+func luaStatusReply(L *lua.LState) int {
+	if L.GetTop() != 1 || L.Get(1).Type() != lua.LTString {
+		luaError(L, "ERR "+"wrong number or type of arguments")
+	}
+	t := L.NewTable()
+	t.RawSetString("ok", L.Get(1))
+	L.Push(t)
+	return 1
+}
+
+func luaSHA1Hex(L *lua.LState) int {
+	if L.GetTop() != 1 {
+		luaError(L, "ERR "+"wrong number of arguments")
+	}
+	L.Push(lua.LString(sha1hex(L.ToString(1))))
+	return 1
+}
+
+func luaLog(L *lua.LState) int {
+	if L.GetTop() < 2 {
+		luaError(L, "ERR "+"redis.log() requires two arguments or more.")
+	}
+	if L.Get(1).Type() != lua.LTNumber {
+		luaError(L, "ERR "+"First argument must be a number (log level).")
+	}
+	if lvl := int(L.ToNumber(1)); lvl < 0 || lvl > 3 {
+		luaError(L, "ERR "+"Invalid debug level.")
+	}
+	return 0
+}
+
+func luaSetRepl(L *lua.LState) int {
+	if L.GetTop() != 1 {
+		luaError(L, "ERR "+"redis.set_repl() requires one argument.")
+	}
+	if f := int(L.ToNumber(1)); f < 0 || f > 3 {
+		luaError(L, "ERR "+"Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")
+	}
+	return 0
+}
+
+func (st *luaState) setResp(L *lua.LState) int {
+	if L.GetTop() != 1 {
+		luaError(L, "ERR "+"redis.setresp() requires one argument.")
+	}
+	v := int(L.ToNumber(1))
+	if v != 2 && v != 3 {
+		luaError(L, "ERR "+"RESP version must be 2 or 3.")
+	}
+	st.run.resp = v
+	return 0
+}
+
+// luaError raises the error table {err=msg}, as Redis does for a failed
+// redis.call.
+func luaError(L *lua.LState, msg string) {
+	t := L.NewTable()
+	t.RawSetString("err", lua.LString(msg))
+	L.Error(t, 0)
+}
+
+// call is redis.call (raise) and redis.pcall: it checks the command as
+// Redis's scriptCall does, runs it through the dispatcher under the
+// script's locks and converts its reply.
+func (st *luaState) call(L *lua.LState, raise bool) int {
+	fail := func(msg string) int {
+		if raise {
+			luaError(L, msg)
+		}
+		t := L.NewTable()
+		t.RawSetString("err", lua.LString(msg))
+		L.Push(t)
+		return 1
+	}
+	n := L.GetTop()
+	if n == 0 {
+		return fail("ERR Please specify at least one argument for this redis lib call")
+	}
+	args := st.args[:0]
+	for i := 1; i <= n; i++ {
+		switch v := L.Get(i).(type) {
+		case lua.LString:
+			args = append(args, []byte(string(v)))
+		case lua.LNumber:
+			args = append(args, strconv.AppendFloat(nil, float64(v), 'g', 14, 64))
+		default:
+			st.args = args
+			return fail("ERR Lua redis lib command arguments must be strings or integers")
+		}
+	}
+	st.args = args
+	run := st.run
+	s := run.s
+	cmd := s.srv.table.Lookup(args[0])
+	if cmd != nil && cmd.subs != nil && len(args) >= 2 {
+		cmd = cmd.Sub(args[1])
+	}
+	switch {
+	case cmd == nil:
+		return fail("ERR Unknown Redis command called from script")
+	case !cmd.checkArity(len(args)):
+		return fail("ERR Wrong number of args calling Redis command from script")
+	case cmd.Flags&FlagNoScript != 0:
+		return fail("ERR This Redis command is not allowed from script")
+	case s.WS && cmd.Flags&(FlagNoWS|FlagAdmin|FlagDangerous) != 0:
+		return fail(errNoPermWS)
+	case cmd.Flags&FlagWrite != 0 && run.readonly:
+		return fail("ERR " + errScriptReadonly)
+	}
+	savedW, savedArgs := s.W, s.Args
+	st.w.B, st.w.Proto = st.w.B[:0], run.resp
+	s.W, s.Args = st.w, args
+	if s.srv.checkScope != nil && !s.srv.checkScope(s, cmd) {
+		// An out-of-scope key or command aborts the whole script, before
+		// the command runs: no pcall catches it.
+		v, _, _ := resp.ParseValue(s.W.B)
+		s.W, s.Args = savedW, savedArgs
+		run.fatal = string(v.Str)
+		run.cancel()
+		luaError(L, run.fatal)
+	}
+	if cmd.Flags&FlagWrite != 0 {
+		run.wrote.Store(true)
+	}
+	s.callLocked(cmd)
+	st.w = s.W
+	s.W, s.Args = savedW, savedArgs
+	v, _, err := resp.ParseValue(st.w.B)
+	if err != nil {
+		return fail("ERR " + err.Error())
+	}
+	if v.IsError() && raise {
+		luaError(L, string(v.Str))
+	}
+	L.Push(st.toLua(v))
+	return 1
+}
+
+// toLua converts a command's reply to Lua as Redis documents: integers to
+// numbers, bulk strings to strings, a nil bulk or array to false, arrays to
+// tables, status replies to {ok=…}, errors to {err=…}; the RESP3 types (after
+// redis.setresp(3)) to {map=…}, {set=…}, {double=…}, {big_number=…},
+// booleans and nil.
+func (st *luaState) toLua(v resp.Value) lua.LValue {
+	L := st.L
+	switch v.Kind {
+	case ':':
+		return lua.LNumber(v.Int)
+	case '$':
+		if v.Null {
+			return lua.LFalse
+		}
+		return lua.LString(v.Str)
+	case '+':
+		t := L.CreateTable(0, 1)
+		t.RawSetString("ok", lua.LString(v.Str))
+		return t
+	case '-', '!':
+		t := L.CreateTable(0, 1)
+		t.RawSetString("err", lua.LString(v.Str))
+		return t
+	case '*', '>':
+		if v.Null {
+			return lua.LFalse
+		}
+		t := L.CreateTable(len(v.Elems), 0)
+		for i, e := range v.Elems {
+			t.RawSetInt(i+1, st.toLua(e))
+		}
+		return t
+	case '%':
+		m := L.CreateTable(0, len(v.Elems)/2)
+		for i := 0; i+1 < len(v.Elems); i += 2 {
+			m.RawSet(st.toLua(v.Elems[i]), st.toLua(v.Elems[i+1]))
+		}
+		t := L.CreateTable(0, 1)
+		t.RawSetString("map", m)
+		return t
+	case '~':
+		m := L.CreateTable(0, len(v.Elems))
+		for _, e := range v.Elems {
+			m.RawSet(st.toLua(e), lua.LTrue)
+		}
+		t := L.CreateTable(0, 1)
+		t.RawSetString("set", m)
+		return t
+	case '_':
+		return lua.LNil
+	case '#':
+		return lua.LBool(v.Int != 0)
+	case ',':
+		f, _ := v.Float()
+		t := L.CreateTable(0, 1)
+		t.RawSetString("double", lua.LNumber(f))
+		return t
+	case '(':
+		t := L.CreateTable(0, 1)
+		t.RawSetString("big_number", lua.LString(v.Str))
+		return t
+	case '=':
+		format, text := "txt", string(v.Str)
+		if len(text) >= 4 && text[3] == ':' {
+			format, text = text[:3], text[4:]
+		}
+		vs := L.CreateTable(0, 2)
+		vs.RawSetString("format", lua.LString(format))
+		vs.RawSetString("string", lua.LString(text))
+		t := L.CreateTable(0, 1)
+		t.RawSetString("verbatim_string", vs)
+		return t
+	}
+	return lua.LNil
+}
+
+// writeReply converts a script's return value to a reply in w's protocol:
+// numbers to integers (truncated), strings to bulk strings, true to 1 (RESP3
+// true), false and nil to null (RESP3 false), tables to arrays up to their
+// first nil, {ok=…} to a status, {err=…} to an error, and {double=…},
+// {map=…}, {set=…}, {big_number=…}.
+func writeReply(w *resp.Writer, v lua.LValue, depth int) {
+	if depth > luaMaxDepth {
+		w.Error("ERR reached lua stack limit")
+		return
+	}
+	switch v := v.(type) {
+	case lua.LNumber:
+		w.Int(luaInt(float64(v)))
+	case lua.LString:
+		w.BulkString(string(v))
+	case lua.LBool:
+		switch {
+		case w.Proto == 3:
+			w.Bool(bool(v))
+		case bool(v):
+			w.Int(1)
+		default:
+			w.Null()
+		}
+	case *lua.LTable:
+		if e, ok := v.RawGetString("err").(lua.LString); ok {
+			w.Error(string(e))
+			return
+		}
+		if s, ok := v.RawGetString("ok").(lua.LString); ok {
+			w.Simple(string(s))
+			return
+		}
+		if d, ok := v.RawGetString("double").(lua.LNumber); ok {
+			w.Double(float64(d))
+			return
+		}
+		if b, ok := v.RawGetString("big_number").(lua.LString); ok {
+			if w.Proto == 3 {
+				w.B = append(w.B, '(')
+				w.B = append(w.B, b...)
+				w.B = append(w.B, '\r', '\n')
+			} else {
+				w.BulkString(string(b))
+			}
+			return
+		}
+		if m, ok := v.RawGetString("map").(*lua.LTable); ok {
+			var kv []lua.LValue
+			m.ForEach(func(k, val lua.LValue) { kv = append(kv, k, val) })
+			w.Map(len(kv) / 2)
+			for _, x := range kv {
+				writeReply(w, x, depth+1)
+			}
+			return
+		}
+		if set, ok := v.RawGetString("set").(*lua.LTable); ok {
+			var ks []lua.LValue
+			set.ForEach(func(k, _ lua.LValue) { ks = append(ks, k) })
+			w.Set(len(ks))
+			for _, x := range ks {
+				writeReply(w, x, depth+1)
+			}
+			return
+		}
+		n := 0
+		for v.RawGetInt(n+1) != lua.LNil {
+			n++
+		}
+		w.Array(n)
+		for i := 1; i <= n; i++ {
+			writeReply(w, v.RawGetInt(i), depth+1)
+		}
+	default:
+		w.Null()
+	}
+}
+
+// luaInt truncates a Lua number to an integer as C's (long long) cast does.
+func luaInt(f float64) int64 {
+	switch {
+	case math.IsNaN(f):
+		return math.MinInt64
+	case f >= math.MaxInt64:
+		return math.MinInt64
+	case f <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(f)
+}
+
+// errorHandler is the message handler of a script's pcall: it turns what
+// was raised into {err=…, line=…}, the line being the script's current line
+// where the error happened.
+func (st *luaState) errorHandler(L *lua.LState) int {
+	obj := L.Get(1)
+	msg := ""
+	if t, ok := obj.(*lua.LTable); ok {
+		if e, ok := t.RawGetString("err").(lua.LString); ok {
+			msg = string(e)
+		}
+	}
+	if msg == "" {
+		msg = "ERR " + obj.String()
+	}
+	if run := st.run; run != nil {
+		switch {
+		case run.fatal != "":
+			msg = run.fatal
+		case run.killed.Load():
+			msg = errScriptKilled
+		}
+	}
+	out := L.NewTable()
+	out.RawSetString("err", lua.LString(msg))
+	for level := 0; level < 100; level++ {
+		dbg, ok := L.GetStack(level)
+		if !ok {
+			break
+		}
+		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err == nil && dbg.CurrentLine > 0 {
+			out.RawSetString("source", lua.LString(dbg.Source))
+			out.RawSetString("line", lua.LNumber(dbg.CurrentLine))
+			break
+		}
+	}
+	L.Push(out)
+	return 1
+}
+
+// runScript runs a cached script for s with keys and argv, and writes its
+// reply to s.W. The caller holds every shard lock.
+func (srv *Server) runScript(s *Session, sc *luaScript, keys, argv [][]byte, readonly bool) {
+	e := &srv.scripts
+	st := e.get()
+	ctx, cancel := context.WithCancel(context.Background())
+	run := &scriptRun{s: s, sha: sc.sha, readonly: readonly, start: time.Now(), resp: 2, cancel: cancel, done: make(chan struct{})}
+	st.run = run
+	L := st.L
+	L.SetContext(ctx)
+	st.env.RawSetString("KEYS", luaStrings(L, keys))
+	st.env.RawSetString("ARGV", luaStrings(L, argv))
+	fn := L.NewFunctionFromProto(sc.proto)
+	fn.Env = st.env
+
+	db, inExec := s.DBIndex, s.inExec
+	s.inExec = true
+	e.running.Store(run)
+	L.Push(fn)
+	err := L.PCall(0, 1, st.handler)
+	e.running.Store(nil)
+	close(run.done)
+	s.inExec = inExec
+	if s.DBIndex != db {
+		s.selectDB(db)
+	}
+	L.RemoveContext()
+	cancel()
+
+	if err != nil {
+		s.W.Error(scriptError(err, run))
+		L.SetTop(0)
+	} else {
+		writeReply(&s.W, L.Get(-1), 0)
+		L.Pop(1)
+	}
+	e.put(st)
+}
+
+// scriptError is the reply to a script that raised an error: the message,
+// then " script: <sha>, on @user_script:<line>." as Redis 7.0 prints it.
+func scriptError(err error, run *scriptRun) string {
+	if run.fatal != "" {
+		return run.fatal
+	}
+	var ae *lua.ApiError
+	if !errors.As(err, &ae) {
+		return "ERR " + err.Error()
+	}
+	t, ok := ae.Object.(*lua.LTable)
+	if !ok {
+		return "ERR " + ae.Object.String()
+	}
+	msg := t.RawGetString("err").String()
+	if run.killed.Load() {
+		msg = errScriptKilled
+	}
+	var b strings.Builder
+	b.WriteString(msg)
+	b.WriteString(" script: ")
+	b.WriteString(run.sha)
+	if src, ok := t.RawGetString("source").(lua.LString); ok {
+		b.WriteString(", on @")
+		b.WriteString(string(src))
+		b.WriteString(":")
+		b.WriteString(t.RawGetString("line").String())
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+// luaStrings returns a Lua array of the byte strings.
+func luaStrings(L *lua.LState, a [][]byte) *lua.LTable {
+	t := L.CreateTable(len(a), 0)
+	for i, x := range a {
+		t.RawSetInt(i+1, lua.LString(x))
+	}
+	return t
+}
+
+// busyThreshold is busy-reply-threshold (lua-time-limit).
+func (srv *Server) busyThreshold() time.Duration {
+	srv.cfgMu.RLock()
+	v, ok := srv.params["busy-reply-threshold"]
+	srv.cfgMu.RUnlock()
+	ms := int64(5000)
+	if ok {
+		ms, _ = strconv.ParseInt(v, 10, 64)
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// waitScript is called by a session about to run cmd while another
+// session's script runs. It waits for the script to end, at most until
+// busy-reply-threshold has passed since the script started; past it only
+// the commands Redis allows (SCRIPT KILL, SHUTDOWN …) run, and the others
+// are answered -BUSY. It reports whether cmd may go on.
+func (s *Session) waitScript(run *scriptRun, cmd *Command) bool {
+	if wait := time.Until(run.start.Add(s.srv.busyThreshold())); wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-run.done:
+			t.Stop()
+			return true
+		case <-t.C:
+		}
+	}
+	if s.srv.scripts.running.Load() != run {
+		return true
+	}
+	if allowedBusy(cmd) {
+		return true
+	}
+	s.reject(cmd, errScriptBusy)
+	return false
+}
+
+// allowedBusy reports whether cmd runs while a script is busy, as Redis's
+// CMD_ALLOW_BUSY commands do. None of them takes a shard lock.
+func allowedBusy(cmd *Command) bool {
+	switch cmd.Name {
+	case "script|kill", "function|kill", "function|stats", "shutdown", "auth", "hello", "quit":
+		return true
+	}
+	return false
+}
