@@ -362,31 +362,48 @@ func HLLToDense(b []byte) ([]byte, bool) {
 	copy(d, b[:HLLHeaderSize])
 	d[4] = hllDense
 	r := d[HLLHeaderSize:]
+	ok := sparseRuns(b, func(idx, n int, v uint8) {
+		if v == 0 {
+			return // the dense registers start at zero
+		}
+		for ; n > 0; n-- {
+			denseSetReg(r, idx, v)
+			idx++
+		}
+	})
+	if !ok {
+		return nil, false
+	}
+	return d, true
+}
+
+// sparseRuns calls run for each opcode of the sparse b in order: a run of
+// n registers from idx that all hold v (0 for ZERO and XZERO). It reports
+// false when b does not describe exactly HLLRegisters registers, stopping
+// before an opcode that would go past them.
+func sparseRuns(b []byte, run func(idx, n int, v uint8)) bool {
 	idx := 0
 	for p := HLLHeaderSize; p < len(b); {
+		var n int
+		var v uint8
 		switch op := b[p]; {
 		case isZero(op):
-			idx += zeroLen(op)
+			n = zeroLen(op)
 			p++
 		case isXZero(op):
-			idx += xzeroLen(b, p)
+			n = xzeroLen(b, p)
 			p += 2
 		default:
-			n, v := valLen(op), uint8(valValue(op))
-			if idx+n > HLLRegisters {
-				return nil, false
-			}
-			for ; n > 0; n-- {
-				denseSetReg(r, idx, v)
-				idx++
-			}
+			n, v = valLen(op), uint8(valValue(op))
 			p++
 		}
-		if idx > HLLRegisters {
-			return nil, false
+		if idx+n > HLLRegisters {
+			return false
 		}
+		run(idx, n, v)
+		idx += n
 	}
-	return d, idx == HLLRegisters
+	return idx == HLLRegisters
 }
 
 // HLLMerge raises max[i] to register i of b for every register. It
@@ -414,33 +431,17 @@ func HLLMerge(max *[HLLRegisters]uint8, b []byte) bool {
 		}
 		return true
 	}
-	i := 0
-	for p := HLLHeaderSize; p < len(b); {
-		switch op := b[p]; {
-		case isZero(op):
-			i += zeroLen(op)
-			p++
-		case isXZero(op):
-			i += xzeroLen(b, p)
-			p += 2
-		default:
-			n, v := valLen(op), uint8(valValue(op))
-			if i+n > HLLRegisters {
-				return false
-			}
-			for ; n > 0; n-- {
-				if v > max[i] {
-					max[i] = v
-				}
-				i++
-			}
-			p++
+	return sparseRuns(b, func(i, n int, v uint8) {
+		if v == 0 {
+			return
 		}
-		if i > HLLRegisters {
-			return false
+		for ; n > 0; n-- {
+			if v > max[i] {
+				max[i] = v
+			}
+			i++
 		}
-	}
-	return i == HLLRegisters
+	})
 }
 
 // HLLCount estimates b's cardinality from its registers (the cached value
@@ -451,27 +452,7 @@ func HLLCount(b []byte) (uint64, bool) {
 		denseHisto(b[HLLHeaderSize:], &histo)
 		return estimate(&histo), true
 	}
-	idx := 0
-	for p := HLLHeaderSize; p < len(b); {
-		switch op := b[p]; {
-		case isZero(op):
-			n := zeroLen(op)
-			idx += n
-			histo[0] += n
-			p++
-		case isXZero(op):
-			n := xzeroLen(b, p)
-			idx += n
-			histo[0] += n
-			p += 2
-		default:
-			n := valLen(op)
-			idx += n
-			histo[valValue(op)] += n
-			p++
-		}
-	}
-	if idx != HLLRegisters {
+	if !sparseRuns(b, func(_, n int, v uint8) { histo[v] += n }) {
 		return 0, false
 	}
 	return estimate(&histo), true
