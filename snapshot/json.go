@@ -51,12 +51,9 @@ func (r *Reader) json() (keyspace.Object, error) {
 // ratelimit reads a ratelimit value; a state no limiter can be in is
 // corruption.
 func (r *Reader) ratelimit() (keyspace.Object, error) {
-	n, err := r.arrayLen("ratelimit", 1)
+	err := r.tuple("ratelimit", 3)
 	if err != nil {
 		return nil, err
-	}
-	if n != 3 {
-		return nil, r.corrupt(fmt.Sprintf("ratelimit with %d elements", n))
 	}
 	var v [3]int64
 	for i := range v {

@@ -101,16 +101,26 @@ func (r *Reader) streamID(what string) (keyspace.StreamID, error) {
 	return keyspace.StreamID{Ms: ms, Seq: seq}, nil
 }
 
+// tuple reads an array header that must count n elements, what naming it
+// in errors.
+func (r *Reader) tuple(what string, n int) error {
+	m, err := r.arrayLen(what, 1)
+	if err != nil {
+		return err
+	}
+	if m != n {
+		return r.corrupt(fmt.Sprintf("%s with %d elements", what, m))
+	}
+	return nil
+}
+
 // stream reads a stream value; entries out of order, an id past the last
 // generated one, groups or consumers twice, a pending entry of an unknown
 // consumer or twice are corruption. An empty stream is valid, as in Redis.
 func (r *Reader) stream() (keyspace.Object, error) {
-	n, err := r.arrayLen("stream", 1)
+	err := r.tuple("stream", 9)
 	if err != nil {
 		return nil, err
-	}
-	if n != 9 {
-		return nil, r.corrupt(fmt.Sprintf("stream with %d elements", n))
 	}
 	var ids [3]keyspace.StreamID
 	for i, what := range []string{"stream last id", "stream first id", "stream max deleted id"} {
@@ -162,10 +172,8 @@ func (r *Reader) stream() (keyspace.Object, error) {
 		return nil, err
 	}
 	for i := 0; i < ng; i++ {
-		if m, err := r.arrayLen("stream group", 1); err != nil {
+		if err := r.tuple("stream group", 6); err != nil {
 			return nil, err
-		} else if m != 6 {
-			return nil, r.corrupt(fmt.Sprintf("stream group with %d elements", m))
 		}
 		name, err := r.bin("stream group name")
 		if err != nil {
@@ -188,10 +196,8 @@ func (r *Reader) stream() (keyspace.Object, error) {
 			return nil, err
 		}
 		for j := 0; j < nc; j++ {
-			if m, err := r.arrayLen("stream consumer", 1); err != nil {
+			if err := r.tuple("stream consumer", 2); err != nil {
 				return nil, err
-			} else if m != 2 {
-				return nil, r.corrupt(fmt.Sprintf("stream consumer with %d elements", m))
 			}
 			cname, err := r.bin("stream consumer name")
 			if err != nil {
@@ -210,10 +216,8 @@ func (r *Reader) stream() (keyspace.Object, error) {
 			return nil, err
 		}
 		for j := 0; j < np; j++ {
-			if m, err := r.arrayLen("stream pending entry", 1); err != nil {
+			if err := r.tuple("stream pending entry", 5); err != nil {
 				return nil, err
-			} else if m != 5 {
-				return nil, r.corrupt(fmt.Sprintf("stream pending entry with %d elements", m))
 			}
 			id, err := r.streamID("stream pending entry id")
 			if err != nil {
