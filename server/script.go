@@ -579,11 +579,11 @@ func (st *luaState) toLua(v resp.Value) lua.LValue {
 }
 
 // writeReply converts a script's return value to a reply in w's protocol:
-// numbers to integers (truncated), strings to bulk strings, true to 1 (RESP3
-// true), false and nil to null (RESP3 false), tables to arrays up to their
+// numbers to integers (truncated), strings to bulk strings, true to 1 and
+// false to null (booleans after redis.setresp(3)), nil to null, tables to arrays up to their
 // first nil, {ok=…} to a status, {err=…} to an error, and {double=…},
 // {map=…}, {set=…}, {big_number=…}.
-func writeReply(w *resp.Writer, v lua.LValue, depth int) {
+func writeReply(w *resp.Writer, v lua.LValue, luaResp, depth int) {
 	if depth > luaMaxDepth {
 		w.Error("ERR reached lua stack limit")
 		return
@@ -595,7 +595,7 @@ func writeReply(w *resp.Writer, v lua.LValue, depth int) {
 		w.BulkString(string(v))
 	case lua.LBool:
 		switch {
-		case w.Proto == 3:
+		case luaResp == 3:
 			w.Bool(bool(v))
 		case bool(v):
 			w.Int(1)
@@ -630,7 +630,7 @@ func writeReply(w *resp.Writer, v lua.LValue, depth int) {
 			m.ForEach(func(k, val lua.LValue) { kv = append(kv, k, val) })
 			w.Map(len(kv) / 2)
 			for _, x := range kv {
-				writeReply(w, x, depth+1)
+				writeReply(w, x, luaResp, depth+1)
 			}
 			return
 		}
@@ -639,7 +639,7 @@ func writeReply(w *resp.Writer, v lua.LValue, depth int) {
 			set.ForEach(func(k, _ lua.LValue) { ks = append(ks, k) })
 			w.Set(len(ks))
 			for _, x := range ks {
-				writeReply(w, x, depth+1)
+				writeReply(w, x, luaResp, depth+1)
 			}
 			return
 		}
@@ -649,7 +649,7 @@ func writeReply(w *resp.Writer, v lua.LValue, depth int) {
 		}
 		w.Array(n)
 		for i := 1; i <= n; i++ {
-			writeReply(w, v.RawGetInt(i), depth+1)
+			writeReply(w, v.RawGetInt(i), luaResp, depth+1)
 		}
 	default:
 		w.Null()
@@ -741,7 +741,7 @@ func (srv *Server) runScript(s *Session, sc *luaScript, keys, argv [][]byte, rea
 		s.W.Error(scriptError(err, run))
 		L.SetTop(0)
 	} else {
-		writeReply(&s.W, L.Get(-1), 0)
+		writeReply(&s.W, L.Get(-1), run.resp, 0)
 		L.Pop(1)
 	}
 	e.put(st)
