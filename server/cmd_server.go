@@ -591,7 +591,7 @@ func cmdConfigSet(s *Session) {
 	s.srv.cfg = next
 	for i, p := range params {
 		if p.apply != nil {
-			p.apply(s.srv, values[i])
+			p.apply(s.srv, string(s.Args[3+2*i]))
 		}
 	}
 	s.W.OK()

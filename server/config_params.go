@@ -72,9 +72,11 @@ type configParam struct {
 	// others keep their value in the server's parameter map.
 	get func(c *Config) string
 	set func(c *Config, v string)
-	// apply, when set, makes a new value (in the form CONFIG GET shows it)
-	// take effect in the running server; CONFIG SET calls it under cfgMu
-	// once every value of the command has been accepted.
+	// apply, when set, makes a new value take effect in the running
+	// server; CONFIG SET calls it under cfgMu once every value of the
+	// command has been accepted, with the value as given (checked), since
+	// the form CONFIG GET shows may say less: notify-keyspace-events "KEAn"
+	// shows as "AKE" and still turns on the new event, as in Redis.
 	apply func(srv *Server, v string)
 }
 

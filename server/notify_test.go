@@ -1,0 +1,294 @@
+package server_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/recached/recached/server"
+	"github.com/recached/recached/server/servertest"
+)
+
+// notifyScript is a sequence of writes covering every keyspace event
+// recached publishes, with the classes on ("KEAn": every class, both
+// channel kinds, and new keys). "!sleep MS" waits.
+var notifyScript = [][]string{
+	// strings
+	{"SET", "foo", "bar"},
+	{"SET", "foo", "bar2", "EX", "100"},
+	{"SET", "foo", "bar3", "KEEPTTL"},
+	{"SETEX", "ex", "100", "v"},
+	{"PSETEX", "pex", "100000", "v"},
+	{"SETNX", "nx", "v"},
+	{"SETNX", "nx", "v"},
+	{"GETSET", "foo", "v3"},
+	{"MSET", "m1", "a", "m2", "b"},
+	{"MSETNX", "m3", "a"},
+	{"APPEND", "foo", "xx"},
+	{"APPEND", "app", "new"},
+	{"SETRANGE", "foo", "1", "zz"},
+	{"SETRANGE", "sr", "3", "abc"},
+	{"INCR", "n"},
+	{"INCRBY", "n", "5"},
+	{"DECR", "n"},
+	{"DECRBY", "n", "2"},
+	{"INCRBYFLOAT", "f", "1.5"},
+	{"GETEX", "ex", "PERSIST"},
+	{"GETEX", "pex", "PX", "50000"},
+	{"GETDEL", "m1"},
+	// generic
+	{"EXPIRE", "foo", "100"},
+	{"PEXPIRE", "foo", "100000"},
+	{"EXPIREAT", "foo", "99999999999"},
+	{"PERSIST", "foo"},
+	{"PERSIST", "foo"},
+	{"EXPIRE", "nx", "0"},
+	{"RENAME", "foo", "foo2"},
+	{"SET", "other", "x"},
+	{"RENAME", "foo2", "other"},
+	{"RENAMENX", "other", "foo3"},
+	{"COPY", "foo3", "cp"},
+	{"COPY", "foo3", "cp", "REPLACE"},
+	{"COPY", "foo3", "cpdb", "DB", "2"},
+	{"MOVE", "cp", "1"},
+	{"DEL", "foo3", "nosuch", "m2"},
+	{"UNLINK", "m3"},
+	{"SET", "e1", "v", "PX", "30"},
+	{"!sleep", "200"},
+	{"GET", "e1"},
+	// bits and HyperLogLogs
+	{"SETBIT", "bits", "7", "1"},
+	{"SETBIT", "bits", "7", "1"},
+	{"BITFIELD", "bf", "SET", "u8", "0", "255"},
+	{"BITOP", "OR", "dest", "bits", "bf"},
+	{"BITOP", "AND", "dest", "nosuch1", "nosuch2"},
+	{"PFADD", "hll", "a", "b", "c"},
+	{"PFADD", "hll", "a"},
+	{"PFMERGE", "hll2", "hll"},
+	// lists
+	{"LPUSH", "l", "a", "b", "c"},
+	{"RPUSH", "l", "d"},
+	{"LPUSHX", "l", "z"},
+	{"RPUSHX", "nolist", "z"},
+	{"LINSERT", "l", "BEFORE", "a", "q"},
+	{"LINSERT", "l", "BEFORE", "nosuch", "q"},
+	{"LSET", "l", "0", "w"},
+	{"LREM", "l", "1", "q"},
+	{"LTRIM", "l", "0", "10"},
+	{"LPOP", "l"},
+	{"RPOP", "l"},
+	{"LMOVE", "l", "l2", "LEFT", "RIGHT"},
+	{"RPOPLPUSH", "l", "l2"},
+	{"LMOVE", "l2", "l2", "LEFT", "RIGHT"},
+	{"RPUSH", "l", "x", "y"},
+	{"LMPOP", "1", "l", "LEFT", "COUNT", "10"},
+	{"RPUSH", "l", "x"},
+	{"LTRIM", "l", "1", "0"},
+	{"SORT", "l2", "ALPHA", "STORE", "ls"},
+	{"BLPOP", "l2", "0"},
+	// sets
+	{"SADD", "s", "a", "b", "c", "d"},
+	{"SADD", "s", "a"},
+	{"SREM", "s", "a"},
+	{"SREM", "s", "nosuch"},
+	{"SPOP", "s"},
+	{"SPOP", "s", "1"},
+	{"SADD", "s3", "x", "y"},
+	{"SMOVE", "s3", "s2", "x"},
+	{"SMOVE", "s3", "s2", "y"},
+	{"SINTERSTORE", "si", "s", "s2"},
+	{"SUNIONSTORE", "su", "s", "s2"},
+	{"SDIFFSTORE", "sd", "s", "s2"},
+	{"SINTERSTORE", "su", "nosuch"},
+	{"SPOP", "s", "10"},
+	// hashes
+	{"HSET", "h", "a", "1", "b", "2"},
+	{"HMSET", "h", "a", "1"},
+	{"HSETNX", "h", "c", "3"},
+	{"HSETNX", "h", "c", "3"},
+	{"HINCRBY", "h", "a", "5"},
+	{"HINCRBYFLOAT", "h", "b", "1.5"},
+	{"HDEL", "h", "a", "nosuch"},
+	{"HDEL", "h", "b", "c"},
+	// sorted sets
+	{"ZADD", "z", "1", "a", "2", "b", "3", "c"},
+	{"ZADD", "z", "1", "a"},
+	{"ZADD", "z", "INCR", "1", "a"},
+	{"ZINCRBY", "z", "2", "b"},
+	{"ZREM", "z", "c"},
+	{"ZADD", "z", "4", "d", "5", "e", "6", "f"},
+	{"ZREMRANGEBYSCORE", "z", "4", "4"},
+	{"ZREMRANGEBYSCORE", "z", "100", "200"},
+	{"ZREMRANGEBYRANK", "z", "0", "0"},
+	{"ZADD", "zl", "0", "a", "0", "b", "0", "c", "0", "d"},
+	{"ZREMRANGEBYLEX", "zl", "[a", "[a"},
+	{"ZPOPMIN", "z"},
+	{"BZPOPMIN", "z", "0"},
+	{"ZADD", "z", "1", "a", "2", "b"},
+	{"ZPOPMAX", "z"},
+	{"ZUNIONSTORE", "zu", "1", "zl"},
+	{"ZINTERSTORE", "zi", "1", "zl"},
+	{"ZDIFFSTORE", "zd", "1", "zl"},
+	{"ZRANGESTORE", "zr", "zl", "0", "-1"},
+	{"ZINTERSTORE", "zi", "1", "nosuch"},
+	{"ZMPOP", "1", "zl", "MIN", "COUNT", "10"},
+	{"ZPOPMAX", "z", "10"},
+	{"GEOADD", "g", "13.361389", "38.115556", "Palermo"},
+	{"GEOSEARCHSTORE", "gs", "g", "FROMLONLAT", "15", "37", "BYRADIUS", "200", "km"},
+	{"GEORADIUS", "g", "15", "37", "200", "km", "STORE", "gr"},
+	// streams
+	{"XADD", "x", "1-1", "f", "v"},
+	{"XADD", "x", "MAXLEN", "1", "2-1", "f", "v"},
+	{"XADD", "x", "MAXLEN", "5", "2-2", "f", "v"},
+	{"XTRIM", "x", "MAXLEN", "0"},
+	{"XTRIM", "x", "MAXLEN", "0"},
+	{"XADD", "x", "3-1", "f", "v"},
+	{"XDEL", "x", "3-1"},
+	{"XDEL", "x", "3-1"},
+	{"XSETID", "x", "5-0"},
+	{"XGROUP", "CREATE", "x", "g", "$"},
+	{"XGROUP", "CREATE", "x2", "g", "$", "MKSTREAM"},
+	{"XGROUP", "SETID", "x", "g", "0"},
+	{"XGROUP", "CREATECONSUMER", "x", "g", "c1"},
+	{"XGROUP", "CREATECONSUMER", "x", "g", "c1"},
+	{"XADD", "x", "6-1", "f", "v"},
+	{"XREADGROUP", "GROUP", "g", "c2", "STREAMS", "x", ">"},
+	{"XCLAIM", "x", "g", "c3", "0", "6-1"},
+	{"XAUTOCLAIM", "x", "g", "c4", "0", "0"},
+	{"XACK", "x", "g", "6-1"},
+	{"XGROUP", "DELCONSUMER", "x", "g", "c1"},
+	{"XGROUP", "DELCONSUMER", "x", "g", "nosuch"},
+	{"XGROUP", "DESTROY", "x", "g"},
+	// a transaction, in order
+	{"MULTI"},
+	{"SET", "t", "1"},
+	{"INCR", "t"},
+	{"DEL", "t"},
+	{"EXEC"},
+	// other databases
+	{"SELECT", "3"},
+	{"SET", "d3", "v"},
+	{"SELECT", "0"},
+	// no event
+	{"FLUSHALL"},
+}
+
+// notifications runs notifyScript against addr with a subscriber in
+// protocol proto on '__key*__:*' and returns the messages it received, one
+// "channel payload" line each, in order.
+func notifications(t *testing.T, addr string, proto int) []string {
+	t.Helper()
+	w := servertest.Dial(t, addr)
+	sub := servertest.Dial(t, addr)
+	servertest.MustDo(t, w, "CONFIG", "SET", "notify-keyspace-events", "KEAn")
+	if proto == 3 {
+		servertest.MustDo(t, sub, "HELLO", "3")
+	}
+	servertest.MustDo(t, sub, "PSUBSCRIBE", "__key*__:*")
+	servertest.MustDo(t, sub, "SUBSCRIBE", "end")
+	for _, cmd := range notifyScript {
+		if cmd[0] == "!sleep" {
+			var ms int
+			fmt.Sscan(cmd[1], &ms)
+			time.Sleep(time.Duration(ms) * time.Millisecond)
+			continue
+		}
+		if _, err := w.Do(cmd...); err != nil {
+			t.Fatalf("%v: %v", cmd, err)
+		}
+	}
+	servertest.MustDo(t, w, "PUBLISH", "end", "end")
+	var got []string
+	for i := 0; i < 10000; i++ {
+		rep, err := sub.Read()
+		if err != nil {
+			t.Fatalf("reading notifications: %v (after %q)", err, got)
+		}
+		els, err := servertest.Elements(rep)
+		if err != nil || len(els) < 3 {
+			t.Fatalf("not a message: %q", rep)
+		}
+		if string(bulk(els[0])) == "message" {
+			return got
+		}
+		got = append(got, string(bulk(els[2]))+" "+string(bulk(els[3])))
+	}
+	t.Fatal("no end message")
+	return nil
+}
+
+// bulk returns a bulk string reply's content.
+func bulk(b []byte) []byte {
+	s := string(b)
+	if i := strings.Index(s, "\r\n"); i >= 0 && (s[0] == '$' || s[0] == '+') {
+		s = s[i+2:]
+		return []byte(strings.TrimSuffix(s, "\r\n"))
+	}
+	return b
+}
+
+// TestKeyspaceNotificationsAgainstRedis compares the exact notification
+// stream (channel and message, in order) of recached and redis-server for
+// a sequence of writes producing every event, in RESP2 and RESP3.
+func TestKeyspaceNotificationsAgainstRedis(t *testing.T) {
+	if !servertest.HaveRedis() {
+		t.Skip("redis-server not installed")
+	}
+	redisAddr := servertest.StartRedis(t)
+	ourAddr, _ := servertest.StartRecached(t, server.DefaultConfig())
+	for _, proto := range []int{2, 3} {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			want := notifications(t, redisAddr, proto)
+			got := notifications(t, ourAddr, proto)
+			t.Logf("%d notifications", len(want))
+			if len(want) < 100 {
+				t.Fatalf("redis-server sent only %d notifications: %q", len(want), want)
+			}
+			for i := 0; i < max(len(want), len(got)); i++ {
+				var w, g string
+				if i < len(want) {
+					w = want[i]
+				}
+				if i < len(got) {
+					g = got[i]
+				}
+				if w != g {
+					t.Fatalf("notification %d: recached %q, redis-server %q\nredis-server: %q\nrecached:     %q", i, g, w, want[max(0, i-3):min(len(want), i+3)], got[max(0, i-3):min(len(got), i+3)])
+				}
+			}
+		})
+	}
+}
+
+// TestKeyspaceEventsConfig checks CONFIG GET's rendering of the classes
+// and that notifications stop when the parameter is emptied.
+func TestKeyspaceEventsConfig(t *testing.T) {
+	addr, _ := servertest.StartRecached(t, server.DefaultConfig())
+	c := servertest.Dial(t, addr)
+	for _, tc := range []struct{ set, get string }{
+		{"gKE", "gKE"},
+		{"$lshzxeKE", "$lshzxeKE"},
+		{"KA", "AK"},
+		{"EA", "AE"},
+		{"KEAn", "AKE"},
+		{"Exn", "xnE"},
+		{"tmd", "tdm"},
+		{"", ""},
+	} {
+		servertest.MustDo(t, c, "CONFIG", "SET", "notify-keyspace-events", tc.set)
+		rep, _ := c.Do("CONFIG", "GET", "notify-keyspace-events")
+		els, _ := servertest.Elements(rep)
+		if len(els) != 2 || string(bulk(els[1])) != tc.get {
+			t.Errorf("CONFIG SET %q: CONFIG GET %q, want %q", tc.set, rep, tc.get)
+		}
+	}
+	sub := servertest.Dial(t, addr)
+	servertest.MustDo(t, sub, "PSUBSCRIBE", "*")
+	servertest.MustDo(t, c, "SET", "off", "1")
+	servertest.MustDo(t, c, "PUBLISH", "x", "y")
+	rep, err := sub.Read()
+	if err != nil || !strings.Contains(string(rep), "x\r\n$1\r\ny") {
+		t.Fatalf("with notifications off the first message is %q, %v; want PUBLISH's", rep, err)
+	}
+}
