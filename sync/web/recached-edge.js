@@ -4022,7 +4022,17 @@ export class Client {
    * @returns {Entry|undefined}
    */
   _view(key) {
-    return this._pending.has(key) ? this._overlay.raw(key) : this.store.raw(key);
+    return this._viewStore(key).raw(key);
+  }
+
+  /**
+   * The store a read of key sees: the overlay, which has the pending
+   * writes applied, while key has some, else the confirmed store.
+   * @param {string} key
+   * @returns {Store}
+   */
+  _viewStore(key) {
+    return this._pending.has(key) ? this._overlay : this.store;
   }
 
   // -- events ----------------------------------------------------------------
@@ -5095,7 +5105,7 @@ export class Client {
    * @param {string} key @param {string} [start] @param {string} [end] @param {number} [count]
    */
   xrange(key, start = '-', end = '+', count = 0) {
-    return streamRange(this._view(key), start, end, count, false);
+    return this._viewStore(key).xrange(key, start, end, count);
   }
 
   /**
@@ -5103,7 +5113,7 @@ export class Client {
    * @param {string} key @param {string} [end] @param {string} [start] @param {number} [count]
    */
   xrevrange(key, end = '+', start = '-', count = 0) {
-    return streamRange(this._view(key), start, end, count, true);
+    return this._viewStore(key).xrevrange(key, end, start, count);
   }
 
   /**
@@ -5111,8 +5121,7 @@ export class Client {
    * @param {string} key
    */
   xlen(key) {
-    const s = streamOf(this._view(key));
-    return s ? s.entries.length : 0;
+    return this._viewStore(key).xlen(key);
   }
 
   /**
@@ -5123,8 +5132,7 @@ export class Client {
    * @param {string} key
    */
   xinfo(key) {
-    const s = streamOf(this._view(key));
-    return s ? s.info() : null;
+    return this._viewStore(key).xinfo(key);
   }
 
   /**
