@@ -35,7 +35,7 @@ func OpenBit(L *lua.LState) {
 func bitArg(L *lua.LState, n int) uint32 {
 	var f float64
 	ok := true
-	switch x := L.Get(n).(type) {
+	switch x := arg(L, n).(type) {
 	case lua.LNumber:
 		f = float64(x)
 	case lua.LString:

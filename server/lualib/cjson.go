@@ -142,10 +142,13 @@ type intSetting struct{ p *int }
 func (r intSetting) get() int  { return *r.p }
 func (r intSetting) set(v int) { *r.p = v }
 
-// argInit is json_arg_init: at most n arguments.
+// argInit is json_arg_init: at most n arguments, padded with nils.
 func argInit(L *lua.LState, n int) {
 	if L.GetTop() > n {
 		argError(L, n+1, "found too many arguments")
+	}
+	for L.GetTop() < n {
+		L.Push(lua.LNil)
 	}
 }
 
@@ -156,7 +159,7 @@ func enumOption(L *lua.LState, i int, options []string, st setting) int {
 	if options == nil {
 		options = []string{"off", "on"}
 	}
-	if v := L.Get(i); v != lua.LNil {
+	if v := arg(L, i); v != lua.LNil {
 		if b, ok := v.(lua.LBool); ok {
 			if b {
 				st.set(1)
@@ -188,7 +191,7 @@ func enumOption(L *lua.LState, i int, options []string, st setting) int {
 // integerOption is json_integer_option: argument i, when not nil, sets
 // *p to an integer in [lo, hi]; the current value is pushed.
 func integerOption(L *lua.LState, i int, p *int, lo, hi int) int {
-	if v := L.Get(i); v != lua.LNil {
+	if arg(L, i) != lua.LNil {
 		n := toInteger(checkNumber(L, i))
 		if n < int64(lo) || n > int64(hi) {
 			argError(L, 1, "expected integer between "+itoa(lo)+" and "+itoa(hi))
@@ -227,7 +230,7 @@ func (cfg *cjsonConfig) encode(L *lua.LState) int {
 	if cfg.keepBuffer {
 		buf = cfg.buf[:0]
 	}
-	buf = cfg.appendValue(L, buf, L.Get(1), 0, 1)
+	buf = cfg.appendValue(L, buf, arg(L, 1), 0, 1)
 	if cfg.keepBuffer {
 		cfg.buf = buf
 	}
@@ -329,29 +332,38 @@ func (cfg *cjsonConfig) appendValue(L *lua.LState, buf []byte, v lua.LValue, dep
 // arrayLength is lua_array_length: the largest index of a table whose keys
 // are all positive integers, -1 for any other table (an object), 0 for an
 // empty one.
+//
+// The largest index is a C int: indices beyond its range (and inf)
+// convert to the minimum int as on amd64, making the table an object.
 func (cfg *cjsonConfig) arrayLength(L *lua.LState, t *lua.LTable) int {
-	maxIndex, items := 0.0, 0
+	maxIndex, items := int32(0), 0
 	for k, _ := t.Next(lua.LNil); k != lua.LNil; k, _ = t.Next(k) {
 		n, ok := k.(lua.LNumber)
 		f := float64(n)
 		if !ok || math.Floor(f) != f || f < 1 {
 			return -1
 		}
-		if f > maxIndex {
-			maxIndex = f
+		if f > float64(maxIndex) {
+			maxIndex = cInt(f)
 		}
 		items++
 	}
-	if cfg.sparseRatio > 0 && maxIndex > float64(items*cfg.sparseRatio) && maxIndex > float64(cfg.sparseSafe) {
+	if cfg.sparseRatio > 0 && int64(maxIndex) > int64(items)*int64(cfg.sparseRatio) && int(maxIndex) > cfg.sparseSafe {
 		if !cfg.sparseConvert {
 			cfg.encodeError(L, t, "excessively sparse array")
 		}
 		return -1
 	}
-	if maxIndex > math.MaxInt32 {
-		return -1
-	}
 	return int(maxIndex)
+}
+
+// cInt converts f to a C int as amd64 does: out of range values give the
+// minimum int.
+func cInt(f float64) int32 {
+	if f != f || f >= 2147483648.0 || f < -2147483648.0 {
+		return math.MinInt32
+	}
+	return int32(f)
 }
 
 // JSON token types, named as lua-cjson names them in its errors.

@@ -44,7 +44,7 @@ func msgpackPack(L *lua.LState) int {
 	}
 	var buf []byte
 	for i := 1; i <= n; i++ {
-		buf = msgpackAppend(L, buf, L.Get(i), 0)
+		buf = msgpackAppend(L, buf, arg(L, i), 0)
 	}
 	L.Push(lua.LString(buf))
 	return 1

@@ -4,9 +4,9 @@
 // Ierusalimschy's struct library). Results, encodings and error messages
 // follow the C libraries Redis vendors in deps/lua/src.
 //
-// Errors are raised as Lua errors without position information, as the C
-// functions raise them, so pcall(cjson.decode, "x") returns the same
-// message in recached and in Redis.
+// Errors are raised as the C functions raise them with luaL_error: with
+// the position of a calling Lua function, without one when called from
+// pcall, so error messages are the same in recached and in Redis.
 package lualib
 
 import (
@@ -40,10 +40,22 @@ func register(L *lua.LState, name string, funcs map[string]lua.LGFunction) *lua.
 	return tb
 }
 
-// raise raises msg as a Lua error with no position prefix, like luaL_error
-// called from a C function.
+// raise raises a Lua error as luaL_error does in a C function: the message
+// is prefixed with the position of the caller when the caller is a Lua
+// function ("user_script:1: ..."), and not when it is a Go function such
+// as pcall.
 func raise(L *lua.LState, format string, args ...any) {
-	L.Error(lua.LString(fmt.Sprintf(format, args...)), 0)
+	msg := fmt.Sprintf(format, args...)
+	if dbg, ok := L.GetStack(1); ok {
+		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err == nil && dbg.CurrentLine > 0 {
+			src := dbg.Source
+			if src != "" && (src[0] == '@' || src[0] == '=') {
+				src = src[1:]
+			}
+			msg = fmt.Sprintf("%s:%d: %s", src, dbg.CurrentLine, msg)
+		}
+	}
+	L.Error(lua.LString(msg), 0)
 }
 
 // argError raises Lua 5.1's "bad argument" error for argument n of the
@@ -59,9 +71,17 @@ func argError(L *lua.LState, n int, msg string) {
 	raise(L, "bad argument #%d to '%s' (%s)", n, name, msg)
 }
 
+// arg returns argument n, nil when there are fewer arguments.
+func arg(L *lua.LState, n int) lua.LValue {
+	if n < 1 || n > L.GetTop() {
+		return lua.LNil
+	}
+	return L.Get(n)
+}
+
 // typeName returns Lua 5.1's name of v's type as luaL_typename prints it.
 func typeName(L *lua.LState, n int) string {
-	if n > L.GetTop() {
+	if n < 1 || n > L.GetTop() {
 		return "no value"
 	}
 	return L.Get(n).Type().String()
@@ -70,8 +90,7 @@ func typeName(L *lua.LState, n int) string {
 // checkNumber is luaL_checknumber: argument n must be a number or a string
 // convertible to one.
 func checkNumber(L *lua.LState, n int) float64 {
-	v := L.Get(n)
-	switch x := v.(type) {
+	switch x := arg(L, n).(type) {
 	case lua.LNumber:
 		return float64(x)
 	case lua.LString:
@@ -86,7 +105,7 @@ func checkNumber(L *lua.LState, n int) float64 {
 // optInteger is luaL_optinteger: absent or nil gives def, otherwise the
 // number truncated toward zero.
 func optInteger(L *lua.LState, n int, def int64) int64 {
-	if n > L.GetTop() || L.Get(n) == lua.LNil {
+	if arg(L, n) == lua.LNil {
 		return def
 	}
 	return toInteger(checkNumber(L, n))
@@ -94,7 +113,7 @@ func optInteger(L *lua.LState, n int, def int64) int64 {
 
 // checkString is luaL_checklstring: a string, or a number converted to one.
 func checkString(L *lua.LState, n int) string {
-	switch x := L.Get(n).(type) {
+	switch x := arg(L, n).(type) {
 	case lua.LString:
 		return string(x)
 	case lua.LNumber:

@@ -130,6 +130,7 @@ func structPack(L *lua.LState) int {
 	f := &structFormat{L: L, fmt: checkString(L, 1)}
 	h := structHeader{little: structLittle, align: 1}
 	arg := 2
+	L.Push(lua.LNil) // as the C library's marker: a missing argument is nil
 	var buf []byte
 	for f.pos < len(f.fmt) && f.fmt[f.pos] != 0 {
 		opt := f.fmt[f.pos]
