@@ -179,6 +179,26 @@ func waitFor(tb testing.TB, what string, cond func() bool) {
 	}
 }
 
+// awaitConverged polls diff until it reports no difference, failing with
+// step and the last difference when 5 seconds pass.
+func awaitConverged(tb testing.TB, step string, diff func() (string, error)) {
+	tb.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		d, err := diff()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if d == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("%s: replica differs: %s", step, d)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func ctx10(tb testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	tb.Cleanup(cancel)

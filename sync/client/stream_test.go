@@ -172,25 +172,16 @@ func TestSyncStreams(t *testing.T) {
 			var late *Client
 			converge := func(c *Client, step string) {
 				t.Helper()
-				deadline := time.Now().Add(5 * time.Second)
-				for {
-					d := ""
+				awaitConverged(t, step, func() (string, error) {
 					for _, k := range []string{"s1", "s2", "s3"} {
 						want := describeStream(serverStream(t, ctx, backend, p+k))
 						got, _ := c.Store().Stream(p + k)
 						if g := describeStream(got); g != want {
-							d = fmt.Sprintf("key %s:\nserver\n%s\nreplica\n%s", p+k, want, g)
-							break
+							return fmt.Sprintf("key %s:\nserver\n%s\nreplica\n%s", p+k, want, g), nil
 						}
 					}
-					if d == "" {
-						return
-					}
-					if time.Now().After(deadline) {
-						t.Fatalf("%s: %s", step, d)
-					}
-					time.Sleep(5 * time.Millisecond)
-				}
+					return "", nil
+				})
 			}
 			r := rand.New(rand.NewPCG(15, 2))
 			seq := 0

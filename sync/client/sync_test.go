@@ -11,7 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/recached/recached/resp"
 	"github.com/recached/recached/server"
@@ -188,20 +187,7 @@ func TestSyncConverges(t *testing.T) {
 			defer q.Close()
 			converge := func(step string) {
 				t.Helper()
-				deadline := time.Now().Add(5 * time.Second)
-				for {
-					d, err := diffStore(ctx, obs, backend, p+"*")
-					if err != nil {
-						t.Fatal(err)
-					}
-					if d == "" {
-						return
-					}
-					if time.Now().After(deadline) {
-						t.Fatalf("%s: replica differs: %s", step, d)
-					}
-					time.Sleep(5 * time.Millisecond)
-				}
+				awaitConverged(t, step, func() (string, error) { return diffStore(ctx, obs, backend, p+"*") })
 			}
 			converge("hydration")
 			steps := [][][]string{
@@ -315,18 +301,7 @@ func TestRehydrationExpiry(t *testing.T) {
 			defer q.Close()
 			converge := func(step string) {
 				t.Helper()
-				d := ""
-				for range 500 {
-					var err error
-					if d, err = diffStore(ctx, obs, backend, p+"*"); err != nil {
-						t.Fatal(err)
-					}
-					if d == "" {
-						return
-					}
-					time.Sleep(5 * time.Millisecond)
-				}
-				t.Fatalf("%s: replica differs: %s", step, d)
+				awaitConverged(t, step, func() (string, error) { return diffStore(ctx, obs, backend, p+"*") })
 			}
 			converge("hydration")
 			if v, _ := obs.Get(p + "persisted"); v.ExpireAt == 0 {
