@@ -18,11 +18,59 @@ type cmdStats struct {
 
 // Exec runs one request: prepare checks it, then it is queued in an open
 // transaction or run under the locks of the shards its keys live in. The
-// reply is appended to s.W.
+// reply is appended to s.W, unless CLIENT REPLY turned replies off or
+// skips this one: then only the pushes it wrote stay.
 func (s *Session) Exec(args [][]byte) {
 	if len(args) == 0 {
 		return
 	}
+	if s.reply == replyOn {
+		s.exec(args)
+		if s.reply == replySkipNext {
+			s.reply = replySkip
+		}
+		return
+	}
+	quiet := s.reply
+	n := len(s.W.B)
+	s.pushSpans = s.pushSpans[:0]
+	s.exec(args)
+	if s.reply != replyOn { // CLIENT REPLY ON replies
+		out := s.W.B[:n]
+		for _, sp := range s.pushSpans {
+			out = append(out, s.W.B[sp[0]:sp[1]]...)
+		}
+		s.W.B = out
+	}
+	s.pushSpans = s.pushSpans[:0]
+	switch {
+	case s.reply == replySkipNext:
+		s.reply = replySkip
+	case quiet == replySkip && s.reply == replySkip:
+		s.reply = replyOn
+	}
+}
+
+// replyMode is the CLIENT REPLY state of a session.
+type replyMode uint8
+
+const (
+	replyOn       replyMode = iota
+	replyOff                // CLIENT REPLY OFF: no replies until ON
+	replySkipNext           // CLIENT REPLY SKIP has just run
+	replySkip               // the request running now gets no reply
+)
+
+// markPush records that W[start:] is a push (a subscribe confirmation or
+// a message to the session itself), which CLIENT REPLY OFF and SKIP keep.
+func (s *Session) markPush(start int) {
+	if s.reply != replyOn {
+		s.pushSpans = append(s.pushSpans, [2]int{start, len(s.W.B)})
+	}
+}
+
+// exec is Exec's request, its reply kept.
+func (s *Session) exec(args [][]byte) {
 	cmd := s.prepare(args)
 	if cmd == nil {
 		return
@@ -34,6 +82,10 @@ func (s *Session) Exec(args [][]byte) {
 	}
 	if s.multi != nil && cmd.Flags&FlagNoMulti == 0 {
 		s.queue(cmd)
+		return
+	}
+	if s.conn != nil && s.srv.isScriptCall(cmd, s.Args) {
+		s.startScript(cmd)
 		return
 	}
 	s.call(cmd)

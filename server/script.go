@@ -74,6 +74,7 @@ type scriptRun struct {
 	// cancel ctx, which stops the interpreter at its next instruction.
 	killed atomic.Bool
 	fatal  string
+	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -708,16 +709,41 @@ func (st *luaState) errorHandler(L *lua.LState) int {
 	return 1
 }
 
+// newScriptRun returns the state of a script about to run for s.
+func newScriptRun(s *Session) *scriptRun {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &scriptRun{s: s, ctx: ctx, start: time.Now(), resp: 2, cancel: cancel, done: make(chan struct{})}
+}
+
+// finish marks the run over: the other sessions stop waiting for it.
+func (e *scriptEngine) finish(run *scriptRun) {
+	e.running.CompareAndSwap(run, nil)
+	run.cancel()
+	close(run.done)
+}
+
 // runScript runs a cached script for s with keys and argv, and writes its
-// reply to s.W. The caller holds every shard lock.
+// reply to s.W. The caller holds every shard lock. A script started by
+// startScript has its run registered already; one run inline (inside EXEC,
+// or by a session without a transport) registers itself here.
 func (srv *Server) runScript(s *Session, sc *luaScript, keys, argv [][]byte, readonly bool) {
 	e := &srv.scripts
+	run := s.script
+	if run == nil {
+		run = newScriptRun(s)
+		prev := e.running.Swap(run)
+		defer func() {
+			e.running.CompareAndSwap(run, prev)
+			run.cancel()
+			close(run.done)
+		}()
+	}
+	s.script = nil
+	run.sha, run.readonly = sc.sha, readonly
 	st := e.get()
-	ctx, cancel := context.WithCancel(context.Background())
-	run := &scriptRun{s: s, sha: sc.sha, readonly: readonly, start: time.Now(), resp: 2, cancel: cancel, done: make(chan struct{})}
 	st.run = run
 	L := st.L
-	L.SetContext(ctx)
+	L.SetContext(run.ctx)
 	st.env.RawSetString("KEYS", luaStrings(L, keys))
 	st.env.RawSetString("ARGV", luaStrings(L, argv))
 	fn := L.NewFunctionFromProto(sc.proto)
@@ -725,18 +751,13 @@ func (srv *Server) runScript(s *Session, sc *luaScript, keys, argv [][]byte, rea
 
 	db, inExec := s.DBIndex, s.inExec
 	s.inExec = true
-	e.running.Store(run)
 	L.Push(fn)
 	err := L.PCall(0, 1, st.handler)
-	e.running.Store(nil)
-	close(run.done)
 	s.inExec = inExec
 	if s.DBIndex != db {
 		s.selectDB(db)
 	}
 	L.RemoveContext()
-	cancel()
-
 	if err != nil {
 		s.W.Error(scriptError(err, run))
 		L.SetTop(0)
@@ -745,6 +766,72 @@ func (srv *Server) runScript(s *Session, sc *luaScript, keys, argv [][]byte, rea
 		L.Pop(1)
 	}
 	e.put(st)
+}
+
+// isScriptCall reports whether cmd, run with args, runs a script: EVAL and
+// its kin, DEDUP-wrapped or not.
+func (srv *Server) isScriptCall(cmd *Command, args [][]byte) bool {
+	if cmd.Wraps > 0 && len(args) > cmd.Wraps {
+		if cmd = srv.table.Lookup(args[cmd.Wraps]); cmd == nil {
+			return false
+		}
+	}
+	switch cmd.Name {
+	case "eval", "evalsha", "eval_ro", "evalsha_ro":
+		return true
+	}
+	return false
+}
+
+// startScript runs a script command away from the transport's goroutine,
+// so that the transport goes on serving its other connections while the
+// script runs: they wait for it, up to busy-reply-threshold, then answer
+// -BUSY, and SCRIPT KILL reaches it. The session blocks as in a blocking
+// pop and gets its reply the same way (blocking.go).
+//
+// The run is registered before the shard locks are taken, so that no
+// session checks for a running script, finds none and then waits on a
+// shard lock behind it.
+func (s *Session) startScript(cmd *Command) {
+	e := &s.srv.scripts
+	w := s.scriptSession()
+	run := newScriptRun(w)
+	for !e.running.CompareAndSwap(nil, run) {
+		if other := e.running.Load(); other != nil && !s.waitScript(other, cmd) {
+			run.cancel()
+			return
+		}
+	}
+	args := make([][]byte, len(s.Args))
+	for i, a := range s.Args {
+		args[i] = append([]byte(nil), a...)
+	}
+	w.DBIndex, w.db = s.DBIndex, s.db
+	w.authed, w.scope, w.W.Proto = s.authed, s.scope, s.W.Proto
+	w.Args, w.script = args, run
+	s.blocked.Store(blockWaiting)
+	go func() {
+		w.call(cmd)
+		w.script = nil
+		e.finish(run)
+		reply := append([]byte(nil), w.W.B...)
+		w.W.B = w.W.B[:0]
+		s.blockReply = reply
+		s.blocked.Store(blockServed)
+		s.conn.Wake()
+	}()
+}
+
+// scriptSession returns the session a script of s runs in: a copy of the
+// connection's identity and rights with a writer of its own, made once per
+// connection. The script's effects name it as their origin, so that the
+// connection's sync subscription hears of the script's writes as of
+// anybody's.
+func (s *Session) scriptSession() *Session {
+	if s.scriptSess == nil {
+		s.scriptSess = &Session{srv: s.srv, ID: s.ID, WS: s.WS, created: s.created, masks: make([]uint64, len(s.masks))}
+	}
+	return s.scriptSess
 }
 
 // scriptError is the reply to a script that raised an error: the message,
@@ -816,6 +903,15 @@ func (s *Session) waitScript(run *scriptRun, cmd *Command) bool {
 		}
 	}
 	if s.srv.scripts.running.Load() != run {
+		return true
+	}
+	if cmd.Name == "shutdown" {
+		// SHUTDOWN stops the script even if it wrote (its writes stay,
+		// as Redis keeps what an unkillable script did before SHUTDOWN
+		// NOSAVE), so that closing the server finds the shards free.
+		run.killed.Store(true)
+		run.cancel()
+		<-run.done
 		return true
 	}
 	if allowedBusy(cmd) {

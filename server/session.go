@@ -81,7 +81,18 @@ type Session struct {
 	dedupClient []byte
 	dedupWire   uint64
 	emitted     uint64 // effects this session has emitted
-	scratch     []byte // per-command formatting space (itoa)
+	// script is the registered run of the script this session is about
+	// to run; scriptSess is the session the connection's scripts run in
+	// (script.go).
+	script     *scriptRun
+	scriptSess *Session
+	scratch    []byte // per-command formatting space (itoa)
+	// reply is the CLIENT REPLY mode; while it is not replyOn, pushSpans
+	// are the parts of W the running request wrote that are pushes
+	// (subscribe confirmations, its own messages), kept when its replies
+	// are dropped (dispatch.go).
+	reply     replyMode
+	pushSpans [][2]int
 	// absent is the keys of the running write that did not exist before
 	// it, kept only while the "new" keyspace event is on (effects.go).
 	absent [][]byte
