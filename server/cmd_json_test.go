@@ -9,7 +9,6 @@ import (
 
 	"github.com/recached/recached/resp"
 	"github.com/recached/recached/server/keyspace"
-	recsync "github.com/recached/recached/sync"
 )
 
 func TestJSONCommands(t *testing.T) {
@@ -142,20 +141,7 @@ func TestJSONDedup(t *testing.T) {
 // TestJSONScope checks that a strictly scoped connection may use the json
 // and ratelimit commands on keys in its scope only.
 func TestJSONScope(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.TokenSecret = "sekrit"
-	srv := New(cfg)
-	s, err := srv.NewSession(nil, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := recsync.SignToken([]byte(cfg.TokenSecret), []string{"doc:1", "rl:*"}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep := run(s, "SYNC", "TOKEN", tok); rep != "+OK\r\n" {
-		t.Fatalf("SYNC TOKEN: %q", rep)
-	}
+	_, s := scopedSession(t, "doc:1", "rl:*")
 	allowed := [][]string{
 		{"JSET", "doc:1", "$", "{}"},
 		{"JGET", "doc:1"},

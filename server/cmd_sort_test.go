@@ -3,8 +3,6 @@ package server
 import (
 	"strings"
 	"testing"
-
-	recsync "github.com/recached/recached/sync"
 )
 
 // TestSortEffects checks that SORT ... STORE re-creates its destination
@@ -27,20 +25,7 @@ func TestSortEffects(t *testing.T) {
 // scope but not read keys through BY or GET patterns, which no scope can
 // vet: Redis's ACL refuses them to a user without access to every key.
 func TestSortScope(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.TokenSecret = "sekrit"
-	srv := New(cfg)
-	s, err := srv.NewSession(nil, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := recsync.SignToken([]byte(cfg.TokenSecret), []string{"u:*"}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep := run(s, "SYNC", "TOKEN", tok); rep != "+OK\r\n" {
-		t.Fatalf("SYNC TOKEN: %q", rep)
-	}
+	srv, s := scopedSession(t, "u:*")
 	run(s, "RPUSH", "u:l", "2", "1")
 	cases := []struct {
 		args []string

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/recached/recached/server/keyspace"
+	recsync "github.com/recached/recached/sync"
 )
 
 // Helpers shared by the package's tests.
@@ -31,6 +32,27 @@ func run(s *Session, args ...string) string {
 
 // psExec is run, by the name the sync tests know it.
 func psExec(s *Session, args ...string) string { return run(s, args...) }
+
+// scopedSession returns a new server with a token secret and a strict
+// session of it, given by SYNC TOKEN the scope of patterns.
+func scopedSession(tb testing.TB, patterns ...string) (*Server, *Session) {
+	tb.Helper()
+	cfg := DefaultConfig()
+	cfg.TokenSecret = "sekrit"
+	srv := New(cfg)
+	s, err := srv.NewSession(nil, true)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tok, err := recsync.SignToken([]byte(cfg.TokenSecret), patterns, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if rep := run(s, "SYNC", "TOKEN", tok); rep != "+OK\r\n" {
+		tb.Fatalf("SYNC TOKEN: %q", rep)
+	}
+	return srv, s
+}
 
 // plainSession returns a session of a new server, without a transport.
 func plainSession(tb testing.TB) *Session {
