@@ -1,0 +1,110 @@
+package server
+
+import (
+	"strings"
+	"testing"
+
+	recsync "github.com/recached/recached/sync"
+)
+
+// TestScriptEffects checks that a script's writes reach the effect
+// publisher as the effects of the commands it called, never as the script,
+// and that a script failing half way keeps the writes it made.
+func TestScriptEffects(t *testing.T) {
+	r := newEffectRecorder(t)
+	direct := newEffectRecorder(t)
+	_, want := direct.run("INCR", "n")
+	_, w2 := direct.run("RPUSH", "l", "a", "b")
+	want = append(want, w2...)
+	_, w3 := direct.run("HSET", "h", "f", "v")
+	want = append(want, w3...)
+
+	reply, got := r.run("EVAL", "redis.call('incr', KEYS[1]) redis.call('rpush', KEYS[2], 'a', 'b') redis.call('get', 'n') return redis.call('hset', 'h', 'f', 'v')", "2", "n", "l")
+	if reply != ":1\r\n" {
+		t.Fatalf("EVAL: %q", reply)
+	}
+	checkEffects(t, []string{"EVAL"}, got, want)
+
+	// A script failing half way keeps its writes and their effects.
+	_, want = direct.run("INCR", "n")
+	reply, got = r.run("EVAL", "redis.call('incr', 'n') redis.call('incr', 'l') redis.call('incr', 'n')", "0")
+	if !strings.HasPrefix(reply, "-WRONGTYPE") || !strings.HasSuffix(reply, "on @user_script:1.\r\n") {
+		t.Fatalf("failing EVAL: %q", reply)
+	}
+	checkEffects(t, []string{"EVAL failing"}, got, want)
+	if got := run(r.s, "GET", "n"); got != bulk("2") {
+		t.Fatalf("GET n after the failing script: %q", got)
+	}
+	// A read-only script emits nothing.
+	if _, got := r.run("EVAL_RO", "return redis.call('get', 'n')", "0"); len(got) != 0 {
+		t.Fatalf("EVAL_RO effects: %q", got)
+	}
+}
+
+// TestScriptScope checks strict sync scopes: KEYS out of the scope refuse
+// the script before it runs, and an undeclared out-of-scope key in a
+// redis.call aborts the script with -NOPERM before that command runs, even
+// under redis.pcall.
+func TestScriptScope(t *testing.T) {
+	r := newEffectRecorder(t)
+	r.s.setScope(recsync.NewScope([]string{"user:1:*"}))
+	tests := []struct {
+		name    string
+		args    []string
+		reply   string
+		effects [][]string
+	}{
+		{"declared in scope", []string{"EVAL", "return redis.call('set', KEYS[1], 'v')", "1", "user:1:a"}, "+OK\r\n",
+			[][]string{{"SET", "user:1:a", "v"}}},
+		{"declared out of scope", []string{"EVAL", "return redis.call('set', 'user:1:b', 'v')", "1", "other"}, "-" + errScopeKey + "\r\n", nil},
+		{"undeclared out of scope", []string{"EVAL", "redis.call('set', 'user:1:c', 'v') redis.call('set', 'other', 'v') redis.call('set', 'user:1:d', 'v')", "0"}, "-" + errScopeKey + "\r\n",
+			[][]string{{"SET", "user:1:c", "v"}}},
+		{"under pcall", []string{"EVAL", "redis.pcall('get', 'other') redis.call('set', 'user:1:e', 'v')", "0"}, "-" + errScopeKey + "\r\n", nil},
+		{"caught by a Lua pcall", []string{"EVAL", "pcall(redis.call, 'get', 'other') redis.call('set', 'user:1:f', 'v')", "0"}, "-" + errScopeKey + "\r\n", nil},
+	}
+	for _, tc := range tests {
+		reply, got := r.run(tc.args...)
+		if reply != tc.reply {
+			t.Errorf("%s: reply %q, want %q", tc.name, reply, tc.reply)
+		}
+		checkEffects(t, []string{tc.name}, got, tc.effects)
+	}
+	r.s.setScope(nil)
+	for _, k := range []string{"other", "user:1:b", "user:1:d", "user:1:e", "user:1:f"} {
+		if got := run(r.s, "EXISTS", k); got != ":0\r\n" {
+			t.Errorf("%s was written: EXISTS %q", k, got)
+		}
+	}
+}
+
+// TestScriptDedup checks that DEDUP <client> <id> EVALSHA runs the script
+// once: a replay answers +DUP and writes nothing, and the script's effects
+// carry the mark.
+func TestScriptDedup(t *testing.T) {
+	r := newEffectRecorder(t)
+	var marks []string
+	r.srv.AddHook(func(e *Effect) { marks = append(marks, string(e.ClientID)) })
+	sha := run(r.s, "SCRIPT", "LOAD", "return redis.call('incr', KEYS[1])")
+	sha = strings.TrimSuffix(sha[strings.IndexByte(sha, '\n')+1:], "\r\n")
+	steps := []effectStep{
+		{args: []string{"DEDUP", "c1", "1", "EVALSHA", sha, "1", "n"}, reply: ":1\r\n", effects: [][]string{{"SET", "n", "1", "KEEPTTL"}}},
+		{args: []string{"DEDUP", "c1", "1", "EVALSHA", sha, "1", "n"}, reply: "+DUP\r\n"},
+		{args: []string{"DEDUP", "c1", "2", "EVALSHA", sha, "1", "n"}, reply: ":2\r\n", effects: [][]string{{"SET", "n", "2", "KEEPTTL"}}},
+		{args: []string{"DEDUP", "c1", "2", "EVALSHA", sha, "1", "n"}, reply: "+DUP\r\n"},
+	}
+	direct := newEffectRecorder(t)
+	for i := range steps {
+		if steps[i].effects != nil {
+			_, steps[i].effects = direct.run("INCR", "n")
+		}
+	}
+	runSteps(t, r, steps)
+	for _, m := range marks {
+		if m != "c1" {
+			t.Errorf("effect with mark %q, want c1", m)
+		}
+	}
+	if len(marks) != 2 {
+		t.Errorf("%d effects, want 2", len(marks))
+	}
+}

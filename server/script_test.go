@@ -1,0 +1,138 @@
+package server_test
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/recached/recached/server"
+	"github.com/recached/recached/server/servertest"
+)
+
+// TestScriptAtomic runs read-modify-write scripts (GET, then SET of the
+// value plus one, on a key the script does not declare) from several
+// connections while others INCR the same counter and readers check a pair
+// of keys a script moves together: no update is lost and no reader sees the
+// pair differ.
+func TestScriptAtomic(t *testing.T) {
+	addr, _ := servertest.StartRecached(t, server.DefaultConfig())
+	const scripters, incrs, rounds = 4, 2, 200
+	const bump = "local v = tonumber(redis.call('get', 'n') or '0') redis.call('set', 'n', v + 1) " +
+		"redis.call('incr', 'a') redis.call('incr', 'b') return v + 1"
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	errs := make(chan string, 16)
+	for i := 0; i < scripters+incrs; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			c := servertest.Dial(t, addr)
+			for j := 0; j < rounds; j++ {
+				args := []string{"INCR", "n"}
+				if i < scripters {
+					args = []string{"EVAL", bump, "0"}
+				}
+				if rep, err := c.Do(args...); err != nil || rep[0] != ':' {
+					errs <- args[0] + ": " + string(rep)
+					return
+				}
+			}
+		}(i)
+	}
+	var readers sync.WaitGroup
+	readers.Add(1)
+	go func() {
+		defer readers.Done()
+		c := servertest.Dial(t, addr)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			rep, err := c.Do("MGET", "a", "b")
+			if err != nil {
+				errs <- err.Error()
+				return
+			}
+			if el, _ := servertest.Elements(rep); len(el) != 2 || string(el[0]) != string(el[1]) {
+				errs <- "MGET a b: " + string(rep)
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(stop)
+	readers.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+	c := servertest.Dial(t, addr)
+	want := strconv.Itoa((scripters + incrs) * rounds)
+	if got := servertest.MustDo(t, c, "GET", "n"); got != "$"+strconv.Itoa(len(want))+"\r\n"+want+"\r\n" {
+		t.Fatalf("GET n = %q, want %s", got, want)
+	}
+}
+
+// TestScriptBusy checks busy-reply-threshold: past it, other connections
+// (on the same event loop) get -BUSY, SCRIPT KILL stops a read-only script
+// that loops forever, one that wrote is -UNKILLABLE and SHUTDOWN NOSAVE
+// stops it; the server then serves again.
+func TestScriptBusy(t *testing.T) {
+	addr, _ := servertest.StartRecached(t, server.DefaultConfig())
+	c := servertest.Dial(t, addr)
+	servertest.MustDo(t, c, "CONFIG", "SET", "busy-reply-threshold", "50")
+	tests := []struct {
+		name, script string
+		kill         []string
+		killReply    string
+	}{
+		{"read-only loop", "local i = 0 while true do i = i + 1 end", []string{"SCRIPT", "KILL"}, "+OK\r\n"},
+		{"writer", "redis.call('set', 'x', '1') while true do end", []string{"SCRIPT", "KILL"}, "-UNKILLABLE"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := servertest.Dial(t, addr)
+			if err := sc.Send(servertest.Encode("EVAL", tc.script, "0")); err != nil {
+				t.Fatal(err)
+			}
+			other := servertest.Dial(t, addr)
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				rep := servertest.MustDo(t, other, "PING")
+				if strings.HasPrefix(rep, "-BUSY Redis is busy running a script.") {
+					break
+				}
+				if rep != "+PONG\r\n" || time.Now().After(deadline) {
+					t.Fatalf("PING while the script runs: %q", rep)
+				}
+			}
+			if rep := servertest.MustDo(t, other, tc.kill...); !strings.HasPrefix(rep, tc.killReply) {
+				t.Fatalf("%q: %q, want %q", tc.kill, rep, tc.killReply)
+			}
+			if tc.killReply != "+OK\r\n" {
+				// SHUTDOWN NOSAVE stops even a script that wrote. The
+				// test's server does not exit on it.
+				if err := other.Send(servertest.Encode("SHUTDOWN", "NOSAVE")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rep, err := sc.Read()
+			if err != nil || !strings.HasPrefix(string(rep), "-ERR Script killed by user with SCRIPT KILL... script: ") {
+				t.Fatalf("the script's reply: %q %v", rep, err)
+			}
+			if rep := servertest.MustDo(t, sc, "PING"); rep != "+PONG\r\n" {
+				t.Fatalf("PING after the script: %q", rep)
+			}
+		})
+	}
+	if rep := servertest.MustDo(t, c, "GET", "x"); rep != "$1\r\n1\r\n" {
+		t.Fatalf("the unkillable script's write: %q", rep)
+	}
+	if rep := servertest.MustDo(t, c, "SCRIPT", "KILL"); rep != "-NOTBUSY No scripts in execution right now.\r\n" {
+		t.Fatalf("SCRIPT KILL with no script: %q", rep)
+	}
+}
