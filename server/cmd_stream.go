@@ -437,12 +437,8 @@ func cmdXTrim(s *Session) {
 		return
 	}
 	key := s.Args[1]
-	st, wrong := s.lookupStream(key)
-	if wrong {
-		return
-	}
+	st := s.streamOrZero(key)
 	if st == nil {
-		s.W.Int(0)
 		return
 	}
 	n := st.Trim(x.trim.args)
@@ -499,15 +495,19 @@ func xrangeCmd(rev bool) Handler {
 }
 
 func cmdXLen(s *Session) {
-	st, wrong := s.lookupStream(s.Args[1])
-	if wrong {
-		return
+	if st := s.streamOrZero(s.Args[1]); st != nil {
+		s.W.Int(int64(st.Len()))
 	}
-	if st == nil {
+}
+
+// streamOrZero returns key's stream; for an absent key it replies 0 and
+// returns nil, as for a value of another type (replying WRONGTYPE).
+func (s *Session) streamOrZero(key []byte) *keyspace.Stream {
+	st, wrong := s.lookupStream(key)
+	if st == nil && !wrong {
 		s.W.Int(0)
-		return
 	}
-	s.W.Int(int64(st.Len()))
+	return st
 }
 
 // parseIDs parses s.Args[from:] as strict ids, replying on failure.
@@ -525,12 +525,8 @@ func (s *Session) parseIDs(from int) ([]keyspace.StreamID, bool) {
 
 func cmdXDel(s *Session) {
 	key := s.Args[1]
-	st, wrong := s.lookupStream(key)
-	if wrong {
-		return
-	}
+	st := s.streamOrZero(key)
 	if st == nil {
-		s.W.Int(0)
 		return
 	}
 	ids, ok := s.parseIDs(2)
@@ -1016,8 +1012,8 @@ func cmdXGroupCreate(s *Session) {
 		eff = append(eff, bMKSTREAM)
 	}
 	s.emitKey(key, append(eff, bENTRIESREAD, s.itoa(entriesRead))...)
-	s.notify(notifyStream, "xgroup-create", key)
 	s.W.OK()
+	s.notify(notifyStream, "xgroup-create", key)
 }
 
 func cmdXGroupSetID(s *Session) {
@@ -1041,8 +1037,8 @@ func cmdXGroupSetID(s *Session) {
 	}
 	g.LastID, g.EntriesRead = id, entriesRead
 	s.emitGroupID(s.Args[2], g)
-	s.notify(notifyStream, "xgroup-setid", s.Args[2])
 	s.W.OK()
+	s.notify(notifyStream, "xgroup-setid", s.Args[2])
 }
 
 func cmdXGroupDestroy(s *Session) {
@@ -1056,8 +1052,8 @@ func cmdXGroupDestroy(s *Session) {
 	}
 	st.DestroyGroup(g.Name)
 	s.emitKey(s.Args[2], bXGROUP, bDESTROY, s.Args[2], s.Args[3])
-	s.notify(notifyStream, "xgroup-destroy", s.Args[2])
 	s.W.Int(1)
+	s.notify(notifyStream, "xgroup-destroy", s.Args[2])
 }
 
 func cmdXGroupCreateConsumer(s *Session) {
@@ -1171,8 +1167,8 @@ func cmdXSetID(s *Session) {
 		eff = append(eff, bMAXDELETEDID, s.idBytes(maxDel))
 	}
 	s.emit(eff...)
-	s.notify(notifyStream, "xsetid", key)
 	s.W.OK()
+	s.notify(notifyStream, "xsetid", key)
 }
 
 func cmdXAck(s *Session) {
