@@ -13,7 +13,7 @@ func newState(tb testing.TB) *lua.LState {
 	tb.Helper()
 	// The registry may grow, as the scripting engine's states do, so that
 	// unpack can return as many values as Redis's Lua stack holds.
-	L := lua.NewState(lua.Options{RegistrySize: 1024 * 20, RegistryMaxSize: 1024 * 1024})
+	L := lua.NewState(lua.Options{RegistrySize: 1024 * 20, RegistryMaxSize: 1024 * 1024, RegistryGrowStep: 1024})
 	tb.Cleanup(L.Close)
 	OpenAll(L)
 	return L

@@ -108,7 +108,7 @@ func (f *structFormat) control(opt byte, h *structHeader) {
 		}
 		h.align = a
 	default:
-		argError(f.L, 1, "invalid format option '"+string(opt)+"'")
+		argError(f.L, 1, "invalid format option '"+string([]byte{opt})+"'")
 	}
 }
 
@@ -143,13 +143,7 @@ func structPack(L *lua.LState) int {
 		case 'b', 'B', 'h', 'H', 'l', 'L', 'T', 'i', 'I':
 			n := checkNumber(L, arg)
 			arg++
-			var v uint64
-			if n < 0 {
-				v = uint64(toInteger(n))
-			} else {
-				v = floatToUint64(n)
-			}
-			buf = putUint(buf, v, size, h.little)
+			buf = putUint(buf, cUint64(n), size, h.little)
 		case 'x':
 			buf = append(buf, 0)
 		case 'f':
@@ -179,16 +173,19 @@ func structPack(L *lua.LState) int {
 	return 1
 }
 
-// floatToUint64 converts a non-negative number as amd64 C does: values
-// from 2^63 use the unsigned conversion, larger ones wrap to 2^63.
-func floatToUint64(n float64) uint64 {
+// cUint64 converts a number to an unsigned 64-bit integer as the C
+// conversions of Redis's amd64 build do (the signed conversion below 2^63,
+// the unsigned one above): NaN gives 2^63, values from 2^64 give 0.
+func cUint64(n float64) uint64 {
 	switch {
-	case n != n || n >= 18446744073709551616.0:
+	case n < 9223372036854775808.0:
+		return uint64(toInteger(n))
+	case n != n:
 		return 1 << 63
-	case n >= 9223372036854775808.0:
-		return uint64(n-9223372036854775808.0) | 1<<63
+	case n >= 18446744073709551616.0:
+		return 0
 	}
-	return uint64(n)
+	return uint64(n-9223372036854775808.0) | 1<<63
 }
 
 func getUint(b string, little bool) uint64 {
@@ -254,7 +251,7 @@ func structUnpack(L *lua.LState) int {
 					raise(L, "format 'c0' needs a previous size")
 				}
 				out = out[:len(out)-1]
-				size = uint64(toInteger(float64(prev)))
+				size = cUint64(float64(prev))
 				if size > ld || pos > ld-size {
 					argError(L, 2, "data string too short")
 				}
