@@ -38,6 +38,7 @@ func connectionCommands() []*Command {
 			{Name: "kill", Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "2.4.0", Syntax: "ip:port | ([ID client-id] [TYPE NORMAL | MASTER | SLAVE | REPLICA | PUBSUB] [USER username] [ADDR ip:port] [LADDR ip:port] [SKIPME YES | NO])", Summary: "Terminates open connections.", Categories: "admin slow dangerous connection", Handler: cmdClientKill},
 			{Name: "setinfo", Arity: 4, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "7.2.0", Syntax: "LIB-NAME libname | LIB-VER libver", Summary: "Sets information specific to the client or connection.", Categories: "slow connection", Handler: cmdClientSetInfo},
 			{Name: "no-evict", Arity: 3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "7.0.0", Syntax: "ON | OFF", Summary: "Sets the client eviction mode of the connection.", Categories: "admin slow dangerous connection", Handler: cmdClientNoEvict},
+			{Name: "reply", Arity: 3, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "3.2.0", Syntax: "ON | OFF | SKIP", Summary: "Instructs the server whether to reply to commands.", Complexity: "O(1)", Categories: "slow connection", Handler: cmdClientReply},
 			{Name: "no-touch", Arity: 3, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "7.2.0", Syntax: "ON | OFF", Summary: "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", Categories: "slow connection", Handler: cmdClientNoTouch},
 			{Name: "help", Arity: 2, Flags: FlagLoading | FlagStale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Categories: "slow connection", Handler: cmdClientHelp},
 			{Name: "unblock", Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "5.0.0", Syntax: "client-id [TIMEOUT | ERROR]", Summary: "Unblocks a client blocked by a blocking command from a different connection.", Complexity: "O(log N) where N is the number of client connections", Categories: "admin slow dangerous connection", Handler: cmdClientUnblock},
@@ -82,6 +83,7 @@ func cmdReset(s *Session) {
 	s.setProto(2)
 	s.name.Store(nil)
 	s.noEvict, s.noTouch = false, false
+	s.reply = replyOn
 	s.srv.resetSession(s)
 	s.authed = s.srv.Config().RequirePass == ""
 	s.W.Simple("RESET")
@@ -306,6 +308,26 @@ func onOff(s *Session, dst *bool) {
 }
 
 func cmdClientNoEvict(s *Session) { onOff(s, &s.noEvict) }
+
+// cmdClientReply is CLIENT REPLY ON | OFF | SKIP: OFF drops the replies
+// of the requests that follow until ON, SKIP the reply of the next one
+// (unless replies are off); pushes still reach the connection. Only ON
+// replies.
+func cmdClientReply(s *Session) {
+	switch {
+	case resp.EqualFold(s.Args[2], "on"):
+		s.reply = replyOn
+		s.W.OK()
+	case resp.EqualFold(s.Args[2], "off"):
+		s.reply = replyOff
+	case resp.EqualFold(s.Args[2], "skip"):
+		if s.reply != replyOff {
+			s.reply = replySkipNext
+		}
+	default:
+		s.W.Error(errSyntax)
+	}
+}
 func cmdClientNoTouch(s *Session) { onOff(s, &s.noTouch) }
 
 // clientLine formats one CLIENT LIST / CLIENT INFO line.

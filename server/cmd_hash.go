@@ -119,12 +119,12 @@ func hsetCmd(name string, hmset bool) Handler {
 		}
 		var buf [8][]byte
 		s.emit(append(append(buf[:0], bHSET), s.Args[1:]...)...)
-		s.notify(notifyHash, "hset", key)
 		if hmset {
 			s.W.OK()
-			return
+		} else {
+			s.W.Int(int64(created))
 		}
-		s.W.Int(int64(created))
+		s.notify(notifyHash, "hset", key)
 	}
 }
 
@@ -141,8 +141,8 @@ func cmdHSetNX(s *Session) {
 	h = s.hashToWrite(key, h)
 	h.Set(field, val)
 	s.emit(bHSET, key, field, val)
-	s.notify(notifyHash, "hset", key)
 	s.W.Int(1)
+	s.notify(notifyHash, "hset", key)
 }
 
 func cmdHGet(s *Session) {
@@ -291,8 +291,8 @@ func cmdHIncrBy(s *Session) {
 	// The effect carries the stored copy, so buf stays on the stack.
 	v, _ := h.Get(field)
 	s.emit(bHSET, key, field, v)
-	s.notify(notifyHash, "hincrby", key)
 	s.W.Int(cur)
+	s.notify(notifyHash, "hincrby", key)
 }
 
 func cmdHIncrByFloat(s *Session) {
@@ -332,8 +332,8 @@ func cmdHIncrByFloat(s *Session) {
 	v := []byte(formatLongDouble(sum))
 	h.Set(field, v)
 	s.emit(bHSET, key, field, v)
-	s.notify(notifyHash, "hincrbyfloat", key)
 	s.W.Bulk(v)
+	s.notify(notifyHash, "hincrbyfloat", key)
 }
 
 // parseRandCount parses the count of HRANDFIELD, SRANDMEMBER and

@@ -211,12 +211,13 @@ func pushCmd(front, onlyExisting bool) Handler {
 			}
 		}
 		s.emitNamed(name, s.Args[1:])
+		s.W.Int(int64(l.Len()))
+		// Redis replies first: a subscribed writer gets the reply, then the event.
 		if front {
 			s.notify(notifyList, "lpush", key)
 		} else {
 			s.notify(notifyList, "rpush", key)
 		}
-		s.W.Int(int64(l.Len()))
 	}
 }
 
@@ -448,8 +449,8 @@ func cmdLSet(s *Session) {
 	}
 	l.Set(i, s.Args[3])
 	s.emitNamed(bLSET, s.Args[1:])
-	s.notify(notifyList, "lset", key)
 	s.W.OK()
+	s.notify(notifyList, "lset", key)
 }
 
 func cmdLRem(s *Session) {

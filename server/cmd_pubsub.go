@@ -108,6 +108,7 @@ func (s *Session) unsubscribeCmd(kind int) {
 
 // confirm writes one (un)subscribe confirmation; null writes a nil name.
 func (s *Session) confirm(tag string, name []byte, null bool, kind int) {
+	defer s.markPush(len(s.W.B))
 	s.W.Push(3)
 	s.W.BulkString(tag)
 	if null {

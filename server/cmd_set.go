@@ -137,8 +137,11 @@ func cmdSPop(s *Session) {
 		}
 		bm := []byte(m)
 		s.emit(bSREM, key, bm)
-		s.notifySPop(key, set.Len() == 0)
+		s.notify(notifySet, "spop", key)
 		s.W.Bulk(bm)
+		if set.Len() == 0 {
+			s.notify(notifyGeneric, "del", key)
+		}
 		return
 	}
 	count, ok := s.popCountArg()
@@ -371,11 +374,14 @@ func setOpCmd(op setOp, store bool) Handler {
 		dst := s.Args[1]
 		n := res.Len()
 		if n == 0 {
-			if s.db.Delete(dst) {
+			deleted := s.db.Delete(dst)
+			if deleted {
 				s.emit(bDEL, dst)
-				s.notify(notifyGeneric, "del", dst)
 			}
 			s.W.Int(0)
+			if deleted {
+				s.notify(notifyGeneric, "del", dst)
+			}
 			return
 		}
 		s.addObject(dst, res)
@@ -386,8 +392,8 @@ func setOpCmd(op setOp, store bool) Handler {
 			eff = append(eff, []byte(res.At(i)))
 		}
 		s.emit(eff...)
-		s.notify(notifySet, setStoreEvents[op], dst)
 		s.W.Int(int64(n))
+		s.notify(notifySet, setStoreEvents[op], dst)
 	}
 }
 

@@ -164,18 +164,21 @@ func (s *Session) zstoreResult(dst []byte, pairs []zpair, regroup bool, event st
 		eff.addString(p.member)
 	}
 	eff.emit(s, bZADD, dst)
-	s.notify(notifyZSet, event, dst)
 	s.W.Int(int64(z.Len()))
+	s.notify(notifyZSet, event, dst)
 }
 
 // zstoreEmpty handles a store command whose result is empty: dst is
 // deleted.
 func (s *Session) zstoreEmpty(dst []byte) {
-	if s.db.Delete(dst) {
+	deleted := s.db.Delete(dst)
+	if deleted {
 		s.emit(bDEL, dst)
-		s.notify(notifyGeneric, "del", dst)
 	}
 	s.W.Int(0)
+	if deleted {
+		s.notify(notifyGeneric, "del", dst)
+	}
 }
 
 // zeffect builds the arguments of one effect (ZADD k s m …, ZREM k m …):

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -290,5 +291,136 @@ func TestKeyspaceEventsConfig(t *testing.T) {
 	rep, err := sub.Read()
 	if err != nil || !strings.Contains(string(rep), "x\r\n$1\r\ny") {
 		t.Fatalf("with notifications off the first message is %q, %v; want PUBLISH's", rep, err)
+	}
+}
+
+// TestKeyspaceNotificationsWithClientReply compares, byte for byte, what a
+// RESP3 connection receives from recached and redis-server while CLIENT
+// REPLY turns its replies off, skips one or turns them back on: the
+// replies go, subscribe confirmations and messages (keyspace events of its
+// own writes among them) still arrive, in order.
+func TestKeyspaceNotificationsWithClientReply(t *testing.T) {
+	if !servertest.HaveRedis() {
+		t.Skip("redis-server not installed")
+	}
+	script := [][]string{
+		{"HELLO", "3"},
+		{"CONFIG", "SET", "notify-keyspace-events", "KEA"},
+		{"CLIENT", "REPLY", "OFF"},
+		{"SUBSCRIBE", "ch"},
+		{"PSUBSCRIBE", "__keyspace@0__:*"},
+		{"SET", "k", "v"},
+		{"PUBLISH", "ch", "m1"},
+		{"CLIENT", "REPLY", "SKIP"},
+		{"ECHO", "off"},
+		{"CLIENT", "REPLY", "ON"},
+		{"ECHO", "on"},
+		{"CLIENT", "REPLY", "SKIP"},
+		{"ECHO", "skipped"},
+		{"LPUSH", "l", "a"},
+		{"CLIENT", "REPLY", "SKIP"},
+		{"RPOP", "l"},
+		{"CLIENT", "REPLY", "BAD"},
+		{"CLIENT", "REPLY", "OFF"},
+		{"UNSUBSCRIBE", "ch"},
+		{"RESET"},
+		{"ECHO", "end"},
+	}
+	run := func(addr string) string {
+		c := servertest.Dial(t, addr)
+		var req []byte
+		for _, cmd := range script {
+			req = append(req, servertest.Encode(cmd...)...)
+		}
+		if err := c.Send(req); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for i := 0; i < 100; i++ {
+			rep, err := c.Read()
+			if err != nil {
+				t.Fatalf("after %q: %v", got, err)
+			}
+			if strings.HasPrefix(string(rep), "%") || strings.HasPrefix(string(rep), "|") {
+				rep = []byte("<map>") // HELLO's server details differ
+			}
+			got = append(got, string(rep))
+			if string(rep) == "$3\r\nend\r\n" {
+				return strings.Join(got, "")
+			}
+		}
+		t.Fatalf("no end reply: %q", got)
+		return ""
+	}
+	want := run(servertest.StartRedis(t))
+	addr, _ := servertest.StartRecached(t, server.DefaultConfig())
+	if got := run(addr); got != want {
+		t.Errorf("recached sent\n%q\nredis-server sent\n%q", got, want)
+	}
+}
+
+// TestKeyspaceNotificationsToWriter runs notifyScript on a RESP3
+// connection subscribed to its own keyspace events and compares, command
+// by command, the replies and the pushes it receives with redis-server's.
+// Where the pushes fall relative to the reply is not compared: Redis 7.0
+// writes them wherever the command's code publishes, even between the
+// elements of an aggregate reply, while recached writes them before or
+// after the whole reply.
+func TestKeyspaceNotificationsToWriter(t *testing.T) {
+	if !servertest.HaveRedis() {
+		t.Skip("redis-server not installed")
+	}
+	pushRE := regexp.MustCompile(`>4\r\n\$8\r\npmessage\r\n\$10\r\n__key\*__:\*\r\n\$\d+\r\n[^\r]*\r\n\$\d+\r\n[^\r]*\r\n`)
+	run := func(addr string) []string {
+		c := servertest.Dial(t, addr)
+		servertest.MustDo(t, c, "HELLO", "3")
+		servertest.MustDo(t, c, "CONFIG", "SET", "notify-keyspace-events", "KEAn")
+		servertest.MustDo(t, c, "PSUBSCRIBE", "__key*__:*")
+		var out []string
+		inMulti := false
+		for _, cmd := range notifyScript {
+			if cmd[0] == "!sleep" {
+				var ms int
+				fmt.Sscan(cmd[1], &ms)
+				time.Sleep(time.Duration(ms) * time.Millisecond)
+				continue
+			}
+			if cmd[0] == "MULTI" || inMulti && cmd[0] != "EXEC" {
+				// Queued: one reply each, no push.
+				inMulti = true
+				out = append(out, strings.Join(cmd, " ")+": "+servertest.MustDo(t, c, cmd...))
+				continue
+			}
+			inMulti = false
+			if err := c.Send(append(servertest.Encode(cmd...), servertest.Encode("PING")...)); err != nil {
+				t.Fatal(err)
+			}
+			var raw string
+			for i := 0; ; i++ {
+				rep, err := c.Read()
+				if err != nil || i > 1000 {
+					t.Fatalf("%v: %v", cmd, err)
+				}
+				if string(rep) == "+PONG\r\n" {
+					break
+				}
+				raw += string(rep)
+			}
+			pushes := pushRE.FindAllString(raw, -1)
+			reply := pushRE.ReplaceAllString(raw, "")
+			if cmd[0] == "SPOP" {
+				reply = "<random>"
+			}
+			out = append(out, fmt.Sprintf("%s: reply %q pushes %q", strings.Join(cmd, " "), reply, pushes))
+		}
+		return out
+	}
+	want := run(servertest.StartRedis(t))
+	addr, _ := servertest.StartRecached(t, server.DefaultConfig())
+	got := run(addr)
+	for i := range want {
+		if i >= len(got) || got[i] != want[i] {
+			t.Errorf("recached\n%s\nredis-server\n%s", got[i], want[i])
+		}
 	}
 }

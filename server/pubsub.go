@@ -352,7 +352,9 @@ func (pub *Session) deliver(sub *Session, msg *message) bool {
 	}
 	push := sub.WS || sub.proto.Load() == 3
 	if sub == pub && !pub.WS {
+		n := len(pub.W.B)
 		pub.W.Raw(msg.bytes(push))
+		pub.markPush(n)
 		return true
 	}
 	if sub.conn == nil || sub.ps.closing.Load() {

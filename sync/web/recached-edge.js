@@ -3288,6 +3288,7 @@ const COMMAND_LIST = [
   {"name":"client|kill","arity":-3},
   {"name":"client|setinfo","arity":4},
   {"name":"client|no-evict","arity":3},
+  {"name":"client|reply","arity":3},
   {"name":"client|no-touch","arity":3},
   {"name":"client|help","arity":2},
   {"name":"client|unblock","arity":-3},
