@@ -79,6 +79,7 @@ func (s *Session) readList(key []byte) (l *keyspace.List, wrong bool) {
 	l, wrong = s.lookupList(key)
 	if l == nil && !wrong {
 		s.srv.keyMisses.Add(1)
+		s.notify(notifyKeyMiss, "keymiss", key)
 	} else {
 		s.srv.keyHits.Add(1)
 	}

@@ -59,6 +59,7 @@ func cmdGet(s *Session) {
 	}
 	if e == nil {
 		s.srv.keyMisses.Add(1)
+		s.notify(notifyKeyMiss, "keymiss", s.Args[1])
 		s.W.Null()
 		return
 	}

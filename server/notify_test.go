@@ -178,17 +178,17 @@ var notifyScript = [][]string{
 // notifications runs notifyScript against addr with a subscriber in
 // protocol proto on '__key*__:*' and returns the messages it received, one
 // "channel payload" line each, in order.
-func notifications(t *testing.T, addr string, proto int) []string {
+func notifications(t *testing.T, addr string, proto int, classes string, script [][]string) []string {
 	t.Helper()
 	w := servertest.Dial(t, addr)
 	sub := servertest.Dial(t, addr)
-	servertest.MustDo(t, w, "CONFIG", "SET", "notify-keyspace-events", "KEAn")
+	servertest.MustDo(t, w, "CONFIG", "SET", "notify-keyspace-events", classes)
 	if proto == 3 {
 		servertest.MustDo(t, sub, "HELLO", "3")
 	}
 	servertest.MustDo(t, sub, "PSUBSCRIBE", "__key*__:*")
 	servertest.MustDo(t, sub, "SUBSCRIBE", "end")
-	for _, cmd := range notifyScript {
+	for _, cmd := range script {
 		if cmd[0] == "!sleep" {
 			var ms int
 			fmt.Sscan(cmd[1], &ms)
@@ -238,12 +238,24 @@ func TestKeyspaceNotificationsAgainstRedis(t *testing.T) {
 	}
 	redisAddr := servertest.StartRedis(t)
 	ourAddr, _ := servertest.StartRecached(t, server.DefaultConfig())
-	for _, proto := range []int{2, 3} {
-		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
-			want := notifications(t, redisAddr, proto)
-			got := notifications(t, ourAddr, proto)
+	// Key misses (m, outside A) of the reads that count keyspace_misses.
+	misses := [][]string{{"GET", "nosuch"}, {"SET", "k", "v"}, {"GET", "k"}, {"LRANGE", "nosuch", "0", "-1"}, {"LINDEX", "nosuch", "0"}, {"LLEN", "nosuch"}, {"RPUSH", "l", "a"}, {"LLEN", "l"}}
+	for _, tc := range []struct {
+		proto   int
+		classes string
+		script  [][]string
+		min     int
+	}{
+		{2, "KEAn", notifyScript, 100},
+		{3, "KEAn", notifyScript, 100},
+		{2, "Em", misses, 4},
+		{3, "Km", misses, 4},
+	} {
+		t.Run(fmt.Sprintf("RESP%d-%s", tc.proto, tc.classes), func(t *testing.T) {
+			want := notifications(t, redisAddr, tc.proto, tc.classes, tc.script)
+			got := notifications(t, ourAddr, tc.proto, tc.classes, tc.script)
 			t.Logf("%d notifications", len(want))
-			if len(want) < 100 {
+			if len(want) < tc.min {
 				t.Fatalf("redis-server sent only %d notifications: %q", len(want), want)
 			}
 			for i := 0; i < max(len(want), len(got)); i++ {
