@@ -1393,6 +1393,16 @@ func cmdXClaim(s *Session) {
 	delivery := int64(-1)
 	force, justID := false, false
 	var lastID keyspace.StreamID
+	// intOpt moves j onto the argument of the option name and parses it,
+	// replying with Redis's error when it is no integer.
+	intOpt := func(name string) (int64, bool) {
+		j++
+		n, ok := resp.ParseInt(a[j])
+		if !ok {
+			s.W.Error("ERR Invalid " + name + " option argument for XCLAIM")
+		}
+		return n, ok
+	}
 	for ; j < len(a); j++ {
 		more := len(a) - 1 - j
 		opt := a[j]
@@ -1402,29 +1412,19 @@ func cmdXClaim(s *Session) {
 		case resp.EqualFold(opt, "justid"):
 			justID = true
 		case resp.EqualFold(opt, "idle") && more > 0:
-			j++
-			n, ok := resp.ParseInt(a[j])
+			n, ok := intOpt("IDLE")
 			if !ok {
-				s.W.Error("ERR Invalid IDLE option argument for XCLAIM")
 				return
 			}
 			delivery = now - n
 		case resp.EqualFold(opt, "time") && more > 0:
-			j++
-			n, ok := resp.ParseInt(a[j])
-			if !ok {
-				s.W.Error("ERR Invalid TIME option argument for XCLAIM")
+			if delivery, ok = intOpt("TIME"); !ok {
 				return
 			}
-			delivery = n
 		case resp.EqualFold(opt, "retrycount") && more > 0:
-			j++
-			n, ok := resp.ParseInt(a[j])
-			if !ok {
-				s.W.Error("ERR Invalid RETRYCOUNT option argument for XCLAIM")
+			if retry, ok = intOpt("RETRYCOUNT"); !ok {
 				return
 			}
-			retry = n
 		case resp.EqualFold(opt, "lastid") && more > 0:
 			j++
 			if lastID, ok = s.streamIDArg(a[j], 0, true); !ok {
