@@ -662,7 +662,7 @@ func (s *Session) moveOne(src []byte, sl *keyspace.List, dst []byte, de *keyspac
 			sl.PushBackOwned(v)
 		}
 		s.emit(bLMOVE, src, dst, whereWord(front), whereWord(toFront))
-		s.notifyMove(src, dst, front, toFront, false)
+		s.notifyMove(src, dst, front, toFront, false, false)
 		return v
 	}
 	emptied := sl.Len() == 0
@@ -684,13 +684,17 @@ func (s *Session) moveOne(src []byte, sl *keyspace.List, dst []byte, de *keyspac
 		dl.PushBackOwned(v)
 	}
 	s.emit(name, dst, v)
-	s.notifyMove(src, dst, front, toFront, emptied)
+	s.notifyMove(src, dst, front, toFront, emptied, de == nil)
 	return v
 }
 
-// notifyMove publishes LMOVE's events in Redis's order: the push onto dst,
-// the pop from src, del when src emptied.
-func (s *Session) notifyMove(src, dst []byte, front, toFront, emptied bool) {
+// notifyMove publishes LMOVE's events in Redis's order: new when dst was
+// created (said here, since a served BLMOVE knows no absent keys), the push
+// onto dst, the pop from src, del when src emptied.
+func (s *Session) notifyMove(src, dst []byte, front, toFront, emptied, created bool) {
+	if created {
+		s.notifyNew(s.DBIndex, dst)
+	}
 	if toFront {
 		s.notify(notifyList, "lpush", dst)
 	} else {

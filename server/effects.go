@@ -306,14 +306,7 @@ func (s *Session) notifyDB(class uint32, event string, db int, key []byte) {
 	if f == 0 {
 		return
 	}
-	pub := s
-	if s.isBlocked() {
-		// A blocked client's pop served by another goroutine (blocking.go):
-		// its own deliveries go through its connection, not its reply
-		// buffer, and what it knew of absent keys is stale.
-		pub = nil
-		s.absent = s.absent[:0]
-	}
+	pub := s.eventPublisher()
 	if f&notifyNew != 0 && db == s.DBIndex && s.takeAbsent(key) {
 		s.srv.publishKeyEvent(pub, f, "new", db, key)
 	}
@@ -330,10 +323,24 @@ func (s *Session) notifyNew(db int, key []byte) {
 	if f&notifyNew == 0 {
 		return
 	}
+	pub := s.eventPublisher()
 	if db == s.DBIndex {
 		s.takeAbsent(key)
 	}
-	s.srv.publishKeyEvent(s, f, "new", db, key)
+	s.srv.publishKeyEvent(pub, f, "new", db, key)
+}
+
+// eventPublisher is the publisher of the session's events: the session,
+// whose own subscription then gets them in its reply stream, or nil for a
+// blocked client's pop served by another goroutine (blocking.go), whose
+// deliveries go through its connection; what such a client knew of absent
+// keys is stale and is dropped.
+func (s *Session) eventPublisher() *Session {
+	if s.isBlocked() {
+		s.absent = s.absent[:0]
+		return nil
+	}
+	return s
 }
 
 // noteAbsent records, before a write command runs, which of its keys do

@@ -436,3 +436,70 @@ func TestKeyspaceNotificationsToWriter(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyspaceNotificationsBlockedPops compares the events of pops served
+// to blocked clients (BLPOP, BLMOVE, BZPOPMIN) with redis-server's: the
+// push that wakes them, then the pop, then del when it emptied the key.
+func TestKeyspaceNotificationsBlockedPops(t *testing.T) {
+	if !servertest.HaveRedis() {
+		t.Skip("redis-server not installed")
+	}
+	steps := []struct {
+		block []string // sent by the waiter, which blocks
+		write []string // then by the writer, which serves it
+	}{
+		{[]string{"BLPOP", "bl", "0"}, []string{"LPUSH", "bl", "a"}},
+		{[]string{"BLPOP", "bl", "0"}, []string{"RPUSH", "bl", "a", "b"}},
+		{[]string{"BLMOVE", "src", "dst", "LEFT", "RIGHT", "0"}, []string{"RPUSH", "src", "x"}},
+		{[]string{"BZPOPMIN", "bz", "0"}, []string{"ZADD", "bz", "1", "a"}},
+		{[]string{"BLMPOP", "0", "1", "bm", "RIGHT", "COUNT", "5"}, []string{"RPUSH", "bm", "1", "2"}},
+	}
+	run := func(addr string) []string {
+		w := servertest.Dial(t, addr)
+		waiter := servertest.Dial(t, addr)
+		sub := servertest.Dial(t, addr)
+		servertest.MustDo(t, w, "CONFIG", "SET", "notify-keyspace-events", "KEAn")
+		servertest.MustDo(t, sub, "PSUBSCRIBE", "__key*__:*")
+		servertest.MustDo(t, sub, "SUBSCRIBE", "end")
+		for _, st := range steps {
+			if err := waiter.Send(servertest.Encode(st.block...)); err != nil {
+				t.Fatal(err)
+			}
+			// The waiter is blocked once the server counts it.
+			for i := 0; ; i++ {
+				info := servertest.MustDo(t, w, "INFO", "clients")
+				if strings.Contains(info, "blocked_clients:1\r\n") {
+					break
+				}
+				if i > 500 {
+					t.Fatalf("%v did not block", st.block)
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			servertest.MustDo(t, w, st.write...)
+			if _, err := waiter.Read(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		servertest.MustDo(t, w, "PUBLISH", "end", "end")
+		var got []string
+		for i := 0; i < 1000; i++ {
+			rep, err := sub.Read()
+			if err != nil {
+				t.Fatalf("after %q: %v", got, err)
+			}
+			els, _ := servertest.Elements(rep)
+			if string(bulk(els[0])) == "message" {
+				return got
+			}
+			got = append(got, string(bulk(els[2]))+" "+string(bulk(els[3])))
+		}
+		t.Fatal("no end message")
+		return nil
+	}
+	want := run(servertest.StartRedis(t))
+	addr, _ := servertest.StartRecached(t, server.DefaultConfig())
+	if got := run(addr); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("recached:\n%s\nredis-server:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
