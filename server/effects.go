@@ -210,7 +210,7 @@ func (srv *Server) onExpire(db int, key string) {
 	srv.expiredKeys.Add(1)
 	k := []byte(key)
 	srv.publish(&Effect{Kind: EffectExpired, DB: db, Key: k, Args: [][]byte{bDEL, k}})
-	srv.notifyExpire(db, k)
+	srv.notifyServer(notifyExpired, "expired", db, k)
 }
 
 // itoa formats n into the session's scratch space and returns the digits,
@@ -291,11 +291,13 @@ func keyspaceEventFlags(v string) uint32 {
 }
 
 // notify publishes the keyspace event of class named event on key, in the
-// running command's database. Handlers call it right after the emit of the
-// write it describes, so the notification, a push to subscribers, is
-// queued only once the log holds the write; with notifications off it
-// costs one atomic load. The first event on a key the command created is
-// preceded by the "new" event, as Redis's dbAdd fires it.
+// running command's database. Handlers call it after the emit of the write
+// it describes (and after the reply where Redis replies first, for a
+// writer subscribed to its own events), so the notification, a push to
+// subscribers, is queued only once the log holds the write; with
+// notifications off it costs one atomic load. The first event on a key the
+// command created is preceded by the "new" event, as Redis's dbAdd fires
+// it.
 func (s *Session) notify(class uint32, event string, key []byte) {
 	s.notifyDB(class, event, s.DBIndex, key)
 }
@@ -316,8 +318,9 @@ func (s *Session) notifyDB(class uint32, event string, db int, key []byte) {
 }
 
 // notifyNew publishes the "new" event of key in database db whether or not
-// the key existed before the command: RENAME, COPY, MOVE and RESTORE
-// replace their destination, which Redis reports as a new key.
+// the key existed before the command: RENAME, COPY and MOVE replace their
+// destination, which Redis reports as a new key; a served BLMOVE knows no
+// absent keys.
 func (s *Session) notifyNew(db int, key []byte) {
 	f := s.srv.notifyFlags.Load()
 	if f&notifyNew == 0 {
@@ -400,9 +403,12 @@ func (srv *Server) publishKeyEvent(pub *Session, flags uint32, event string, db 
 	}
 }
 
-// notifyExpire publishes the "expired" event of a key removed by expiry.
-func (srv *Server) notifyExpire(db int, key []byte) {
-	if f := srv.notifyFlags.Load(); f&notifyExpired != 0 {
-		srv.publishKeyEvent(nil, f, "expired", db, key)
+// notifyServer publishes an event no command caused: "expired" (class x)
+// of a key removed by expiry, "evicted" (class e) of a key removed by
+// eviction. It runs under the key's shard lock, after the removal's
+// effect.
+func (srv *Server) notifyServer(class uint32, event string, db int, key []byte) {
+	if f := srv.notifyFlags.Load(); f&class != 0 {
+		srv.publishKeyEvent(nil, f, event, db, key)
 	}
 }
