@@ -672,7 +672,7 @@ func (p *jsonParser) value(tok *jsonToken) lua.LValue {
 
 func (p *jsonParser) object() lua.LValue {
 	p.descend(3, 2)
-	t := p.L.NewTable()
+	t := p.L.CreateTable(0, 0)
 	var tok jsonToken
 	p.next(&tok)
 	if tok.typ == tObjEnd {
@@ -704,7 +704,7 @@ func (p *jsonParser) object() lua.LValue {
 
 func (p *jsonParser) array() lua.LValue {
 	p.descend(2, 1)
-	t := p.L.NewTable()
+	t := p.L.CreateTable(0, 0)
 	var tok jsonToken
 	p.next(&tok)
 	if tok.typ == tArrEnd {

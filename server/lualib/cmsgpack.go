@@ -176,10 +176,10 @@ const (
 
 // msgpackDecoder decodes values from data, building tables directly.
 type msgpackDecoder struct {
-	L     *lua.LState
-	data  string
-	pos   int
-	err   int
+	L    *lua.LState
+	data string
+	pos  int
+	err  int
 	// slots counts the Lua stack slots lua-cmsgpack would be using (the
 	// input, the values decoded so far, open tables and their pending
 	// keys), which Lua 5.1 limits to luaMaxCStack.
@@ -320,8 +320,14 @@ func (d *msgpackDecoder) decodeValue() lua.LValue {
 	return lua.LNil
 }
 
+// sizeHint bounds a decoded length by what the remaining input can hold,
+// each element taking at least per bytes.
+func (d *msgpackDecoder) sizeHint(n uint64, per int) int {
+	return int(min(n, uint64((len(d.data)-d.pos)/per)))
+}
+
 func (d *msgpackDecoder) array(n uint64) lua.LValue {
-	t := d.L.NewTable()
+	t := d.L.CreateTable(d.sizeHint(n, 1), 0)
 	d.slots++
 	for i := uint64(1); i <= n; i++ {
 		d.checkStack("in function mp_decode_to_lua_array")
@@ -337,7 +343,7 @@ func (d *msgpackDecoder) array(n uint64) lua.LValue {
 }
 
 func (d *msgpackDecoder) hash(n uint64) lua.LValue {
-	t := d.L.NewTable()
+	t := d.L.CreateTable(0, d.sizeHint(n, 2))
 	d.slots++
 	for ; n > 0; n-- {
 		k := d.decode()
