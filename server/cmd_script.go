@@ -120,12 +120,13 @@ func cmdScriptFlush(s *Session) {
 	s.W.OK()
 }
 
-// cmdScriptKill stops the running script if it has not written; it runs
-// without shard locks while the script holds them all.
+// cmdScriptKill (SCRIPT KILL and FUNCTION KILL) stops the running script
+// or function if it has not written; it runs without shard locks while the
+// script holds them all.
 func cmdScriptKill(s *Session) {
 	run := s.srv.scripts.running.Load()
 	switch {
-	case run == nil || run.s == s:
+	case run == nil || run.s == s || run.function != (s.Args[0][0]|0x20 == 'f'):
 		s.W.Error(errNotBusy)
 	case run.wrote.Load():
 		s.W.Error(errUnkillable)

@@ -31,6 +31,12 @@ type scriptEngine struct {
 	pool  []*luaState
 	// running is the script executing now, nil when none.
 	running atomic.Pointer[scriptRun]
+	// libs and funcs are the function libraries and their functions (under
+	// mu); fst is the state they live in, used with every shard locked
+	// (script_function.go).
+	libs  map[string]*luaLibrary
+	funcs map[string]*luaFunction
+	fst   *luaState
 }
 
 // luaScript is one cached script: its body, its compiled function and its
@@ -62,8 +68,9 @@ var scriptFlagNames = map[string]scriptFlags{
 // scriptRun is one running script.
 type scriptRun struct {
 	s        *Session
-	sha      string
-	readonly bool // EVAL_RO, EVALSHA_RO or a no-writes script
+	sha      string // the script's SHA1, or the function's name
+	function bool   // FCALL: FUNCTION KILL stops it, not SCRIPT KILL
+	readonly bool   // EVAL_RO, EVALSHA_RO or a no-writes script
 	start    time.Time
 	resp     int // the protocol of redis.call replies (redis.setresp)
 	// wrote is set once the script ran a write command: SCRIPT KILL then
@@ -89,11 +96,16 @@ type luaState struct {
 	run     *scriptRun
 	args    [][]byte
 	w       resp.Writer
+	// loading is the library FUNCTION LOAD is running, nil otherwise;
+	// while it runs, the globals are loadGlobals (script_function.go).
+	loading     *luaLibrary
+	loadGlobals *lua.LTable
 }
 
 const (
 	errNoScript       = "NOSCRIPT No matching script. Please use EVAL."
 	errScriptBusy     = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+	errFunctionBusy   = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
 	errScriptKilled   = "ERR Script killed by user with SCRIPT KILL..."
 	errNotBusy        = "NOTBUSY No scripts in execution right now."
 	errUnkillable     = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
@@ -137,11 +149,11 @@ func (e *scriptEngine) load(body string) (*luaScript, string) {
 	}
 	chunk, err := parse.Parse(strings.NewReader(code), "user_script")
 	if err != nil {
-		return nil, "ERR Error compiling script (new function): " + compileError(err)
+		return nil, "ERR Error compiling script (new function): " + compileError(err, "user_script")
 	}
 	proto, err := lua.Compile(chunk, "user_script")
 	if err != nil {
-		return nil, "ERR Error compiling script (new function): " + compileError(err)
+		return nil, "ERR Error compiling script (new function): " + compileError(err, "user_script")
 	}
 	sc = &luaScript{sha: sha, body: body, proto: proto, flags: flags}
 	e.mu.Lock()
@@ -159,10 +171,10 @@ func (e *scriptEngine) load(body string) (*luaScript, string) {
 
 // compileError formats a gopher-lua parse error as Lua's "user_script:<line>:
 // <message>".
-func compileError(err error) string {
+func compileError(err error, chunk string) string {
 	var pe *parse.Error
 	if errors.As(err, &pe) {
-		return "user_script:" + strconv.Itoa(pe.Pos.Line) + ": " + strings.TrimSpace(pe.Message) + " near '" + pe.Token + "'"
+		return chunk + ":" + strconv.Itoa(pe.Pos.Line) + ": " + strings.TrimSpace(pe.Message) + " near '" + pe.Token + "'"
 	}
 	return strings.ReplaceAll(err.Error(), "\n", " ")
 }
@@ -277,13 +289,18 @@ func newLuaState() *luaState {
 	L.SetMetatable(st.env, mt)
 	L.Env = st.env
 	st.handler = L.NewFunction(st.errorHandler)
+	st.loadGlobals = st.libraryAPI()
 	return st
 }
 
 // getGlobal is the environment's __index: a library or an error.
 func (st *luaState) getGlobal(L *lua.LState) int {
 	k := L.Get(2)
-	v := st.globals.RawGet(k)
+	src := st.globals
+	if st.loading != nil {
+		src = st.loadGlobals
+	}
+	v := src.RawGet(k)
 	if v == lua.LNil {
 		L.RaiseError("Script attempted to access nonexistent global variable '%s'", k.String())
 	}
@@ -722,11 +739,25 @@ func (e *scriptEngine) finish(run *scriptRun) {
 	close(run.done)
 }
 
-// runScript runs a cached script for s with keys and argv, and writes its
-// reply to s.W. The caller holds every shard lock. A script started by
-// startScript has its run registered already; one run inline (inside EXEC,
-// or by a session without a transport) registers itself here.
+// runScript runs a cached script for s with keys and argv (the globals
+// KEYS and ARGV), and writes its reply to s.W. The caller holds every shard
+// lock.
 func (srv *Server) runScript(s *Session, sc *luaScript, keys, argv [][]byte, readonly bool) {
+	e := &srv.scripts
+	st := e.get()
+	st.env.RawSetString("KEYS", luaStrings(st.L, keys))
+	st.env.RawSetString("ARGV", luaStrings(st.L, argv))
+	fn := st.L.NewFunctionFromProto(sc.proto)
+	fn.Env = st.env
+	srv.runLua(s, st, fn, sc.sha, false, readonly)
+	e.put(st)
+}
+
+// runLua calls fn in st with the given arguments already pushed (nargs of
+// them) and writes its reply to s.W. A script started by startScript has
+// its run registered already; one run inline (inside EXEC, or by a session
+// without a transport) registers itself here.
+func (srv *Server) runLua(s *Session, st *luaState, fn *lua.LFunction, name string, function, readonly bool, args ...lua.LValue) {
 	e := &srv.scripts
 	run := s.script
 	if run == nil {
@@ -739,20 +770,17 @@ func (srv *Server) runScript(s *Session, sc *luaScript, keys, argv [][]byte, rea
 		}()
 	}
 	s.script = nil
-	run.sha, run.readonly = sc.sha, readonly
-	st := e.get()
+	run.sha, run.function, run.readonly = name, function, readonly
 	st.run = run
 	L := st.L
 	L.SetContext(run.ctx)
-	st.env.RawSetString("KEYS", luaStrings(L, keys))
-	st.env.RawSetString("ARGV", luaStrings(L, argv))
-	fn := L.NewFunctionFromProto(sc.proto)
-	fn.Env = st.env
-
 	db, inExec := s.DBIndex, s.inExec
 	s.inExec = true
 	L.Push(fn)
-	err := L.PCall(0, 1, st.handler)
+	for _, a := range args {
+		L.Push(a)
+	}
+	err := L.PCall(len(args), 1, st.handler)
 	s.inExec = inExec
 	if s.DBIndex != db {
 		s.selectDB(db)
@@ -765,7 +793,7 @@ func (srv *Server) runScript(s *Session, sc *luaScript, keys, argv [][]byte, rea
 		writeReply(&s.W, L.Get(-1), run.resp, 0)
 		L.Pop(1)
 	}
-	e.put(st)
+	st.run = nil
 }
 
 // isScriptCall reports whether cmd, run with args, runs a script: EVAL and
@@ -777,7 +805,7 @@ func (srv *Server) isScriptCall(cmd *Command, args [][]byte) bool {
 		}
 	}
 	switch cmd.Name {
-	case "eval", "evalsha", "eval_ro", "evalsha_ro":
+	case "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro":
 		return true
 	}
 	return false
@@ -916,6 +944,10 @@ func (s *Session) waitScript(run *scriptRun, cmd *Command) bool {
 	}
 	if allowedBusy(cmd) {
 		return true
+	}
+	if run.function {
+		s.reject(cmd, errFunctionBusy)
+		return false
 	}
 	s.reject(cmd, errScriptBusy)
 	return false

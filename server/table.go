@@ -134,7 +134,7 @@ func families() [][]*Command {
 		streamCommands(),
 		geoCommands(), sortCommands(),
 		hllCommands(),
-		scriptCommands(),
+		scriptCommands(), functionCommands(),
 	}
 }
 
