@@ -48,24 +48,6 @@ type luaCase struct {
 	want string
 }
 
-func runCases(t *testing.T, cases []luaCase) {
-	t.Helper()
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			L := newState(t)
-			if got := eval(t, L, tc.src); got != tc.want {
-				t.Errorf("%s\n got %q\nwant %q", tc.src, got, tc.want)
-			}
-		})
-	}
-}
-
-// hexOf wraps an expression returning a string so that the chunk returns
-// its bytes in lower-case hexadecimal, as Redis's tests print encodings.
-func hexOf(expr string) string {
-	return `local s = ` + expr + ` local h = {} for i = 1, #s do h[i] = string.format("%02x", string.byte(s, i)) end return table.concat(h)`
-}
-
 // TestLibCases runs libCases in gopher-lua with OpenAll and compares each
 // result with redis-server's.
 func TestLibCases(t *testing.T) {
