@@ -100,6 +100,9 @@ type luaState struct {
 	// while it runs, the globals are loadGlobals (script_function.go).
 	loading     *luaLibrary
 	loadGlobals *lua.LTable
+	// protected are the read-only tables: the environment and the
+	// library proxies.
+	protected map[*lua.LTable]bool
 }
 
 const (
@@ -260,7 +263,9 @@ func (e *scriptEngine) put(st *luaState) {
 // file and module functions, string, math, table and coroutine, the redis
 // table, and the libraries of server/lualib.
 func newLuaState() *luaState {
-	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	// The registry (Lua's data stack) grows as far as Redis's Lua stack
+	// does for unpack() of a large table, and no further.
+	L := lua.NewState(lua.Options{SkipOpenLibs: true, RegistrySize: 1024, RegistryMaxSize: 1 << 20})
 	for _, lib := range []struct {
 		name string
 		fn   lua.LGFunction
@@ -280,13 +285,31 @@ func newLuaState() *luaState {
 	st.globals.RawSetString("redis", st.redisTable())
 	lualib.OpenAll(L) // cjson, cmsgpack, bit and struct
 
+	// Redis's globals and library tables are read-only: each library
+	// table becomes an empty proxy reading through to it, and setmetatable
+	// and rawset refuse protected tables.
+	st.protected = make(map[*lua.LTable]bool)
+	var libs []lua.LValue
+	st.globals.ForEach(func(k, v lua.LValue) {
+		if _, ok := v.(*lua.LTable); ok && k.String() != "_G" {
+			libs = append(libs, k)
+		}
+	})
+	for _, k := range libs {
+		st.globals.RawSet(k, st.readonly(st.globals.RawGet(k).(*lua.LTable)))
+	}
+	setmt, rawset := st.globals.RawGetString("setmetatable"), st.globals.RawGetString("rawset")
+	st.globals.RawSetString("setmetatable", L.NewFunction(func(L *lua.LState) int { return st.guard(L, setmt) }))
+	st.globals.RawSetString("rawset", L.NewFunction(func(L *lua.LState) int { return st.guard(L, rawset) }))
+
 	st.env = L.NewTable()
-	st.env.RawSetString("_G", st.env)
+	st.globals.RawSetString("_G", st.env)
 	mt := L.NewTable()
 	mt.RawSetString("__index", L.NewFunction(st.getGlobal))
 	mt.RawSetString("__newindex", L.NewFunction(readonlyTable))
-	mt.RawSetString("__metatable", lua.LFalse)
+	mt.RawSetString("__metatable", st.readonly(L.NewTable()))
 	L.SetMetatable(st.env, mt)
+	st.protected[st.env] = true
 	L.Env = st.env
 	st.handler = L.NewFunction(st.errorHandler)
 	st.loadGlobals = st.libraryAPI()
@@ -308,7 +331,32 @@ func (st *luaState) getGlobal(L *lua.LState) int {
 	return 1
 }
 
-// readonlyTable is the environment's __newindex.
+// readonly returns a read-only proxy of t.
+func (st *luaState) readonly(t *lua.LTable) *lua.LTable {
+	L := st.L
+	p := L.NewTable()
+	mt := L.NewTable()
+	mt.RawSetString("__index", t)
+	mt.RawSetString("__newindex", L.NewFunction(readonlyTable))
+	mt.RawSetString("__metatable", lua.LFalse)
+	L.SetMetatable(p, mt)
+	st.protected[p] = true
+	return p
+}
+
+// guard calls fn (setmetatable, rawset) unless its first argument is a
+// protected table.
+func (st *luaState) guard(L *lua.LState, fn lua.LValue) int {
+	if t, ok := L.Get(1).(*lua.LTable); ok && st.protected[t] {
+		L.Error(lua.LString("Attempt to modify a readonly table"), 0)
+	}
+	top := L.GetTop()
+	L.Insert(fn, 1)
+	L.Call(top, lua.MultRet)
+	return L.GetTop()
+}
+
+// readonlyTable is the __newindex of the read-only tables.
 func readonlyTable(L *lua.LState) int {
 	L.RaiseError("Attempt to modify a readonly table")
 	return 0
@@ -466,7 +514,7 @@ func (st *luaState) call(L *lua.LState, raise bool) int {
 		case lua.LString:
 			args = append(args, []byte(string(v)))
 		case lua.LNumber:
-			args = append(args, strconv.AppendFloat(nil, float64(v), 'g', 14, 64))
+			args = append(args, appendLuaNumber(nil, float64(v)))
 		default:
 			st.args = args
 			return fail("ERR Lua redis lib command arguments must be strings or integers")
@@ -506,6 +554,7 @@ func (st *luaState) call(L *lua.LState, raise bool) int {
 	if cmd.Flags&FlagWrite != 0 {
 		run.wrote.Store(true)
 	}
+	s.lastCmd.Store(cmd)
 	s.callLocked(cmd)
 	st.w = s.W
 	s.W, s.Args = savedW, savedArgs
@@ -518,6 +567,16 @@ func (st *luaState) call(L *lua.LState, raise bool) int {
 	}
 	L.Push(st.toLua(v))
 	return 1
+}
+
+// appendLuaNumber formats a number argument of redis.call as Redis's
+// fpconv_dtoa does: the shortest text that reads back as the same double,
+// integers without an exponent.
+func appendLuaNumber(b []byte, f float64) []byte {
+	if f == math.Trunc(f) && math.Abs(f) < 1e21 {
+		return strconv.AppendFloat(b, f, 'f', -1, 64)
+	}
+	return strconv.AppendFloat(b, f, 'g', -1, 64)
 }
 
 // toLua converts a command's reply to Lua as Redis documents: integers to
