@@ -126,8 +126,12 @@ func cmdScriptFlush(s *Session) {
 func cmdScriptKill(s *Session) {
 	run := s.srv.scripts.running.Load()
 	switch {
-	case run == nil || run.s == s || run.function != (s.Args[0][0]|0x20 == 'f'):
+	case run == nil || run.s == s:
 		s.W.Error(errNotBusy)
+	case run.function && s.Args[0][0]|0x20 != 'f':
+		s.W.Error(errFunctionBusy)
+	case !run.function && s.Args[0][0]|0x20 == 'f':
+		s.W.Error(errScriptBusy)
 	case run.wrote.Load():
 		s.W.Error(errUnkillable)
 	default:

@@ -163,10 +163,10 @@ func (st *luaState) registerFunction(L *lua.LState) int {
 	if !validName(f.name) {
 		luaError(L, "ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one character long")
 	}
-	if lib.funcs[f.name] != nil {
+	if lib.funcs[strings.ToLower(f.name)] != nil {
 		luaError(L, "ERR Function already exists in the library")
 	}
-	lib.funcs[f.name] = f
+	lib.funcs[strings.ToLower(f.name)] = f
 	return 0
 }
 
@@ -178,7 +178,7 @@ func parseLibraryShebang(code string) (string, string, string) {
 	}
 	line, rest, _ := strings.Cut(code, "\n")
 	parts := strings.Split(line[2:], " ")
-	if parts[0] != "lua" {
+	if !strings.EqualFold(parts[0], "lua") {
 		return "", "", "ERR Engine '" + parts[0] + "' not found"
 	}
 	name := ""
@@ -220,7 +220,7 @@ func (e *scriptEngine) loadLibrary(code string, replace bool) (string, string) {
 		return "", "ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one character long"
 	}
 	e.mu.Lock()
-	old := e.libs[name]
+	old := e.libs[strings.ToLower(name)]
 	e.mu.Unlock()
 	if old != nil && !replace {
 		return "", "ERR Library '" + name + "' already exists"
@@ -260,8 +260,8 @@ func (e *scriptEngine) loadLibrary(code string, replace bool) (string, string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for fname := range lib.funcs {
-		if f := e.funcs[fname]; f != nil && f.lib.name != name {
-			return "", "ERR Function " + fname + " already exists"
+		if f := e.funcs[fname]; f != nil && !strings.EqualFold(f.lib.name, name) {
+			return "", "ERR Function " + lib.funcs[fname].name + " already exists"
 		}
 	}
 	e.installLocked(lib)
@@ -275,12 +275,13 @@ func (e *scriptEngine) installLocked(lib *luaLibrary) {
 		e.libs = make(map[string]*luaLibrary)
 		e.funcs = make(map[string]*luaFunction)
 	}
-	if old := e.libs[lib.name]; old != nil {
+	key := strings.ToLower(lib.name)
+	if old := e.libs[key]; old != nil {
 		for fname := range old.funcs {
 			delete(e.funcs, fname)
 		}
 	}
-	e.libs[lib.name] = lib
+	e.libs[key] = lib
 	for fname, f := range lib.funcs {
 		e.funcs[fname] = f
 	}
@@ -339,7 +340,7 @@ func cmdFcall(s *Session, readonly bool) {
 	}
 	e := &s.srv.scripts
 	e.mu.Lock()
-	f := e.funcs[string(s.Args[1])]
+	f := e.funcs[strings.ToLower(string(s.Args[1]))]
 	e.mu.Unlock()
 	if f == nil {
 		s.W.Error("ERR Function not found")
@@ -357,19 +358,15 @@ func cmdFcall(s *Session, readonly bool) {
 
 func cmdFunctionLoad(s *Session) {
 	replace := false
-	args := s.Args[2:]
-	if len(args) == 2 {
-		if !resp.EqualFold(args[0], "replace") {
-			s.W.Error("ERR Unknown option given: " + string(args[0]))
+	last := len(s.Args) - 1
+	for _, a := range s.Args[2:last] {
+		if !resp.EqualFold(a, "replace") {
+			s.W.Error("ERR Unknown option given: " + string(a))
 			return
 		}
-		replace, args = true, args[1:]
+		replace = true
 	}
-	if len(args) != 1 {
-		s.W.Error(errSyntax)
-		return
-	}
-	name, msg := s.srv.scripts.loadLibrary(string(args[0]), replace)
+	name, msg := s.srv.scripts.loadLibrary(string(s.Args[last]), replace)
 	if msg != "" {
 		s.W.Error(msg)
 		return
@@ -380,9 +377,9 @@ func cmdFunctionLoad(s *Session) {
 func cmdFunctionDelete(s *Session) {
 	e := &s.srv.scripts
 	e.mu.Lock()
-	lib := e.libs[string(s.Args[2])]
+	lib := e.libs[strings.ToLower(string(s.Args[2]))]
 	if lib != nil {
-		delete(e.libs, lib.name)
+		delete(e.libs, strings.ToLower(lib.name))
 		for fname := range lib.funcs {
 			delete(e.funcs, fname)
 		}
@@ -396,7 +393,11 @@ func cmdFunctionDelete(s *Session) {
 }
 
 func cmdFunctionFlush(s *Session) {
-	if len(s.Args) > 3 || len(s.Args) == 3 && !resp.EqualFold(s.Args[2], "sync") && !resp.EqualFold(s.Args[2], "async") {
+	if len(s.Args) > 3 {
+		s.W.Error("ERR unknown subcommand or wrong number of arguments for 'flush'. Try FUNCTION HELP.")
+		return
+	}
+	if len(s.Args) == 3 && !resp.EqualFold(s.Args[2], "sync") && !resp.EqualFold(s.Args[2], "async") {
 		s.W.Error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
 		return
 	}
@@ -464,14 +465,13 @@ func cmdFunctionList(s *Session) {
 		s.W.BulkString("engine")
 		s.W.BulkString("LUA")
 		s.W.BulkString("functions")
-		names := make([]string, 0, len(l.funcs))
-		for n := range l.funcs {
-			names = append(names, n)
+		funcs := make([]*luaFunction, 0, len(l.funcs))
+		for _, f := range l.funcs {
+			funcs = append(funcs, f)
 		}
-		sort.Strings(names)
-		s.W.Array(len(names))
-		for _, n := range names {
-			f := l.funcs[n]
+		sort.Slice(funcs, func(i, j int) bool { return funcs[i].name < funcs[j].name })
+		s.W.Array(len(funcs))
+		for _, f := range funcs {
 			s.W.Map(3)
 			s.W.BulkString("name")
 			s.W.BulkString(f.name)
@@ -563,17 +563,17 @@ func cmdFunctionRestore(s *Session) {
 	}
 	e.mu.Lock()
 	for _, l := range staged.libs {
-		if e.libs[l.name] != nil && policy == "append" {
+		if e.libs[strings.ToLower(l.name)] != nil && policy == "append" {
 			e.mu.Unlock()
 			staged.flushFunctions()
 			s.W.Error("ERR Library " + l.name + " already exists")
 			return
 		}
 		for fname := range l.funcs {
-			if f := e.funcs[fname]; f != nil && f.lib.name != l.name {
+			if f := e.funcs[fname]; f != nil && !strings.EqualFold(f.lib.name, l.name) {
 				e.mu.Unlock()
 				staged.flushFunctions()
-				s.W.Error("ERR Function " + fname + " already exists")
+				s.W.Error("ERR Function " + l.funcs[fname].name + " already exists")
 				return
 			}
 		}
