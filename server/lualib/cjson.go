@@ -2,6 +2,7 @@ package lualib
 
 import (
 	"math"
+	"strconv"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -192,17 +193,15 @@ func enumOption(L *lua.LState, i int, options []string, st setting) int {
 // *p to an integer in [lo, hi]; the current value is pushed.
 func integerOption(L *lua.LState, i int, p *int, lo, hi int) int {
 	if arg(L, i) != lua.LNil {
-		n := toInteger(checkNumber(L, i))
-		if n < int64(lo) || n > int64(hi) {
-			argError(L, 1, "expected integer between "+itoa(lo)+" and "+itoa(hi))
+		n := int32(toInteger(checkNumber(L, i))) // a C int, as lua-cjson reads it
+		if int(n) < lo || int(n) > hi {
+			argError(L, 1, "expected integer between "+strconv.Itoa(lo)+" and "+strconv.Itoa(hi))
 		}
 		*p = int(n)
 	}
 	L.Push(lua.LNumber(*p))
 	return 1
 }
-
-func itoa(n int) string { return formatG(float64(n), 17) }
 
 // jsonEscape is lua-cjson's char2escape: the escape of each byte, or "".
 var jsonEscape = func() [256]string {
@@ -597,7 +596,9 @@ func (p *jsonParser) unicodeEscape() bool {
 	return true
 }
 
-var unescape = map[byte]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 't': '\t', 'n': '\n', 'f': '\f', 'r': '\r'}
+// unescape is lua-cjson's escape2char: the byte of each one-letter escape,
+// 0 for an invalid escape.
+var unescape = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 't': '\t', 'n': '\n', 'f': '\f', 'r': '\r'}
 
 func (p *jsonParser) stringToken(tok *jsonToken) {
 	p.pos++
@@ -620,8 +621,8 @@ func (p *jsonParser) stringToken(tok *jsonToken) {
 				p.setError(tok, "invalid unicode escape code")
 				return
 			}
-			u, ok := unescape[e]
-			if !ok {
+			u := unescape[e]
+			if u == 0 {
 				p.setError(tok, "invalid escape code")
 				return
 			}
