@@ -190,18 +190,18 @@ func parseShebang(body string) (scriptFlags, string, string) {
 		return 0, body, ""
 	}
 	line, rest, _ := strings.Cut(body, "\n")
-	parts := strings.Split(line, " ")
-	if parts[0] != "#!lua" {
-		return 0, "", "ERR Unexpected engine in script shebang: " + parts[0]
+	parts, ok := resp.SplitArgs(nil, []byte(line))
+	if !ok || len(parts) == 0 {
+		return 0, "", "ERR Invalid script shebang"
+	}
+	if string(parts[0]) != "#!lua" {
+		return 0, "", "ERR Unexpected engine in script shebang: " + string(parts[0])
 	}
 	flags := scriptShebang
 	for _, p := range parts[1:] {
-		if p == "" {
-			continue
-		}
-		v, ok := strings.CutPrefix(p, "flags=")
+		v, ok := strings.CutPrefix(string(p), "flags=")
 		if !ok {
-			return 0, "", "ERR Unknown lua shebang option: " + p
+			return 0, "", "ERR Unknown lua shebang option: " + string(p)
 		}
 		for _, f := range strings.Split(v, ",") {
 			if f == "" {

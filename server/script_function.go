@@ -57,13 +57,23 @@ func (st *luaState) libraryAPI() *lua.LTable {
 	}
 	r.RawSetString("REDIS_VERSION", lua.LString(Version))
 	r.RawSetString("REDIS_VERSION_NUM", lua.LNumber(versionNum(Version)))
+	// The library API is read-only, and reading a name it lacks is an
+	// error.
+	p := L.NewTable()
 	mt := L.NewTable()
 	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
-		L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.Get(2).String())
-		return 0
+		v := r.RawGet(L.Get(2))
+		if v == lua.LNil {
+			L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.Get(2).String())
+		}
+		L.Push(v)
+		return 1
 	}))
-	L.SetMetatable(r, mt)
-	g.RawSetString("redis", r)
+	mt.RawSetString("__newindex", L.NewFunction(readonlyTable))
+	mt.RawSetString("__metatable", lua.LFalse)
+	L.SetMetatable(p, mt)
+	st.protected[p] = true
+	g.RawSetString("redis", p)
 	return g
 }
 
@@ -177,20 +187,23 @@ func parseLibraryShebang(code string) (string, string, string) {
 		return "", "", "ERR Missing library metadata"
 	}
 	line, rest, _ := strings.Cut(code, "\n")
-	parts := strings.Split(line[2:], " ")
-	if !strings.EqualFold(parts[0], "lua") {
-		return "", "", "ERR Engine '" + parts[0] + "' not found"
+	parts, ok := resp.SplitArgs(nil, []byte(line[2:]))
+	if !ok || len(parts) == 0 {
+		return "", "", "ERR Invalid library metadata"
 	}
-	name := ""
+	if !resp.EqualFold(parts[0], "lua") {
+		return "", "", "ERR Engine '" + string(parts[0]) + "' not found"
+	}
+	name, named := "", false
 	for _, p := range parts[1:] {
-		if p == "" {
-			continue
-		}
-		v, ok := strings.CutPrefix(p, "name=")
+		v, ok := strings.CutPrefix(string(p), "name=")
 		if !ok {
-			return "", "", "ERR Invalid metadata value given: " + p
+			return "", "", "ERR Invalid metadata value given: " + string(p)
 		}
-		name = v
+		if named {
+			return "", "", "ERR Invalid metadata value, name argument was given multiple times"
+		}
+		name, named = v, true
 	}
 	if name == "" {
 		return "", "", "ERR Library name was not given"
@@ -329,7 +342,7 @@ func cmdFcall(s *Session, readonly bool) {
 	n, ok := resp.ParseInt(s.Args[2])
 	switch {
 	case !ok:
-		s.W.Error(errNotInt)
+		s.W.Error("ERR Bad number of keys provided")
 		return
 	case n < 0:
 		s.W.Error("ERR Number of keys can't be negative")
@@ -430,13 +443,14 @@ func (e *scriptEngine) sortedLibs() []*luaLibrary {
 }
 
 func cmdFunctionList(s *Session) {
-	pattern, withCode := "", false
+	pattern, withCode, named := "", false, false
 	for i := 2; i < len(s.Args); i++ {
 		switch {
-		case resp.EqualFold(s.Args[i], "withcode"):
+		case resp.EqualFold(s.Args[i], "withcode") && !withCode:
 			withCode = true
-		case resp.EqualFold(s.Args[i], "libraryname"):
-			if i+1 >= len(s.Args) || pattern != "" {
+		case resp.EqualFold(s.Args[i], "libraryname") && !named:
+			named = true
+			if i+1 >= len(s.Args) {
 				s.W.Error("ERR library name argument was not given")
 				return
 			}
@@ -519,7 +533,7 @@ func cmdFunctionDump(s *Session) {
 func cmdFunctionRestore(s *Session) {
 	policy := "append"
 	if len(s.Args) > 4 {
-		s.W.Error(errSyntax)
+		s.W.Error("ERR unknown subcommand or wrong number of arguments for 'restore'. Try FUNCTION HELP.")
 		return
 	}
 	if len(s.Args) == 4 {
