@@ -285,6 +285,16 @@ func newLuaState() *luaState {
 	st.globals.RawSetString("redis", st.redisTable())
 	lualib.OpenAll(L) // cjson, cmsgpack, bit and struct
 
+	// math.randomseed takes a number or a numeric string, as Lua 5.1's.
+	mathLib := st.globals.RawGetString("math").(*lua.LTable)
+	seed := mathLib.RawGetString("randomseed")
+	mathLib.RawSetString("randomseed", L.NewFunction(func(L *lua.LState) int {
+		n := lua.LVAsNumber(L.Get(1))
+		L.Push(seed)
+		L.Push(n)
+		L.Call(1, 0)
+		return 0
+	}))
 	// Redis's globals and library tables are read-only: each library
 	// table becomes an empty proxy reading through to it, and setmetatable
 	// and rawset refuse protected tables.
@@ -539,6 +549,9 @@ func (st *luaState) call(L *lua.LState, raise bool) int {
 	case cmd.Flags&FlagWrite != 0 && run.readonly:
 		return fail("ERR " + errScriptReadonly)
 	}
+	if (cmd.Name == "xread" || cmd.Name == "xreadgroup") && blockOption(args) {
+		return fail("ERR " + cmd.Name + " command is not allowed with BLOCK option from scripts")
+	}
 	savedW, savedArgs := s.W, s.Args
 	st.w.B, st.w.Proto = st.w.B[:0], run.resp
 	s.W, s.Args = st.w, args
@@ -567,6 +580,20 @@ func (st *luaState) call(L *lua.LState, raise bool) int {
 	}
 	L.Push(st.toLua(v))
 	return 1
+}
+
+// blockOption reports whether XREAD or XREADGROUP arguments have BLOCK
+// before STREAMS.
+func blockOption(args [][]byte) bool {
+	for _, a := range args[1:] {
+		switch {
+		case resp.EqualFold(a, "streams"):
+			return false
+		case resp.EqualFold(a, "block"):
+			return true
+		}
+	}
+	return false
 }
 
 // appendLuaNumber formats a number argument of redis.call as Redis's

@@ -187,12 +187,13 @@ func parseLibraryShebang(code string) (string, string, string) {
 		return "", "", "ERR Missing library metadata"
 	}
 	line, rest, _ := strings.Cut(code, "\n")
+	engine, _, _ := strings.Cut(line[2:], " ")
+	if !strings.EqualFold(engine, "lua") {
+		return "", "", "ERR Engine '" + engine + "' not found"
+	}
 	parts, ok := resp.SplitArgs(nil, []byte(line[2:]))
 	if !ok || len(parts) == 0 {
 		return "", "", "ERR Invalid library metadata"
-	}
-	if !resp.EqualFold(parts[0], "lua") {
-		return "", "", "ERR Engine '" + string(parts[0]) + "' not found"
 	}
 	name, named := "", false
 	for _, p := range parts[1:] {
