@@ -1031,11 +1031,20 @@ func (s *Session) waitScript(run *scriptRun, cmd *Command) bool {
 	if allowedBusy(cmd) {
 		return true
 	}
+	msg := errScriptBusy
 	if run.function {
-		s.reject(cmd, errFunctionBusy)
+		msg = errFunctionBusy
+	}
+	if cmd.Name == "exec" && s.multi != nil {
+		// An EXEC refused ends its transaction, as Redis's
+		// execCommandAbort does.
+		s.multi = nil
+		s.multiLen.Store(0)
+		s.unwatchAll()
+		s.reject(cmd, "EXECABORT Transaction discarded because of: "+msg)
 		return false
 	}
-	s.reject(cmd, errScriptBusy)
+	s.reject(cmd, msg)
 	return false
 }
 
@@ -1043,7 +1052,7 @@ func (s *Session) waitScript(run *scriptRun, cmd *Command) bool {
 // CMD_ALLOW_BUSY commands do. None of them takes a shard lock.
 func allowedBusy(cmd *Command) bool {
 	switch cmd.Name {
-	case "script|kill", "function|kill", "function|stats", "shutdown", "auth", "hello", "quit":
+	case "script|kill", "function|kill", "function|stats", "shutdown", "auth", "hello", "quit", "multi", "discard":
 		return true
 	}
 	return false
