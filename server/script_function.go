@@ -25,7 +25,8 @@ import (
 // Functions live in memory only: they are not written to the snapshot or
 // the append-only log yet.
 
-// luaLibrary is a loaded library.
+// luaLibrary is a loaded library. Library names are case-sensitive,
+// function names are not (FCALL TEST runs test).
 type luaLibrary struct {
 	name  string
 	code  string
@@ -234,7 +235,7 @@ func (e *scriptEngine) loadLibrary(code string, replace bool) (string, string) {
 		return "", "ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one character long"
 	}
 	e.mu.Lock()
-	old := e.libs[strings.ToLower(name)]
+	old := e.libs[name]
 	e.mu.Unlock()
 	if old != nil && !replace {
 		return "", "ERR Library '" + name + "' already exists"
@@ -274,7 +275,7 @@ func (e *scriptEngine) loadLibrary(code string, replace bool) (string, string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for fname := range lib.funcs {
-		if f := e.funcs[fname]; f != nil && !strings.EqualFold(f.lib.name, name) {
+		if f := e.funcs[fname]; f != nil && f.lib.name != name {
 			return "", "ERR Function " + lib.funcs[fname].name + " already exists"
 		}
 	}
@@ -289,13 +290,12 @@ func (e *scriptEngine) installLocked(lib *luaLibrary) {
 		e.libs = make(map[string]*luaLibrary)
 		e.funcs = make(map[string]*luaFunction)
 	}
-	key := strings.ToLower(lib.name)
-	if old := e.libs[key]; old != nil {
+	if old := e.libs[lib.name]; old != nil {
 		for fname := range old.funcs {
 			delete(e.funcs, fname)
 		}
 	}
-	e.libs[key] = lib
+	e.libs[lib.name] = lib
 	for fname, f := range lib.funcs {
 		e.funcs[fname] = f
 	}
@@ -391,9 +391,9 @@ func cmdFunctionLoad(s *Session) {
 func cmdFunctionDelete(s *Session) {
 	e := &s.srv.scripts
 	e.mu.Lock()
-	lib := e.libs[strings.ToLower(string(s.Args[2]))]
+	lib := e.libs[string(s.Args[2])]
 	if lib != nil {
-		delete(e.libs, strings.ToLower(lib.name))
+		delete(e.libs, lib.name)
 		for fname := range lib.funcs {
 			delete(e.funcs, fname)
 		}
@@ -408,7 +408,7 @@ func cmdFunctionDelete(s *Session) {
 
 func cmdFunctionFlush(s *Session) {
 	if len(s.Args) > 3 {
-		s.W.Error("ERR unknown subcommand or wrong number of arguments for 'flush'. Try FUNCTION HELP.")
+		s.W.Error("ERR unknown subcommand or wrong number of arguments for '" + string(s.Args[1]) + "'. Try FUNCTION HELP.")
 		return
 	}
 	if len(s.Args) == 3 && !resp.EqualFold(s.Args[2], "sync") && !resp.EqualFold(s.Args[2], "async") {
@@ -464,7 +464,7 @@ func cmdFunctionList(s *Session) {
 	}
 	var libs []*luaLibrary
 	for _, l := range s.srv.scripts.sortedLibs() {
-		if pattern == "" || keyspace.Match(pattern, l.name) {
+		if pattern == "" || keyspace.Match(strings.ToLower(pattern), strings.ToLower(l.name)) {
 			libs = append(libs, l)
 		}
 	}
@@ -508,7 +508,7 @@ func cmdFunctionList(s *Session) {
 			}
 			s.W.Set(len(flags))
 			for _, fl := range flags {
-				s.W.BulkString(fl)
+				s.W.Simple(fl)
 			}
 		}
 		if withCode {
@@ -534,7 +534,7 @@ func cmdFunctionDump(s *Session) {
 func cmdFunctionRestore(s *Session) {
 	policy := "append"
 	if len(s.Args) > 4 {
-		s.W.Error("ERR unknown subcommand or wrong number of arguments for 'restore'. Try FUNCTION HELP.")
+		s.W.Error("ERR unknown subcommand or wrong number of arguments for '" + string(s.Args[1]) + "'. Try FUNCTION HELP.")
 		return
 	}
 	if len(s.Args) == 4 {
@@ -578,14 +578,14 @@ func cmdFunctionRestore(s *Session) {
 	}
 	e.mu.Lock()
 	for _, l := range staged.libs {
-		if e.libs[strings.ToLower(l.name)] != nil && policy == "append" {
+		if e.libs[l.name] != nil && policy == "append" {
 			e.mu.Unlock()
 			staged.flushFunctions()
 			s.W.Error("ERR Library " + l.name + " already exists")
 			return
 		}
 		for fname := range l.funcs {
-			if f := e.funcs[fname]; f != nil && !strings.EqualFold(f.lib.name, l.name) {
+			if f := e.funcs[fname]; f != nil && f.lib.name != l.name {
 				e.mu.Unlock()
 				staged.flushFunctions()
 				s.W.Error("ERR Function " + l.funcs[fname].name + " already exists")
