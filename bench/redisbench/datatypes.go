@@ -29,7 +29,7 @@ func dataTypeRows(scale int) []row {
 			drive: readAck},
 		{test: "geoadd", clients: 50, pipeline: 16, threads: 1, n: 1000000 / scale,
 			extra: append(rand, "GEOADD", "bench:geo", "__rand_int__e-6", "__rand_int__e-6", "m:__rand_int__")},
-		{test: "geosearch 1km count 10", clients: 50, pipeline: 16, threads: 1, n: 200000 / scale,
+		{test: "geosearch 1km count 10", clients: 50, pipeline: 16, threads: 1, n: 50000 / scale,
 			extra: append(rand, "GEOSEARCH", "bench:geo", "FROMLONLAT", "__rand_int__e-6", "__rand_int__e-6", "BYRADIUS", "1", "km", "ASC", "COUNT", "10")},
 	}
 }
