@@ -7,11 +7,12 @@ import (
 // scriptCommands is Lua scripting: EVAL, EVALSHA, their read-only forms and
 // SCRIPT (script.go runs the scripts).
 //
-// EVAL and its kin lock every shard of every database (FlagAllDBs): a
-// script may touch keys it did not declare and SELECT another database, and
-// it runs atomically with respect to every other client (LOCKS.md).
+// EVAL and its kin lock every shard of the session's database
+// (FlagAllKeys): a script may touch keys it did not declare, and it runs
+// atomically with respect to every other client. A script whose code
+// mentions SELECT locks every database before it starts (LOCKS.md).
 func scriptCommands() []*Command {
-	const eval = FlagNoScript | FlagStale | FlagMovableKeys | FlagAllDBs
+	const eval = FlagNoScript | FlagStale | FlagMovableKeys | FlagAllKeys
 	const syntax = "script numkeys [key [key ...]] [arg [arg ...]]"
 	const shaSyntax = "sha1 numkeys [key [key ...]] [arg [arg ...]]"
 	sub := FlagNoScript
@@ -85,6 +86,10 @@ func cmdEval(s *Session, bySHA, readonly bool) {
 			return
 		}
 		readonly = readonly || sc.flags&scriptNoWrites != 0
+	}
+	if sc.selects && !s.lockAllDBs() {
+		s.W.Error(errScriptSelect)
+		return
 	}
 	keys := s.Args[3 : 3+n]
 	argv := s.Args[3+n:]

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/yuin/gopher-lua/parse"
 
 	"github.com/recached/recached/resp"
+	"github.com/recached/recached/server/keyspace"
 	"github.com/recached/recached/server/lualib"
 )
 
@@ -37,6 +39,7 @@ type scriptEngine struct {
 	libs  map[string]*luaLibrary
 	funcs map[string]*luaFunction
 	fst   *luaState
+	fmu   sync.Mutex // held by an FCALL while it runs in fst
 }
 
 // luaScript is one cached script: its body, its compiled function and its
@@ -46,6 +49,9 @@ type luaScript struct {
 	body  string
 	proto *lua.FunctionProto
 	flags scriptFlags
+	// selects: the code mentions SELECT, so the script locks every
+	// database, not only the session's.
+	selects bool
 }
 
 // scriptFlags are the flags of a script's shebang line.
@@ -113,6 +119,7 @@ const (
 	errNotBusy        = "NOTBUSY No scripts in execution right now."
 	errUnkillable     = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
 	errScriptReadonly = "Write commands are not allowed from read-only scripts."
+	errScriptSelect   = "ERR a script that selects another database cannot run inside MULTI/EXEC or DEDUP here"
 	// luaMaxDepth bounds the nesting of a converted reply (a table that
 	// contains itself).
 	luaMaxDepth = 200
@@ -158,7 +165,7 @@ func (e *scriptEngine) load(body string) (*luaScript, string) {
 	if err != nil {
 		return nil, "ERR Error compiling script (new function): " + compileError(err, "user_script")
 	}
-	sc = &luaScript{sha: sha, body: body, proto: proto, flags: flags}
+	sc = &luaScript{sha: sha, body: body, proto: proto, flags: flags, selects: mentionsSelect(body)}
 	e.mu.Lock()
 	if e.cache == nil {
 		e.cache = make(map[string]*luaScript)
@@ -549,6 +556,9 @@ func (st *luaState) call(L *lua.LState, raise bool) int {
 	case cmd.Flags&FlagWrite != 0 && run.readonly:
 		return fail("ERR " + errScriptReadonly)
 	}
+	if cmd.Name == "select" && !s.lockSelected(args[1]) {
+		return fail("ERR SELECT from a script to a database it has not locked: name SELECT in the script's code")
+	}
 	if (cmd.Name == "xread" || cmd.Name == "xreadgroup") && blockOption(args) {
 		return fail("ERR " + cmd.Name + " command is not allowed with BLOCK option from scripts")
 	}
@@ -580,6 +590,71 @@ func (st *luaState) call(L *lua.LState, raise bool) int {
 	}
 	L.Push(st.toLua(v))
 	return 1
+}
+
+// mentionsSelect reports whether a script's code names SELECT, in any
+// case: such a script locks every database (LOCKS.md).
+func mentionsSelect(code string) bool {
+	return strings.Contains(strings.ToLower(code), "select")
+}
+
+// lockAllDBs widens the running script's lock set, the session's database,
+// to every database before the script starts. Outside EXEC and DEDUP the
+// locks are dropped and retaken in order (nothing has run yet); inside,
+// only databases above the locked ones can be added, and it reports false
+// when a lower one is missing.
+func (s *Session) lockAllDBs() bool {
+	all := uint64(1)<<len(s.masks) - 1
+	if s.lockDB == all {
+		return true
+	}
+	if !s.inExec && !s.inDedup {
+		s.unlock()
+		for i := range s.masks {
+			s.masks[i] = ^uint64(0)
+		}
+		s.lockDB = all
+		s.lock()
+		return true
+	}
+	top := bits.Len64(s.lockDB) - 1
+	for i := 0; i <= top; i++ {
+		if s.masks[i] != ^uint64(0) {
+			return false
+		}
+	}
+	for i := top + 1; i < len(s.masks); i++ {
+		s.lockWholeDB(i)
+	}
+	return true
+}
+
+// lockWholeDB adds every shard of database i to the lock set and locks
+// them. The caller holds only shards of lower databases.
+func (s *Session) lockWholeDB(i int) {
+	db := s.srv.ks.DBs[i]
+	for sh := 0; sh < keyspace.NumShards; sh++ {
+		if s.masks[i]&(1<<sh) == 0 {
+			db.Shard(sh).Lock()
+		}
+	}
+	s.masks[i] = ^uint64(0)
+	s.lockDB |= 1 << i
+}
+
+// lockSelected makes sure a SELECT run by a script names a database whose
+// shards the script holds: one above every database it holds is locked now
+// (lock order allows it); one below, or one partly held, is refused.
+func (s *Session) lockSelected(arg []byte) bool {
+	n, msg := parseDBIndex(arg, len(s.srv.ks.DBs))
+	if msg != "" || s.lockDB&(1<<n) != 0 && s.masks[n] == ^uint64(0) {
+		return true // SELECT replies its own error
+	}
+	if s.lockDB != 0 && n <= bits.Len64(s.lockDB)-1 {
+		return false
+	}
+	s.lockWholeDB(n)
+	return true
 }
 
 // blockOption reports whether XREAD or XREADGROUP arguments have BLOCK

@@ -28,9 +28,10 @@ import (
 // luaLibrary is a loaded library. Library names are case-sensitive,
 // function names are not (FCALL TEST runs test).
 type luaLibrary struct {
-	name  string
-	code  string
-	funcs map[string]*luaFunction
+	name    string
+	code    string
+	funcs   map[string]*luaFunction
+	selects bool // the code mentions SELECT: FCALL locks every database
 }
 
 // luaFunction is a registered function.
@@ -249,7 +250,7 @@ func (e *scriptEngine) loadLibrary(code string, replace bool) (string, string) {
 		return "", "ERR Error compiling function: " + compileError(err, "user_function")
 	}
 	st := e.functionState()
-	lib := &luaLibrary{name: name, code: code, funcs: make(map[string]*luaFunction)}
+	lib := &luaLibrary{name: name, code: code, funcs: make(map[string]*luaFunction), selects: mentionsSelect(code)}
 	L := st.L
 	fn := L.NewFunctionFromProto(proto)
 	fn.Env = st.env
@@ -315,7 +316,7 @@ func loadError(err error) string {
 
 // functionCommands is FUNCTION and FCALL.
 func functionCommands() []*Command {
-	const call = FlagNoScript | FlagStale | FlagMovableKeys | FlagAllDBs
+	const call = FlagNoScript | FlagStale | FlagMovableKeys | FlagAllKeys
 	const w = FlagNoScript | FlagWrite | FlagAllDBs
 	return []*Command{
 		{Name: "fcall", Arity: -3, Flags: call, Keys: evalKeys, Group: "scripting", Since: "7.0.0", Syntax: "function numkeys [key [key ...]] [arg [arg ...]]",
@@ -364,6 +365,14 @@ func cmdFcall(s *Session, readonly bool) {
 		s.W.Error("ERR Can not execute a script with write flag using *_ro command.")
 		return
 	}
+	if f.lib.selects && !s.lockAllDBs() {
+		s.W.Error(errScriptSelect)
+		return
+	}
+	// FCALLs in different databases do not exclude each other by their
+	// locks; the function state is one.
+	e.fmu.Lock()
+	defer e.fmu.Unlock()
 	st := e.functionState()
 	keys := luaStrings(st.L, s.Args[3:3+n])
 	argv := luaStrings(st.L, s.Args[3+n:])

@@ -108,3 +108,50 @@ func TestScriptDedup(t *testing.T) {
 		t.Errorf("%d effects, want 2", len(marks))
 	}
 }
+
+// BenchmarkEvalsha measures EVALSHA of a one-INCR script run inline (no
+// transport): the locks, the interpreter and the conversions.
+func BenchmarkEvalsha(b *testing.B) {
+	s := plainSession(b)
+	sha := run(s, "SCRIPT", "LOAD", "return redis.call('incr', KEYS[1])")
+	sha = strings.TrimSuffix(sha[strings.IndexByte(sha, '\n')+1:], "\r\n")
+	args := toArgs("EVALSHA", sha, "1", "k")
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		s.W.B = s.W.B[:0]
+		s.Exec(args)
+	}
+}
+
+// TestScriptSelect checks SELECT inside scripts: a script naming SELECT
+// locks every database and runs in the one it selects, leaving the
+// caller's; a SELECT the code hides runs only towards a higher database,
+// which lock order lets the script lock then.
+func TestScriptSelect(t *testing.T) {
+	s := plainSession(t)
+	tests := []struct {
+		db    string
+		args  []string
+		reply string
+	}{
+		{"0", []string{"EVAL", "redis.call('select', 1) redis.call('set', 'a', '1') return redis.call('get', 'a')", "0"}, bulk("1")},
+		{"0", []string{"EVAL", "redis.call('SEL' .. 'ECT', 2) return redis.call('set', 'b', '2')", "0"}, "+OK\r\n"},
+		{"3", []string{"EVAL", "return redis.pcall('SEL' .. 'ECT', 1)", "0"}, "-ERR SELECT from a script to a database it has not locked: name SELECT in the script's code\r\n"},
+		{"3", []string{"EVAL", "redis.call('select', 1) return redis.call('get', 'a')", "0"}, bulk("1")},
+	}
+	for _, tc := range tests {
+		run(s, "SELECT", tc.db)
+		if got := run(s, tc.args...); got != tc.reply {
+			t.Errorf("%q in db %s: %q, want %q", tc.args, tc.db, got, tc.reply)
+		}
+		if s.DBIndex != int(tc.db[0]-'0') || s.lockDB != 0 {
+			t.Errorf("%q: db %d, locks %b after the script", tc.args, s.DBIndex, s.lockDB)
+		}
+	}
+	for _, c := range []struct{ db, key, want string }{{"0", "a", "$-1\r\n"}, {"1", "a", bulk("1")}, {"2", "b", bulk("2")}} {
+		run(s, "SELECT", c.db)
+		if got := run(s, "GET", c.key); got != c.want {
+			t.Errorf("GET %s in db %s: %q, want %q", c.key, c.db, got, c.want)
+		}
+	}
+}
