@@ -22,8 +22,11 @@ import (
 // arguments as parameters. Loading, deleting and flushing lock every shard
 // (FlagAllDBs), so they never run while a function does.
 //
-// Functions live in memory only: they are not written to the snapshot or
-// the append-only log yet.
+// Every change to the libraries is an effect of kind EffectDB, FUNCTION
+// LOAD REPLACE <code>, FUNCTION DELETE <name> or FUNCTION FLUSH, so the
+// append-only log records it and replay runs it again. The snapshot does
+// not hold libraries yet: a save that starts a new log generation leaves
+// them out of what a restart restores.
 
 // luaLibrary is a loaded library. Library names are case-sensitive,
 // function names are not (FCALL TEST runs test).
@@ -389,11 +392,13 @@ func cmdFunctionLoad(s *Session) {
 		}
 		replace = true
 	}
-	name, msg := s.srv.scripts.loadLibrary(string(s.Args[last]), replace)
+	code := string(s.Args[last])
+	name, msg := s.srv.scripts.loadLibrary(code, replace)
 	if msg != "" {
 		s.W.Error(msg)
 		return
 	}
+	s.emitDB(s.DBIndex, "FUNCTION", "LOAD", "REPLACE", code)
 	s.W.BulkString(name)
 }
 
@@ -412,6 +417,7 @@ func cmdFunctionDelete(s *Session) {
 		s.W.Error("ERR Library not found")
 		return
 	}
+	s.emitDB(s.DBIndex, "FUNCTION", "DELETE", lib.name)
 	s.W.OK()
 }
 
@@ -425,6 +431,7 @@ func cmdFunctionFlush(s *Session) {
 		return
 	}
 	s.srv.scripts.flushFunctions()
+	s.emitDB(s.DBIndex, "FUNCTION", "FLUSH")
 	s.W.OK()
 }
 
@@ -605,11 +612,15 @@ func cmdFunctionRestore(s *Session) {
 	e.mu.Unlock()
 	staged.flushFunctions()
 	// Load for real into the server's function state.
+	if policy == "flush" {
+		s.emitDB(s.DBIndex, "FUNCTION", "FLUSH")
+	}
 	for _, c := range codes {
 		if _, msg := e.loadLibrary(c, true); msg != "" {
 			s.W.Error(msg)
 			return
 		}
+		s.emitDB(s.DBIndex, "FUNCTION", "LOAD", "REPLACE", c)
 	}
 	s.W.OK()
 }
