@@ -23,6 +23,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -65,6 +66,7 @@ func main() {
 	streamEntries := flag.Int("streamentries", 1000000, "entries for the stream memory row of -datatypes (0 skips)")
 	loops := flag.Int("loops", 1, "recached event loops")
 	aof := flag.String("aof", "", `append-only log policy for both servers ("everysec", "always"); empty: no log`)
+	only := flag.String("only", "", "run only the rows whose name contains this text (e.g. xreadgroup)")
 	var cmds cmdFlags
 	flag.Var(&cmds, "cmd", `custom command row at pipeline 16: "label|COMMAND args…" (redis-benchmark's __rand_int__ placeholders take -r 1000000; repeatable)`)
 	var exts extFlags
@@ -103,6 +105,15 @@ func main() {
 		rows = append(rows, row{test: t, clients: 500, pipeline: 1, threads: 1, n: 200000 / scale})
 		rows = append(rows, row{test: t, clients: 50, pipeline: 1, threads: 2, n: 200000 / scale})
 		rows = append(rows, row{test: t, clients: 50, pipeline: 16, threads: 2, n: 1000000 / scale})
+	}
+	if *only != "" {
+		var kept []row
+		for _, rw := range rows {
+			if strings.Contains(rw.name(), *only) {
+				kept = append(kept, rw)
+			}
+		}
+		rows = kept
 	}
 
 	dir, err := os.MkdirTemp("", "redisbench")
@@ -230,9 +241,22 @@ func startServer(name, bin, dir string, args ...string) *server {
 	return nil
 }
 
+// stop ends the server with SIGTERM, so that recached flushes a CPU
+// profile (RECACHED_CPUPROFILE), and kills it if it has not exited within
+// ten seconds.
 func (s *server) stop() {
-	_ = s.cmd.Process.Kill()
-	_ = s.cmd.Wait()
+	done := make(chan struct{})
+	go func() {
+		_ = s.cmd.Wait()
+		close(done)
+	}()
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-done
+	}
 }
 
 // do sends one inline command and returns the first reply line.
