@@ -166,6 +166,8 @@ type streamNode struct {
 	data   []byte
 	live   int // entries not deleted
 	dead   int // entries flagged deleted
+	// lastOff is the offset of the last entry in data.
+	lastOff int
 	// lpBytes is the size Redis's listpack for the same entries would have,
 	// which decides, like in Redis, when a new node starts.
 	lpBytes int
@@ -182,6 +184,18 @@ type Stream struct {
 	EntriesAdded uint64   // every entry ever added
 	groups       []*StreamGroup
 	fv           [][]byte // scratch for iteration
+	// seek remembers where the last forward Range stopped, so that a read
+	// resuming after it (a consumer group's ">") starts there rather than
+	// at its node's first entry.
+	seek streamSeek
+}
+
+// streamSeek is a position in a node: every entry before off in node has
+// an id not after prev.
+type streamSeek struct {
+	node *streamNode
+	off  int
+	prev StreamID
 }
 
 // NewStream returns an empty stream.
@@ -397,6 +411,7 @@ func (s *Stream) Append(id StreamID, fv [][]byte, maxBytes, maxEntries int64) {
 		flags = entrySameFields
 	}
 	dm, ds := id.Ms-n.master.Ms, id.Seq-n.master.Seq
+	n.lastOff = len(n.data)
 	d := append(n.data, flags)
 	d = binary.AppendUvarint(d, zigzag(dm))
 	d = binary.AppendUvarint(d, zigzag(ds))
@@ -445,19 +460,29 @@ func (s *Stream) Range(start, end StreamID, rev bool, fn func(id StreamID, fv []
 		return
 	}
 	if !rev {
-		for i := s.nodeFor(start); i < len(s.nodes); i++ {
+		first := s.nodeFor(start)
+		off := 0
+		if sk := s.seek; sk.node == s.nodes[first] && sk.prev.Compare(start) < 0 {
+			off = sk.off
+		}
+		s.seek = streamSeek{}
+		for i := first; i < len(s.nodes); i, off = i+1, 0 {
 			n := s.nodes[i]
 			if n.master.Compare(end) > 0 {
 				return
 			}
-			for off := 0; off < len(n.data); {
-				var flags byte
-				var id StreamID
-				flags, id, s.fv, off = n.entry(off, s.fv)
+			for off < len(n.data) {
+				flags, id, _ := n.header(off)
 				if flags&entryDeleted != 0 || id.Compare(start) < 0 {
+					_, _, off = n.skip(off)
 					continue
 				}
-				if id.Compare(end) > 0 || !fn(id, s.fv) {
+				if id.Compare(end) > 0 {
+					return
+				}
+				_, _, s.fv, off = n.entry(off, s.fv)
+				if !fn(id, s.fv) {
+					s.seek = streamSeek{node: n, off: off, prev: id}
 					return
 				}
 			}
@@ -566,6 +591,13 @@ func (s *Stream) DeleteIDs(ids []StreamID) []StreamID {
 // Edge returns the first (or last) live entry's id; ok is false when the
 // stream has none.
 func (s *Stream) Edge(first bool) (id StreamID, ok bool) {
+	if !first && len(s.nodes) > 0 {
+		// The last entry of the last node is the usual answer.
+		n := s.nodes[len(s.nodes)-1]
+		if flags, id, _ := n.header(n.lastOff); flags&entryDeleted == 0 {
+			return id, true
+		}
+	}
 	s.Range(StreamID{}, MaxStreamID, !first, func(eid StreamID, _ [][]byte) bool {
 		id, ok = eid, true
 		return false
@@ -770,41 +802,74 @@ type StreamNACK struct {
 	Consumer      *StreamConsumer
 }
 
-// pel is a pending entries list sorted by id.
-type pel struct{ items []*StreamNACK }
+// pel is a pending entries list sorted by id: the entries are
+// buf[head:], the slots before head freed by removals at the front (the
+// oldest entry, the usual one to acknowledge), which cost O(1) and are
+// reclaimed when the list grows or half of buf is free.
+type pel struct {
+	buf  []*StreamNACK
+	head int
+}
+
+// items returns the pending entries in id order.
+func (p *pel) items() []*StreamNACK { return p.buf[p.head:] }
 
 func (p *pel) search(id StreamID) (int, bool) {
-	return slices.BinarySearchFunc(p.items, id, func(n *StreamNACK, id StreamID) int { return n.ID.Compare(id) })
+	return slices.BinarySearchFunc(p.items(), id, func(n *StreamNACK, id StreamID) int { return n.ID.Compare(id) })
 }
 
 func (p *pel) get(id StreamID) *StreamNACK {
 	if i, ok := p.search(id); ok {
-		return p.items[i]
+		return p.buf[p.head+i]
 	}
 	return nil
 }
 
+// compact moves the entries to the front of buf.
+func (p *pel) compact() {
+	n := copy(p.buf, p.buf[p.head:])
+	clear(p.buf[n:])
+	p.buf, p.head = p.buf[:n], 0
+}
+
 func (p *pel) insert(n *StreamNACK) {
-	if len(p.items) == 0 || p.items[len(p.items)-1].ID.Compare(n.ID) < 0 {
-		p.items = append(p.items, n)
+	items := p.items()
+	if len(items) == 0 || items[len(items)-1].ID.Compare(n.ID) < 0 {
+		if len(p.buf) == cap(p.buf) && p.head > 0 {
+			p.compact()
+		}
+		p.buf = append(p.buf, n)
 		return
 	}
 	i, ok := p.search(n.ID)
 	if ok {
-		p.items[i] = n
+		p.buf[p.head+i] = n
 		return
 	}
-	p.items = slices.Insert(p.items, i, n)
+	p.buf = slices.Insert(p.buf, p.head+i, n)
 }
 
 func (p *pel) remove(id StreamID) {
-	if i, ok := p.search(id); ok {
-		p.items = slices.Delete(p.items, i, i+1)
+	i, ok := p.search(id)
+	if !ok {
+		return
+	}
+	if i > 0 {
+		p.buf = slices.Delete(p.buf, p.head+i, p.head+i+1)
+		return
+	}
+	p.buf[p.head] = nil
+	p.head++
+	switch {
+	case p.head == len(p.buf):
+		p.buf, p.head = p.buf[:0], 0
+	case p.head > len(p.buf)/2:
+		p.compact()
 	}
 }
 
 // Len returns the number of pending entries.
-func (p *pel) Len() int { return len(p.items) }
+func (p *pel) Len() int { return len(p.buf) - p.head }
 
 // from returns the position of the first entry at or after id.
 func (p *pel) from(id StreamID) int {
@@ -850,7 +915,7 @@ func (s *Stream) DestroyGroup(name []byte) bool {
 
 // Pending returns the group's pending entries in id order; the caller must
 // not change the slice.
-func (g *StreamGroup) Pending() []*StreamNACK { return g.pel.items }
+func (g *StreamGroup) Pending() []*StreamNACK { return g.pel.items() }
 
 // PendingFrom returns the position of the first pending entry at or after
 // id in Pending.
@@ -891,7 +956,7 @@ func (g *StreamGroup) CreateConsumer(name []byte, now int64) *StreamConsumer {
 // entries it had pending.
 func (g *StreamGroup) DeleteConsumer(c *StreamConsumer) int {
 	n := c.pel.Len()
-	for _, nack := range c.pel.items {
+	for _, nack := range c.pel.items() {
 		g.pel.remove(nack.ID)
 	}
 	if i, ok := g.searchConsumer(c.Name); ok {
@@ -902,7 +967,7 @@ func (g *StreamGroup) DeleteConsumer(c *StreamConsumer) int {
 
 // Pending returns the consumer's pending entries in id order; the caller
 // must not change the slice.
-func (c *StreamConsumer) Pending() []*StreamNACK { return c.pel.items }
+func (c *StreamConsumer) Pending() []*StreamNACK { return c.pel.items() }
 
 // PendingFrom returns the position of the first of the consumer's pending
 // entries at or after id.
@@ -974,7 +1039,7 @@ func (s *Stream) Copy() Object {
 		for _, con := range g.consumers {
 			byName[con] = ng.CreateConsumer(con.Name, con.SeenTime)
 		}
-		for _, n := range g.pel.items {
+		for _, n := range g.pel.items() {
 			nn := &StreamNACK{ID: n.ID, DeliveryTime: n.DeliveryTime, DeliveryCount: n.DeliveryCount, Consumer: byName[n.Consumer]}
 			ng.pel.insert(nn)
 			if nn.Consumer != nil {

@@ -114,8 +114,9 @@ func TestStreamModel(t *testing.T) {
 		s := NewStream()
 		var model []ent
 		next := uint64(1)
+		var cursor StreamID // a consumer group's last id, read one at a time
 		for step := 0; step < 400; step++ {
-			switch op := rng.IntN(10); {
+			switch op := rng.IntN(12); {
 			case op < 5:
 				id := StreamID{next, uint64(rng.IntN(3))}
 				next += uint64(1 + rng.IntN(3))
@@ -154,14 +155,34 @@ func TestStreamModel(t *testing.T) {
 				if !approx && len(model) > 0 && model[0].id.Compare(minID) < 0 {
 					t.Fatalf("Trim(MINID %v) left %v", minID, model[0].id)
 				}
+			case op < 11:
+				// XREADGROUP ... COUNT 1 ... >: resume after the cursor.
+				start, _ := cursor.Next()
+				var got []string
+				s.Range(start, MaxStreamID, false, func(id StreamID, fv [][]byte) bool {
+					got = append(got, fmt.Sprintf("%v%q", id, fv))
+					cursor = id
+					return false
+				})
+				var want []string
+				if i := slices.IndexFunc(model, func(e ent) bool { return e.id.Compare(start) >= 0 }); i >= 0 {
+					want = append(want, fmt.Sprintf("%v%q", model[i].id, model[i].fv))
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("step %d: read after %v = %v, want %v", step, start, got, want)
+				}
 			default:
 				a := StreamID{uint64(rng.IntN(int(next) + 1)), 0}
 				b := StreamID{uint64(rng.IntN(int(next) + 1)), math.MaxUint64}
 				rev := rng.IntN(2) == 0
+				limit := 1 + rng.IntN(4)
+				if rng.IntN(2) == 0 {
+					limit = math.MaxInt
+				}
 				var got []string
 				s.Range(a, b, rev, func(id StreamID, fv [][]byte) bool {
 					got = append(got, fmt.Sprintf("%v%q", id, fv))
-					return true
+					return len(got) < limit
 				})
 				var want []string
 				for _, e := range model {
@@ -172,9 +193,14 @@ func TestStreamModel(t *testing.T) {
 				if rev {
 					slices.Reverse(want)
 				}
+				want = want[:min(len(want), limit)]
 				if !slices.Equal(got, want) {
 					t.Fatalf("Range(%v, %v, %v) = %v, want %v", a, b, rev, got, want)
 				}
+			}
+			last, ok := s.Edge(false)
+			if ok != (len(model) > 0) || ok && last != model[len(model)-1].id {
+				t.Fatalf("step %d: Edge(false) = %v %v, model %d entries", step, last, ok, len(model))
 			}
 			if s.Len() != len(model) {
 				t.Fatalf("step %d: Len %d, model %d", step, s.Len(), len(model))
@@ -186,6 +212,127 @@ func TestStreamModel(t *testing.T) {
 		c := s.Copy().(*Stream)
 		if c.Len() != s.Len() || c.RadixNodes() != s.RadixNodes() {
 			t.Fatal("Copy differs")
+		}
+	}
+}
+
+// TestStreamPELModel runs random deliveries, acknowledgements, claims and
+// consumer deletions against a map, checking both pending lists' order.
+func TestStreamPELModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := 0; round < 20; round++ {
+		g := NewStream().CreateGroup([]byte("g"), StreamID{}, 0)
+		var cons []*StreamConsumer
+		for i := 0; i < 3; i++ {
+			cons = append(cons, g.CreateConsumer([]byte{'a' + byte(i)}, 0))
+		}
+		owner := map[StreamID]*StreamConsumer{}
+		next := uint64(1)
+		for step := 0; step < 500; step++ {
+			c := cons[rng.IntN(len(cons))]
+			switch op := rng.IntN(10); {
+			case op < 4:
+				// Mostly new ids, sometimes a redelivery of an old one.
+				id := StreamID{next, 0}
+				if rng.IntN(4) == 0 && next > 1 {
+					id = StreamID{uint64(1 + rng.IntN(int(next-1))), 0}
+				} else {
+					next++
+				}
+				g.Deliver(id, c, 0)
+				owner[id] = c
+			case op < 8:
+				// Mostly the oldest pending entry, as consumers acknowledge.
+				var id StreamID
+				if p := g.Pending(); len(p) > 0 && rng.IntN(3) > 0 {
+					id = p[0].ID
+				} else {
+					id = StreamID{uint64(rng.IntN(int(next) + 1)), 0}
+				}
+				_, had := owner[id]
+				if got := g.Ack(id); got != had {
+					t.Fatalf("Ack(%v) = %v, pending %v", id, got, had)
+				}
+				delete(owner, id)
+			case op < 9:
+				id := StreamID{uint64(rng.IntN(int(next) + 1)), 0}
+				g.Claim(id, g.NACK(id), c)
+				owner[id] = c
+			default:
+				if rng.IntN(5) == 0 {
+					g.DeleteConsumer(c)
+					for id, o := range owner {
+						if o == c {
+							delete(owner, id)
+						}
+					}
+					i := slices.Index(cons, c)
+					cons[i] = g.CreateConsumer(c.Name, 0)
+				}
+			}
+			var want []StreamID
+			for id := range owner {
+				want = append(want, id)
+			}
+			slices.SortFunc(want, StreamID.Compare)
+			var got []StreamID
+			for _, n := range g.Pending() {
+				got = append(got, n.ID)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("step %d: group pending %v, want %v", step, got, want)
+			}
+			for _, c := range cons {
+				var cw, cg []StreamID
+				for _, id := range want {
+					if owner[id] == c {
+						cw = append(cw, id)
+					}
+				}
+				for _, n := range c.Pending() {
+					if n.Consumer != c {
+						t.Fatalf("step %d: %s holds %v owned by %s", step, c.Name, n.ID, n.Consumer.Name)
+					}
+					cg = append(cg, n.ID)
+				}
+				if !slices.Equal(cg, cw) {
+					t.Fatalf("step %d: %s pending %v, want %v", step, c.Name, cg, cw)
+				}
+				from := StreamID{uint64(rng.IntN(int(next) + 1)), 0}
+				wantFrom, _ := slices.BinarySearchFunc(cw, from, StreamID.Compare)
+				if got := c.PendingFrom(from); got != wantFrom {
+					t.Fatalf("step %d: PendingFrom(%v) = %d, want %d", step, from, got, wantFrom)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkStreamReadAck is the XREADGROUP+XACK benchmark row's work on
+// the stream: read the entry after the group's last id, make it pending,
+// acknowledge it once a window of 800 deliveries is outstanding.
+func BenchmarkStreamReadAck(b *testing.B) {
+	const window = 800
+	s := NewStream()
+	fv := [][]byte{[]byte("f"), []byte("v")}
+	for i := 1; i <= b.N+window; i++ {
+		s.Append(StreamID{uint64(i), 0}, fv, 4096, 100)
+	}
+	g := s.CreateGroup([]byte("g"), StreamID{}, 0)
+	c := g.CreateConsumer([]byte("c"), 0)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start, _ := g.LastID.Next()
+		s.Range(start, MaxStreamID, false, func(id StreamID, _ [][]byte) bool {
+			g.LastID = id
+			return false
+		})
+		if _, ok := s.Edge(false); !ok {
+			b.Fatal("empty stream")
+		}
+		g.Deliver(g.LastID, c, 0)
+		if p := g.Pending(); len(p) > window {
+			g.Ack(p[0].ID)
 		}
 	}
 }
