@@ -14,6 +14,7 @@ package server
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -195,17 +196,24 @@ func writeEntry(w *resp.Writer, id keyspace.StreamID, fv [][]byte) {
 // writeRange writes the live entries from start to end (at most count, 0
 // for all) as an array and returns how many it wrote.
 func writeRange(w *resp.Writer, st *keyspace.Stream, start, end keyspace.StreamID, count int64, rev bool) int64 {
-	var body resp.Writer
-	body.Proto = w.Proto
+	mark := len(w.B)
 	n := int64(0)
 	st.Range(start, end, rev, func(id keyspace.StreamID, fv [][]byte) bool {
-		writeEntry(&body, id, fv)
+		writeEntry(w, id, fv)
 		n++
 		return count == 0 || n < count
 	})
-	w.Array(int(n))
-	w.Raw(body.B)
+	insertHeader(w, mark, '*', int(n))
 	return n
+}
+
+// insertHeader inserts at mark, where w's elements written since begin,
+// the header of kind ('*', '%') announcing n of them: a reply whose length
+// is known only once written goes straight into w, without a second
+// buffer to allocate and copy.
+func insertHeader(w *resp.Writer, mark int, kind byte, n int) {
+	var buf [24]byte
+	w.B = slices.Insert(w.B, mark, resp.AppendHeader(buf[:0], kind, n)...)
 }
 
 // trimSpec is the parsed trimming of XADD or XTRIM.
@@ -511,8 +519,8 @@ func (s *Session) streamOrZero(key []byte) *keyspace.Stream {
 }
 
 // parseIDs parses s.Args[from:] as strict ids, replying on failure.
-func (s *Session) parseIDs(from int) ([]keyspace.StreamID, bool) {
-	ids := make([]keyspace.StreamID, 0, len(s.Args)-from)
+func (s *Session) parseIDs(from int, buf []keyspace.StreamID) ([]keyspace.StreamID, bool) {
+	ids := buf[:0]
 	for _, a := range s.Args[from:] {
 		id, ok := s.streamIDArg(a, 0, true)
 		if !ok {
@@ -529,7 +537,7 @@ func cmdXDel(s *Session) {
 	if st == nil {
 		return
 	}
-	ids, ok := s.parseIDs(2)
+	ids, ok := s.parseIDs(2, nil)
 	if !ok {
 		return
 	}
@@ -681,8 +689,17 @@ func xreadCmd(group bool) Handler {
 				ids[i] = id
 			}
 		}
-		var body resp.Writer
-		body.Proto = s.W.Proto
+		// The reply goes straight into s.W, its header inserted once the
+		// streams served are counted, unless a consumer is to be created:
+		// the keyspace notification of that may be a push to this very
+		// client, which must not land inside the reply.
+		body := &s.W
+		var sep resp.Writer
+		if group && !consumersExist(groups, consumer) {
+			sep.Proto = s.W.Proto
+			body = &sep
+		}
+		mark := len(body.B)
 		served := 0
 		for i := 0; i < n; i++ {
 			st, _ := s.lookupStream(keys[i])
@@ -717,21 +734,23 @@ func xreadCmd(group bool) Handler {
 			if group {
 				gr := groupRead{key: keys[i], g: groups[i], consumer: consumer, noack: noack}
 				if history {
-					s.readHistory(&body, st, &gr, start, count)
+					s.readHistory(body, st, &gr, start, count)
 				} else {
-					s.readGroup(&body, st, &gr, start, count)
+					s.readGroup(body, st, &gr, start, count)
 				}
 			} else {
-				writeRange(&body, st, start, keyspace.MaxStreamID, count, false)
+				writeRange(body, st, start, keyspace.MaxStreamID, count, false)
 			}
 		}
 		if served > 0 {
-			if s.W.Proto == 2 {
-				s.W.Array(served)
-			} else {
-				s.W.Map(served)
+			kind := byte('*')
+			if s.W.Proto != 2 {
+				kind = '%'
 			}
-			s.W.Raw(body.B)
+			insertHeader(body, mark, kind, served)
+			if body != &s.W {
+				s.W.Raw(body.B)
+			}
 			return
 		}
 		if timeout == -1 || !s.canBlock() {
@@ -754,6 +773,16 @@ func xreadCmd(group bool) Handler {
 		}
 		s.block(&waiter{kind: waitStream, stream: sw}, keys, timeout)
 	}
+}
+
+// consumersExist reports whether each group has a consumer of that name.
+func consumersExist(groups []*keyspace.StreamGroup, consumer []byte) bool {
+	for _, g := range groups {
+		if g.Consumer(consumer) == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // groupConsumer returns gr's consumer, created (and reported) if need be,
@@ -790,9 +819,9 @@ func (s *Session) readGroup(w *resp.Writer, st *keyspace.Stream, gr *groupRead, 
 	c := s.groupConsumer(gr)
 	g := gr.g
 	now := s.srv.ks.Now()
-	var body resp.Writer
-	body.Proto = w.Proto
-	var ids []keyspace.StreamID
+	mark := len(w.B)
+	var idBuf [16]keyspace.StreamID
+	ids := idBuf[:0]
 	moved := false
 	st.Range(start, keyspace.MaxStreamID, false, func(id keyspace.StreamID, fv [][]byte) bool {
 		if id.Compare(g.LastID) > 0 {
@@ -804,7 +833,7 @@ func (s *Session) readGroup(w *resp.Writer, st *keyspace.Stream, gr *groupRead, 
 			g.LastID = id
 			moved = true
 		}
-		writeEntry(&body, id, fv)
+		writeEntry(w, id, fv)
 		ids = append(ids, id)
 		return count == 0 || int64(len(ids)) < count
 	})
@@ -817,8 +846,7 @@ func (s *Session) readGroup(w *resp.Writer, st *keyspace.Stream, gr *groupRead, 
 	if moved {
 		s.emitGroupID(gr.key, g)
 	}
-	w.Array(len(ids))
-	w.Raw(body.B)
+	insertHeader(w, mark, '*', len(ids))
 }
 
 // readHistory replies with gr's consumer's pending entries from start on
@@ -827,17 +855,16 @@ func (s *Session) readHistory(w *resp.Writer, st *keyspace.Stream, gr *groupRead
 	c := s.groupConsumer(gr)
 	now := s.srv.ks.Now()
 	pending := c.Pending()
-	var body resp.Writer
-	body.Proto = w.Proto
+	mark := len(w.B)
 	n := 0
 	var redelivered []*keyspace.StreamNACK
 	for i := c.PendingFrom(start); i < len(pending) && (count == 0 || int64(n) < count); i++ {
 		nack := pending[i]
-		found := st.Get(nack.ID, func(fv [][]byte) { writeEntry(&body, nack.ID, fv) })
+		found := st.Get(nack.ID, func(fv [][]byte) { writeEntry(w, nack.ID, fv) })
 		if !found {
-			body.Array(2)
-			writeID(&body, nack.ID)
-			body.NullArray()
+			w.Array(2)
+			writeID(w, nack.ID)
+			w.NullArray()
 		} else {
 			nack.DeliveryTime = now
 			nack.DeliveryCount++
@@ -848,8 +875,7 @@ func (s *Session) readHistory(w *resp.Writer, st *keyspace.Stream, gr *groupRead
 	for _, nack := range redelivered {
 		s.emitClaim(gr.key, gr.g, c.Name, nack.ID, nack)
 	}
-	w.Array(n)
-	w.Raw(body.B)
+	insertHeader(w, mark, '*', n)
 }
 
 // serveStream answers w, a blocked XREAD or XREADGROUP, from the stream at
@@ -1181,11 +1207,13 @@ func cmdXAck(s *Session) {
 		s.W.Int(0)
 		return
 	}
-	ids, ok := s.parseIDs(3)
+	var idBuf [4]keyspace.StreamID
+	ids, ok := s.parseIDs(3, idBuf[:0])
 	if !ok {
 		return
 	}
-	eff := [][]byte{bXACK, key, g.Name}
+	var effBuf [8][]byte
+	eff := append(effBuf[:0], bXACK, key, g.Name)
 	for _, id := range ids {
 		if g.Ack(id) {
 			eff = append(eff, s.idBytes(id))

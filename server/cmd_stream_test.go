@@ -285,3 +285,38 @@ func TestXAddAutoID(t *testing.T) {
 		t.Errorf("a later millisecond: %q", got)
 	}
 }
+
+// TestStreamReadAckAllocs bounds the allocations of the consumer-group hot
+// path, XREADGROUP … COUNT 1 … > then XACK of the oldest pending id: each
+// one brings the next GC cycle sooner, and with a large keyspace a cycle
+// is costly.
+func TestStreamReadAckAllocs(t *testing.T) {
+	s := plainSession(t)
+	const entries = 3000
+	for i := 0; i < entries; i++ {
+		s.Exec(toArgs("XADD", "s", "*", "f", "v"))
+	}
+	s.Exec(toArgs("XGROUP", "CREATE", "s", "g", "0"))
+	read := toArgs("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "s", ">")
+	// A window of deliveries in flight, as with 50 pipelining clients.
+	for i := 0; i < 100; i++ {
+		s.Exec(read)
+	}
+	g := s.srv.ks.DBs[0].Lookup([]byte("s")).Obj.(*keyspace.Stream).Group([]byte("g"))
+	ack := toArgs("XACK", "s", "g", "")
+	var id []byte
+	n := testing.AllocsPerRun(1000, func() {
+		s.W.B = s.W.B[:0]
+		s.Exec(read)
+		id = g.Pending()[0].ID.Append(id[:0])
+		ack[3] = id
+		s.W.B = s.W.B[:0]
+		s.Exec(ack)
+		if string(s.W.B) != ":1\r\n" {
+			t.Fatalf("XACK %s: %q", id, s.W.B)
+		}
+	})
+	if n > 1 {
+		t.Errorf("XREADGROUP+XACK: %.1f allocations, want at most 1 (the pending entry)", n)
+	}
+}

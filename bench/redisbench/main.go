@@ -66,7 +66,7 @@ func main() {
 	streamEntries := flag.Int("streamentries", 1000000, "entries for the stream memory row of -datatypes (0 skips)")
 	loops := flag.Int("loops", 1, "recached event loops")
 	aof := flag.String("aof", "", `append-only log policy for both servers ("everysec", "always"); empty: no log`)
-	only := flag.String("only", "", "run only the rows whose name contains this text (e.g. xreadgroup)")
+	only := flag.String("only", "", "run only the rows whose name contains one of these comma-separated texts (e.g. xadd,xreadgroup)")
 	var cmds cmdFlags
 	flag.Var(&cmds, "cmd", `custom command row at pipeline 16: "label|COMMAND args…" (redis-benchmark's __rand_int__ placeholders take -r 1000000; repeatable)`)
 	var exts extFlags
@@ -109,8 +109,11 @@ func main() {
 	if *only != "" {
 		var kept []row
 		for _, rw := range rows {
-			if strings.Contains(rw.name(), *only) {
-				kept = append(kept, rw)
+			for _, o := range strings.Split(*only, ",") {
+				if strings.Contains(rw.name(), o) {
+					kept = append(kept, rw)
+					break
+				}
 			}
 		}
 		rows = kept
