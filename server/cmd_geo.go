@@ -241,6 +241,14 @@ const (
 type geoPoint struct {
 	lon, lat, dist, score float64
 	member                string
+	exact                 bool // dist is the exact distance, not a fast one
+}
+
+// exactDist makes p's distance the exact one from the shape's centre.
+func (p *geoPoint) exactDist(sh *geoShape) {
+	if !p.exact {
+		p.dist, p.exact = sh.exactDistance(p.lon, p.lat), true
+	}
 }
 
 // geoSearchCmd returns the handler of a search command whose source key is
@@ -402,21 +410,15 @@ func (s *Session) geoSearch(srcIdx int, flags int) {
 	if any {
 		limit = int(count)
 	}
+	shape.prepare()
 	points := geoMembersInShape(z, &shape, limit)
 	if len(points) == 0 && storeKey == nil {
 		s.W.Array(0)
 		return
 	}
-	switch sortDir {
-	case 1:
-		slices.SortStableFunc(points, func(a, b geoPoint) int { return cmpFloat(a.dist, b.dist) })
-	case -1:
-		slices.SortStableFunc(points, func(a, b geoPoint) int { return cmpFloat(b.dist, a.dist) })
-	}
-	if count != 0 && int64(len(points)) > count {
-		points = points[:count]
-	}
+	points = geoSortPoints(points, &shape, sortDir, count)
 	for i := range points {
+		points[i].exactDist(&shape)
 		points[i].dist /= shape.conversion
 	}
 	if storeKey != nil {
@@ -456,6 +458,75 @@ func (s *Session) geoSearch(srcIdx int, flags int) {
 			s.geoWriteCoords(p.lon, p.lat)
 		}
 	}
+}
+
+// geoSortPoints sorts the points by exact distance, ascending for dir 1
+// and descending for -1 (ties in the order found), and keeps the first
+// count if count > 0. Only the distances that can decide the order or the
+// selection are made exact: the points are first sorted by their fast
+// distances, and exact ones are computed for the first count and for the
+// points after them whose fast distance is within the error bound of the
+// last of them, which the exact sort then orders.
+func geoSortPoints(points []geoPoint, sh *geoShape, dir int, count int64) []geoPoint {
+	if dir == 0 {
+		if count > 0 && int64(len(points)) > count {
+			points = points[:count]
+		}
+		return points
+	}
+	// The position found breaks ties, as a stable sort would.
+	order := make([]int32, len(points))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	byDist := func(i, j int32) int {
+		c := cmpFloat(points[i].dist, points[j].dist)
+		if dir < 0 {
+			c = -c
+		}
+		if c == 0 {
+			c = cmpInt32(i, j)
+		}
+		return c
+	}
+	decided := len(points)
+	if count > 0 && int64(len(points)) > count {
+		slices.SortFunc(order, byDist)
+		// Any point whose exact distance could come before or tie the
+		// count-th point's is within three error bounds of it.
+		t := points[order[count-1]].dist
+		decided = int(count)
+		for decided < len(order) {
+			d := points[order[decided]].dist
+			if dir > 0 && d > t*(1+3*geoFastRel)+3*geoFastAbs || dir < 0 && d < t*(1-3*geoFastRel)-3*geoFastAbs {
+				break
+			}
+			decided++
+		}
+		order = order[:decided]
+	}
+	for _, i := range order {
+		points[i].exactDist(sh)
+	}
+	slices.SortFunc(order, byDist)
+	if count > 0 && int64(len(order)) > count {
+		order = order[:count]
+	}
+	sorted := make([]geoPoint, len(order))
+	for k, i := range order {
+		sorted[k] = points[i]
+	}
+	return sorted
+}
+
+func cmpInt32(a, b int32) int {
+	switch {
+	case a > b:
+		return 1
+	case a < b:
+		return -1
+	}
+	return 0
 }
 
 func cmpFloat(a, b float64) int {
@@ -533,8 +604,8 @@ func geoMembersInShape(z *keyspace.ZSet, shape *geoShape, limit int) []geoPoint 
 		r := keyspace.ScoreRange{Min: float64(c.align52()), Max: float64(geoBits{c.bits + 1, c.step}.align52()), MaxEx: true}
 		for n := z.FirstInScore(&r); n != nil && r.BelowMax(n.Score()); n = n.Next() {
 			lon, lat := geoDecodeScore(n.Score())
-			if d, ok := shape.within(lon, lat); ok {
-				points = append(points, geoPoint{lon: lon, lat: lat, dist: d, score: n.Score(), member: n.Member()})
+			if d, exact, ok := shape.within(lon, lat); ok {
+				points = append(points, geoPoint{lon: lon, lat: lat, dist: d, score: n.Score(), member: n.Member(), exact: exact})
 			}
 			if len(points) > 0 && limit > 0 && len(points) >= limit {
 				break

@@ -2,8 +2,13 @@ package server
 
 import (
 	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/recached/recached/server/keyspace"
 )
 
 // TestGeoHashValues checks the geohash arithmetic against values Redis
@@ -85,4 +90,125 @@ func TestGeoEffects(t *testing.T) {
 		{[]string{"GEORADIUS", "g", "0", "0", "1", "km", "STORE", "d"}, ":0\r\n", [][]string{{"DEL", "d"}}},
 		{[]string{"GEORADIUS", "g", "0", "0", "1", "km", "STORE", "d"}, ":0\r\n", nil},
 	})
+}
+
+// TestGeoFastFilter checks that the search's fast distances, with their
+// error bound, select and order exactly the points the exact distances
+// do: points on and around the circle's edge, repeated positions (exact
+// ties, which keep the order found), ascending and descending, with and
+// without COUNT, for circles and boxes.
+func TestGeoFastFilter(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 15))
+	for round := 0; round < 200; round++ {
+		sh := geoShape{lon: rng.Float64(), lat: rng.Float64(), conversion: 1, radius: 1 + rng.Float64()*5000}
+		if round%4 == 2 {
+			sh.box, sh.width, sh.height = true, 2*sh.radius, sh.radius
+		}
+		sh.prepare()
+		var cands []geoPoint
+		for i := 0; i < 300; i++ {
+			// A distance near the radius in a random direction, snapped
+			// to the 52-bit grid as stored positions are.
+			d := sh.radius * (1 + (rng.Float64()-0.5)*1e-6)
+			if i%3 == 0 {
+				d = sh.radius * rng.Float64() * 1.5
+			}
+			angle := rng.Float64() * 2 * math.Pi
+			lon := sh.lon + d*math.Cos(angle)/geoEarthRadius/geoDegToRad/math.Cos(sh.lat*geoDegToRad)
+			lat := sh.lat + d*math.Sin(angle)/geoEarthRadius/geoDegToRad
+			score := float64(geoScore(lon, lat))
+			for rep := 0; rep < 1+i%2; rep++ {
+				lon, lat := geoDecodeScore(score)
+				cands = append(cands, geoPoint{lon: lon, lat: lat, score: score, member: strconv.Itoa(len(cands))})
+			}
+		}
+		if round%2 == 0 {
+			// A radius that is some point's exact distance: the fast
+			// distance cannot decide that point.
+			k := 1 + 3*rng.IntN(len(cands)/5)
+			limit := geoDistance(sh.lon, sh.lat, cands[k].lon, cands[k].lat)
+			if sh.box {
+				sh.width = 2 * geoDistance(cands[k].lon, cands[k].lat, sh.lon, cands[k].lat)
+			} else {
+				sh.radius = limit
+			}
+		}
+		var got, want []geoPoint
+		for _, c := range cands {
+			d, exact, ok := sh.within(c.lon, c.lat)
+			if ok {
+				c.dist, c.exact = d, exact
+				got = append(got, c)
+			}
+			var in bool
+			if sh.box {
+				_, _, in = sh.withinExact(c.lon, c.lat)
+			} else {
+				in = geoDistance(sh.lon, sh.lat, c.lon, c.lat) <= sh.radius
+			}
+			if in {
+				c.dist, c.exact = geoDistance(sh.lon, sh.lat, c.lon, c.lat), true
+				want = append(want, c)
+			}
+		}
+		if len(got) != len(want) {
+			t.Fatalf("round %d: %d points inside, want %d", round, len(got), len(want))
+		}
+		for _, dir := range []int{1, -1, 0} {
+			for _, count := range []int64{0, 1, 10, 50} {
+				g := geoSortPoints(slices.Clone(got), &sh, dir, count)
+				w := slices.Clone(want)
+				switch dir {
+				case 1:
+					slices.SortStableFunc(w, func(a, b geoPoint) int { return cmpFloat(a.dist, b.dist) })
+				case -1:
+					slices.SortStableFunc(w, func(a, b geoPoint) int { return cmpFloat(b.dist, a.dist) })
+				}
+				if count > 0 && int64(len(w)) > count {
+					w = w[:count]
+				}
+				if len(g) != len(w) {
+					t.Fatalf("round %d dir %d count %d: %d results, want %d", round, dir, count, len(g), len(w))
+				}
+				for i := range g {
+					g[i].exactDist(&sh)
+					if g[i].member != w[i].member || g[i].dist != w[i].dist {
+						t.Fatalf("round %d dir %d count %d: result %d is %s at %v, want %s at %v",
+							round, dir, count, i, g[i].member, g[i].dist, w[i].member, w[i].dist)
+					}
+				}
+			}
+		}
+	}
+}
+
+// withinExact is Redis's box test on exact distances.
+func (sh *geoShape) withinExact(lon, lat float64) (float64, bool, bool) {
+	if geoLatDistance(lat, sh.lat) > sh.height*sh.conversion/2 {
+		return 0, true, false
+	}
+	if geoDistance(lon, lat, sh.lon, lat) > sh.width*sh.conversion/2 {
+		return 0, true, false
+	}
+	return geoDistance(sh.lon, sh.lat, lon, lat), true, true
+}
+
+// BenchmarkGeoSearch measures a 1 km search with COUNT 10 among a million
+// members spread over a one-degree square, as the benchmark's GEOSEARCH.
+func BenchmarkGeoSearch(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	z := keyspace.NewZSet()
+	for i := 0; i < 1000000; i++ {
+		z.AddString("m:"+strconv.Itoa(i), float64(geoScore(rng.Float64(), rng.Float64())))
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sh := geoShape{lon: rng.Float64(), lat: rng.Float64(), conversion: 1000, radius: 1}
+		sh.prepare()
+		points := geoMembersInShape(z, &sh, 0)
+		points = geoSortPoints(points, &sh, 1, 10)
+		for j := range points {
+			points[j].exactDist(&sh)
+		}
+	}
 }

@@ -185,6 +185,18 @@ type geoShape struct {
 	conversion            float64
 	radius, width, height float64
 	bounds                [4]float64 // min lon, min lat, max lon, max lat
+
+	// The centre's trigonometry, computed once per search by prepare:
+	// its latitude in radians and that latitude's cosine, correctly
+	// rounded (cosLat) and by Go's math (cosLatFast).
+	lonRad, latRad, cosLat, cosLatFast float64
+}
+
+// prepare computes the centre's trigonometry the distance functions of
+// the shape use.
+func (sh *geoShape) prepare() {
+	sh.lonRad, sh.latRad = sh.lon*geoDegToRad, sh.lat*geoDegToRad
+	sh.cosLat, sh.cosLatFast = geoCos(sh.latRad), math.Cos(sh.latRad)
 }
 
 // geoStepsByRadius estimates the precision of the cells a search of
@@ -287,20 +299,99 @@ func geoDistance(lon1, lat1, lon2, lat2 float64) float64 {
 	return 2.0 * geoEarthRadius * geoAsin(math.Sqrt(a))
 }
 
-// within reports whether a position is inside the shape, and its
-// distance in metres from the centre.
-func (sh *geoShape) within(lon, lat float64) (float64, bool) {
+// The error bound of the fast distances: a distance d computed with Go's
+// math functions (geoFastDistance) differs from the correctly rounded one
+// (geoDistance) by at most d*geoFastRel + geoFastAbs. The formula only adds
+// and multiplies non-negative terms, each off by an ulp or two, and takes
+// asin where it is well-conditioned (geoFastDistance refuses the rest), so
+// the true error is below 1e-14 relative; the bound leaves a wide margin.
+const (
+	geoFastRel = 1e-9
+	geoFastAbs = 1e-9 // metres
+)
+
+// geoFastDistance is geoDistance computed with Go's math functions, to
+// within the error bound above, from the centre of sh; false where asin's
+// argument is too close to 1 for the bound to hold (nearly antipodal
+// points), and the caller must compute exactly.
+func (sh *geoShape) fastDistance(lon, lat float64) (float64, bool) {
+	v := math.Sin((lon*geoDegToRad - sh.lonRad) / 2)
+	if v == 0 {
+		return geoLatDistance(sh.lat, lat), true
+	}
+	lat2r := lat * geoDegToRad
+	u := math.Sin((lat2r - sh.latRad) / 2)
+	a := u*u + sh.cosLatFast*math.Cos(lat2r)*v*v
+	if a > 0.5 {
+		return 0, false
+	}
+	return 2.0 * geoEarthRadius * math.Asin(math.Sqrt(a)), true
+}
+
+// exactDistance is geoDistance from the centre of sh, with the centre's
+// cosine computed once.
+func (sh *geoShape) exactDistance(lon, lat float64) float64 {
+	v := geoSin((lon*geoDegToRad - sh.lonRad) / 2)
+	if v == 0 {
+		return geoLatDistance(sh.lat, lat)
+	}
+	lat2r := lat * geoDegToRad
+	u := geoSin((lat2r - sh.latRad) / 2)
+	a := u*u + sh.cosLat*geoCos(lat2r)*v*v
+	return 2.0 * geoEarthRadius * geoAsin(math.Sqrt(a))
+}
+
+// geoFastCompare compares a fast distance with a limit: -1 when the exact
+// distance is certainly <= limit, 1 when it is certainly > limit, 0 when
+// the error bound cannot tell.
+func geoFastCompare(fast, limit float64) int {
+	switch e := fast*geoFastRel + geoFastAbs; {
+	case fast+e < limit:
+		return -1
+	case fast-e > limit:
+		return 1
+	}
+	return 0
+}
+
+// within reports whether a position is inside the shape (Redis's test on
+// exact distances), and its distance in metres from the centre: exact when
+// exact is true, otherwise a fast one within the error bound. The shape
+// must be prepared.
+func (sh *geoShape) within(lon, lat float64) (dist float64, exact, ok bool) {
 	if !sh.box {
-		d := geoDistance(sh.lon, sh.lat, lon, lat)
-		return d, d <= sh.radius*sh.conversion
+		limit := sh.radius * sh.conversion
+		d, fast := sh.fastDistance(lon, lat)
+		if fast {
+			switch geoFastCompare(d, limit) {
+			case -1:
+				return d, false, true
+			case 1:
+				return 0, false, false
+			}
+		}
+		d = sh.exactDistance(lon, lat)
+		return d, true, d <= limit
 	}
 	if geoLatDistance(lat, sh.lat) > sh.height*sh.conversion/2 {
-		return 0, false
+		return 0, false, false
 	}
-	if geoDistance(lon, lat, sh.lon, lat) > sh.width*sh.conversion/2 {
-		return 0, false
+	// The east-west extent at the point's latitude.
+	halfWidth := sh.width * sh.conversion / 2
+	across := geoShape{lon: lon, lat: lat, lonRad: lon * geoDegToRad, latRad: lat * geoDegToRad}
+	across.cosLatFast = math.Cos(across.latRad)
+	w, fast := across.fastDistance(sh.lon, lat)
+	cmp := 0
+	if fast {
+		cmp = geoFastCompare(w, halfWidth)
 	}
-	return geoDistance(sh.lon, sh.lat, lon, lat), true
+	if cmp == 0 && geoDistance(lon, lat, sh.lon, lat) > halfWidth || cmp == 1 {
+		return 0, false, false
+	}
+	if d, fast := sh.fastDistance(lon, lat); fast {
+		return d, false, true
+	}
+	return sh.exactDistance(lon, lat), true, true
 }
 
 // geoAppendDistance formats a distance with four decimals, rounded half
