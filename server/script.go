@@ -272,7 +272,7 @@ func (e *scriptEngine) put(st *luaState) {
 func newLuaState() *luaState {
 	// The registry (Lua's data stack) grows as far as Redis's Lua stack
 	// does for unpack() of a large table, and no further.
-	L := lua.NewState(lua.Options{SkipOpenLibs: true, RegistrySize: 1024, RegistryMaxSize: 1 << 20})
+	L := lua.NewState(lua.Options{SkipOpenLibs: true, RegistrySize: 1024, RegistryMaxSize: 1 << 18, RegistryGrowStep: 1 << 12})
 	for _, lib := range []struct {
 		name string
 		fn   lua.LGFunction
@@ -910,6 +910,14 @@ func (srv *Server) runScript(s *Session, sc *luaScript, keys, argv [][]byte, rea
 	st.env.RawSetString("ARGV", luaStrings(st.L, argv))
 	fn := st.L.NewFunctionFromProto(sc.proto)
 	fn.Env = st.env
+	defer func() {
+		if r := recover(); r != nil {
+			// A panic out of the interpreter may leave st inconsistent:
+			// it is dropped, not pooled.
+			st.L.Close()
+			panic(r)
+		}
+	}()
 	srv.runLua(s, st, fn, sc.sha, false, readonly)
 	e.put(st)
 }
@@ -937,15 +945,20 @@ func (srv *Server) runLua(s *Session, st *luaState, fn *lua.LFunction, name stri
 	L.SetContext(run.ctx)
 	db, inExec := s.DBIndex, s.inExec
 	s.inExec = true
+	defer func() {
+		// Also after a panic: the session must not stay in the script's
+		// lock mode or database.
+		s.inExec = inExec
+		if s.DBIndex != db {
+			s.selectDB(db)
+		}
+		st.run = nil
+	}()
 	L.Push(fn)
 	for _, a := range args {
 		L.Push(a)
 	}
 	err := L.PCall(len(args), 1, st.handler)
-	s.inExec = inExec
-	if s.DBIndex != db {
-		s.selectDB(db)
-	}
 	L.RemoveContext()
 	if err != nil {
 		s.W.Error(scriptError(err, run))
@@ -954,7 +967,6 @@ func (srv *Server) runLua(s *Session, st *luaState, fn *lua.LFunction, name stri
 		writeReply(&s.W, L.Get(-1), run.resp, 0)
 		L.Pop(1)
 	}
-	st.run = nil
 }
 
 // isScriptCall reports whether cmd, run with args, runs a script: EVAL and

@@ -376,6 +376,12 @@ func cmdFcall(s *Session, readonly bool) {
 	// locks; the function state is one.
 	e.fmu.Lock()
 	defer e.fmu.Unlock()
+	defer func() {
+		if r := recover(); r != nil {
+			e.rebuildFunctions()
+			panic(r)
+		}
+	}()
 	st := e.functionState()
 	keys := luaStrings(st.L, s.Args[3:3+n])
 	argv := luaStrings(st.L, s.Args[3+n:])
@@ -444,6 +450,23 @@ func (e *scriptEngine) flushFunctions() {
 	if e.fst != nil {
 		e.fst.L.Close()
 		e.fst = nil
+	}
+}
+
+// rebuildFunctions replaces a function state a panic may have left
+// inconsistent: the libraries are loaded again into a new one. The caller
+// holds fmu and its shard locks; no FUNCTION command runs meanwhile.
+func (e *scriptEngine) rebuildFunctions() {
+	libs := e.sortedLibs()
+	e.mu.Lock()
+	e.libs, e.funcs = nil, nil
+	e.mu.Unlock()
+	if e.fst != nil {
+		e.fst.L.Close()
+		e.fst = nil
+	}
+	for _, l := range libs {
+		e.loadLibrary(l.code, true)
 	}
 }
 

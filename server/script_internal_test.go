@@ -155,3 +155,29 @@ func TestScriptSelect(t *testing.T) {
 		}
 	}
 }
+
+// TestScriptHugeUnpack checks that a script overflowing the interpreter's
+// stack gets an error and leaves the session and the server serving: the
+// next script runs, and the session's commands lock again.
+func TestScriptHugeUnpack(t *testing.T) {
+	s := plainSession(t)
+	for _, cmd := range []string{"EVAL", "FCALL"} {
+		args := []string{"EVAL", "local t = {} for i = 1, 300000 do t[i] = i end return #{unpack(t)}", "0"}
+		if cmd == "FCALL" {
+			run(s, "FUNCTION", "LOAD", "#!lua name=big\nredis.register_function('big', function() local t = {} for i = 1, 300000 do t[i] = i end return #{unpack(t)} end)\nredis.register_function('small', function() return 1 end)")
+			args = []string{"FCALL", "big", "0"}
+		}
+		if r := run(s, args...); r[0] != '-' {
+			t.Errorf("%s of a huge unpack: %q", cmd, r)
+		}
+		if s.inExec || s.lockDB != 0 {
+			t.Fatalf("%s: session left in a script's state", cmd)
+		}
+	}
+	if r := run(s, "EVAL", "return 1", "0"); r != ":1\r\n" {
+		t.Errorf("EVAL after: %q", r)
+	}
+	if r := run(s, "FCALL", "small", "0"); r != ":1\r\n" {
+		t.Errorf("FCALL after: %q", r)
+	}
+}
