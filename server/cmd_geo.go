@@ -238,16 +238,18 @@ const (
 )
 
 // geoPoint is one search result.
+// It is kept small, the member's node and a distance, as a search
+// gathers hundreds of them.
 type geoPoint struct {
-	lon, lat, dist, score float64
-	member                string
-	exact                 bool // dist is the exact distance, not a fast one
+	node  *keyspace.ZNode
+	dist  float64
+	exact bool // dist is the exact distance, not a fast one
 }
 
 // exactDist makes p's distance the exact one from the shape's centre.
 func (p *geoPoint) exactDist(sh *geoShape) {
 	if !p.exact {
-		p.dist, p.exact = sh.exactDistance(p.lon, p.lat), true
+		p.dist, p.exact = sh.exactDistance(geoDecodeScore(p.node.Score())), true
 	}
 }
 
@@ -424,7 +426,7 @@ func (s *Session) geoSearch(srcIdx int, flags int) {
 	if storeKey != nil {
 		pairs := make([]zpair, len(points))
 		for i, p := range points {
-			pairs[i] = zpair{member: p.member, score: p.score}
+			pairs[i] = zpair{member: p.node.Member(), score: p.node.Score()}
 			if storeDist {
 				pairs[i].score = p.dist
 			}
@@ -447,15 +449,15 @@ func (s *Session) geoSearch(srcIdx int, flags int) {
 		if options > 0 {
 			s.W.Array(options + 1)
 		}
-		s.W.BulkString(p.member)
+		s.W.BulkString(p.node.Member())
 		if withDist {
 			s.geoWriteDistance(p.dist)
 		}
 		if withHash {
-			s.W.Int(int64(p.score))
+			s.W.Int(int64(p.node.Score()))
 		}
 		if withCoord {
-			s.geoWriteCoords(p.lon, p.lat)
+			s.geoWriteCoords(geoDecodeScore(p.node.Score()))
 		}
 	}
 }
@@ -589,7 +591,7 @@ func (s *Session) geoParseBox(args [][]byte, shape *geoShape) bool {
 // score order; with limit > 0 it stops once it has limit members.
 func geoMembersInShape(z *keyspace.ZSet, shape *geoShape, limit int) []geoPoint {
 	cells := shape.cells()
-	var points []geoPoint
+	points := make([]geoPoint, 0, 256)
 	last := 0
 	for i, c := range cells {
 		if c.zero() {
@@ -605,7 +607,7 @@ func geoMembersInShape(z *keyspace.ZSet, shape *geoShape, limit int) []geoPoint 
 		for n := z.FirstInScore(&r); n != nil && r.BelowMax(n.Score()); n = n.Next() {
 			lon, lat := geoDecodeScore(n.Score())
 			if d, exact, ok := shape.within(lon, lat); ok {
-				points = append(points, geoPoint{lon: lon, lat: lat, dist: d, score: n.Score(), member: n.Member(), exact: exact})
+				points = append(points, geoPoint{node: n, dist: d, exact: exact})
 			}
 			if len(points) > 0 && limit > 0 && len(points) >= limit {
 				break

@@ -105,7 +105,7 @@ func TestGeoFastFilter(t *testing.T) {
 			sh.box, sh.width, sh.height = true, 2*sh.radius, sh.radius
 		}
 		sh.prepare()
-		var cands []geoPoint
+		z := keyspace.NewZSet()
 		for i := 0; i < 300; i++ {
 			// A distance near the radius in a random direction, snapped
 			// to the 52-bit grid as stored positions are.
@@ -118,36 +118,42 @@ func TestGeoFastFilter(t *testing.T) {
 			lat := sh.lat + d*math.Sin(angle)/geoEarthRadius/geoDegToRad
 			score := float64(geoScore(lon, lat))
 			for rep := 0; rep < 1+i%2; rep++ {
-				lon, lat := geoDecodeScore(score)
-				cands = append(cands, geoPoint{lon: lon, lat: lat, score: score, member: strconv.Itoa(len(cands))})
+				z.AddString(strconv.Itoa(i)+"/"+strconv.Itoa(rep), score)
 			}
+		}
+		// In score order, as a search finds them.
+		var cands []geoPoint
+		for n := z.First(); n != nil; n = n.Next() {
+			cands = append(cands, geoPoint{node: n})
 		}
 		if round%2 == 0 {
 			// A radius that is some point's exact distance: the fast
 			// distance cannot decide that point.
 			k := 1 + 3*rng.IntN(len(cands)/5)
-			limit := geoDistance(sh.lon, sh.lat, cands[k].lon, cands[k].lat)
+			klon, klat := geoDecodeScore(cands[k].node.Score())
+			limit := geoDistance(sh.lon, sh.lat, klon, klat)
 			if sh.box {
-				sh.width = 2 * geoDistance(cands[k].lon, cands[k].lat, sh.lon, cands[k].lat)
+				sh.width = 2 * geoDistance(klon, klat, sh.lon, klat)
 			} else {
 				sh.radius = limit
 			}
 		}
 		var got, want []geoPoint
 		for _, c := range cands {
-			d, exact, ok := sh.within(c.lon, c.lat)
+			lon, lat := geoDecodeScore(c.node.Score())
+			d, exact, ok := sh.within(lon, lat)
 			if ok {
 				c.dist, c.exact = d, exact
 				got = append(got, c)
 			}
 			var in bool
 			if sh.box {
-				_, _, in = sh.withinExact(c.lon, c.lat)
+				_, _, in = sh.withinExact(lon, lat)
 			} else {
-				in = geoDistance(sh.lon, sh.lat, c.lon, c.lat) <= sh.radius
+				in = geoDistance(sh.lon, sh.lat, lon, lat) <= sh.radius
 			}
 			if in {
-				c.dist, c.exact = geoDistance(sh.lon, sh.lat, c.lon, c.lat), true
+				c.dist, c.exact = geoDistance(sh.lon, sh.lat, lon, lat), true
 				want = append(want, c)
 			}
 		}
@@ -172,9 +178,9 @@ func TestGeoFastFilter(t *testing.T) {
 				}
 				for i := range g {
 					g[i].exactDist(&sh)
-					if g[i].member != w[i].member || g[i].dist != w[i].dist {
+					if g[i].node != w[i].node || g[i].dist != w[i].dist {
 						t.Fatalf("round %d dir %d count %d: result %d is %s at %v, want %s at %v",
-							round, dir, count, i, g[i].member, g[i].dist, w[i].member, w[i].dist)
+							round, dir, count, i, g[i].node.Member(), g[i].dist, w[i].node.Member(), w[i].dist)
 					}
 				}
 			}
