@@ -20,12 +20,34 @@ type zlevel struct {
 // ZNode is one element of a sorted set, in (score, member) order. Nodes are
 // owned by their ZSet: read them only while the set is not modified.
 type ZNode struct {
-	member string
+	// score and levels first: a search reads them on every hop.
 	score  float64
-	prev   *ZNode
 	levels []zlevel
-	inline [1]zlevel // backing store for the common height-1 node
+	member string
+	prev   *ZNode
 }
+
+// The allocations of nodes up to four levels high (99.6% of them), which
+// keep the links in the node's own memory: a search hop then touches one
+// object instead of a node and its separate array of links.
+type (
+	zNode1 struct {
+		node ZNode
+		lv   [1]zlevel
+	}
+	zNode2 struct {
+		node ZNode
+		lv   [2]zlevel
+	}
+	zNode3 struct {
+		node ZNode
+		lv   [3]zlevel
+	}
+	zNode4 struct {
+		node ZNode
+		lv   [4]zlevel
+	}
+)
 
 // Member returns the element's member.
 func (n *ZNode) Member() string { return n.member }
@@ -40,12 +62,28 @@ func (n *ZNode) Next() *ZNode { return n.levels[0].next }
 func (n *ZNode) Prev() *ZNode { return n.prev }
 
 func newZNode(height int, score float64, member string) *ZNode {
-	n := &ZNode{member: member, score: score}
-	if height == 1 {
-		n.levels = n.inline[:]
-	} else {
-		n.levels = make([]zlevel, height)
+	var n *ZNode
+	switch height {
+	case 1:
+		a := &zNode1{}
+		n = &a.node
+		n.levels = a.lv[:]
+	case 2:
+		a := &zNode2{}
+		n = &a.node
+		n.levels = a.lv[:]
+	case 3:
+		a := &zNode3{}
+		n = &a.node
+		n.levels = a.lv[:]
+	case 4:
+		a := &zNode4{}
+		n = &a.node
+		n.levels = a.lv[:]
+	default:
+		n = &ZNode{levels: make([]zlevel, height)}
 	}
+	n.score, n.member = score, member
 	return n
 }
 

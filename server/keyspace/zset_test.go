@@ -412,3 +412,21 @@ func BenchmarkZSetRangeByScore(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkZSetAddLarge adds members to a set of a million, where every
+// search hop misses the cache as GEOADD's do.
+func BenchmarkZSetAddLarge(b *testing.B) {
+	z, _ := benchZSet(1000000)
+	r := rand.New(rand.NewPCG(11, 12))
+	members := make([][]byte, 1<<20)
+	for i := range members {
+		members[i] = []byte("new:" + strconv.Itoa(i))
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		m := members[i%len(members)]
+		if !z.Add(m, r.Float64()*1e6) {
+			z.Remove(m)
+		}
+	}
+}
