@@ -40,8 +40,10 @@ const (
 	// EffectExpired is a key found expired and removed (by a lookup or by
 	// the active expiry cron): Args is DEL Key and Origin is nil.
 	EffectExpired
-	// EffectDB is a change to whole databases (FLUSHDB, FLUSHALL,
-	// SWAPDB a b): Key is nil, DB is the database the command ran in.
+	// EffectDB is a change to whole databases or to server-wide state
+	// (FLUSHDB, FLUSHALL, SWAPDB a b; FUNCTION LOAD REPLACE <code>,
+	// FUNCTION DELETE <name>, FUNCTION FLUSH): Key is nil, DB is the
+	// database the command ran in.
 	EffectDB
 	// EffectMark is a DEDUP mark raised by a wrapped command that changed
 	// nothing: Key is nil, Args empty, ClientID and WireID set. Only the
@@ -52,7 +54,7 @@ const (
 // The effect catalogue: every verb an EffectKey's or EffectExpired's
 // Args[0] can be, and the option words effects carry. Replay runs them as
 // commands (JSET, JMERGE, JDEL and RLSET are internal commands that exist
-// for this). An EffectDB is FLUSHDB, FLUSHALL or SWAPDB <a> <b> (emitDB).
+// for this). An EffectDB is one of the commands listed at EffectDB (emitDB).
 var (
 	bDEL       = []byte("DEL")
 	bSET       = []byte("SET")
