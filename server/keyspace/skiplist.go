@@ -3,6 +3,7 @@ package keyspace
 import (
 	"math/bits"
 	"math/rand/v2"
+	"unsafe"
 )
 
 // skipMaxLevel bounds a node's height; with p = 1/4 it is enough for 2^64
@@ -20,11 +21,13 @@ type zlevel struct {
 // ZNode is one element of a sorted set, in (score, member) order. Nodes are
 // owned by their ZSet: read them only while the set is not modified.
 type ZNode struct {
-	// score and levels first: a search reads them on every hop.
+	// score and the links first: a search reads them on every hop. A
+	// node of height 1 is then 64 bytes, one cache line.
 	score  float64
-	levels []zlevel
+	links  unsafe.Pointer // the node's height links, in its own allocation
 	member string
 	prev   *ZNode
+	height int
 }
 
 // The allocations of nodes up to four levels high (99.6% of them), which
@@ -49,6 +52,11 @@ type (
 	}
 )
 
+// level returns the node's link at level i < height.
+func (n *ZNode) level(i int) *zlevel {
+	return &unsafe.Slice((*zlevel)(n.links), n.height)[i]
+}
+
 // Member returns the element's member.
 func (n *ZNode) Member() string { return n.member }
 
@@ -56,34 +64,32 @@ func (n *ZNode) Member() string { return n.member }
 func (n *ZNode) Score() float64 { return n.score }
 
 // Next returns the following element in ascending order, or nil.
-func (n *ZNode) Next() *ZNode { return n.levels[0].next }
+func (n *ZNode) Next() *ZNode { return n.level(0).next }
 
 // Prev returns the preceding element in ascending order, or nil.
 func (n *ZNode) Prev() *ZNode { return n.prev }
 
 func newZNode(height int, score float64, member string) *ZNode {
 	var n *ZNode
+	var links []zlevel
 	switch height {
 	case 1:
 		a := &zNode1{}
-		n = &a.node
-		n.levels = a.lv[:]
+		n, links = &a.node, a.lv[:]
 	case 2:
 		a := &zNode2{}
-		n = &a.node
-		n.levels = a.lv[:]
+		n, links = &a.node, a.lv[:]
 	case 3:
 		a := &zNode3{}
-		n = &a.node
-		n.levels = a.lv[:]
+		n, links = &a.node, a.lv[:]
 	case 4:
 		a := &zNode4{}
-		n = &a.node
-		n.levels = a.lv[:]
+		n, links = &a.node, a.lv[:]
 	default:
-		n = &ZNode{levels: make([]zlevel, height)}
+		n, links = &ZNode{}, make([]zlevel, height)
 	}
 	n.score, n.member = score, member
+	n.links, n.height = unsafe.Pointer(&links[0]), height
 	return n
 }
 
@@ -120,8 +126,8 @@ func (sl *skipList) search(score float64, member string, update *[skipMaxLevel]*
 	x := sl.head
 	r := 0
 	for i := sl.level - 1; i >= 0; i-- {
-		for next := x.levels[i].next; next != nil && next.before(score, member); next = x.levels[i].next {
-			r += x.levels[i].span
+		for next := x.level(i).next; next != nil && next.before(score, member); next = x.level(i).next {
+			r += x.level(i).span
 			x = next
 		}
 		update[i] = x
@@ -144,30 +150,30 @@ func (sl *skipList) link(n *ZNode) {
 	var update [skipMaxLevel]*ZNode
 	var rank [skipMaxLevel]int
 	sl.search(n.score, n.member, &update, &rank)
-	h := len(n.levels)
+	h := n.height
 	if h > sl.level {
 		for i := sl.level; i < h; i++ {
 			rank[i] = 0
 			update[i] = sl.head
-			sl.head.levels[i].span = sl.length
+			sl.head.level(i).span = sl.length
 		}
 		sl.level = h
 	}
 	for i := 0; i < h; i++ {
-		n.levels[i].next = update[i].levels[i].next
-		update[i].levels[i].next = n
-		n.levels[i].span = update[i].levels[i].span - (rank[0] - rank[i])
-		update[i].levels[i].span = rank[0] - rank[i] + 1
+		n.level(i).next = update[i].level(i).next
+		update[i].level(i).next = n
+		n.level(i).span = update[i].level(i).span - (rank[0] - rank[i])
+		update[i].level(i).span = rank[0] - rank[i] + 1
 	}
 	for i := h; i < sl.level; i++ {
-		update[i].levels[i].span++
+		update[i].level(i).span++
 	}
 	if update[0] == sl.head {
 		n.prev = nil
 	} else {
 		n.prev = update[0]
 	}
-	if next := n.levels[0].next; next != nil {
+	if next := n.level(0).next; next != nil {
 		next.prev = n
 	} else {
 		sl.tail = n
@@ -178,19 +184,19 @@ func (sl *skipList) link(n *ZNode) {
 // unlink removes node x given the update vector search built for it.
 func (sl *skipList) unlink(x *ZNode, update *[skipMaxLevel]*ZNode) {
 	for i := 0; i < sl.level; i++ {
-		if update[i].levels[i].next == x {
-			update[i].levels[i].span += x.levels[i].span - 1
-			update[i].levels[i].next = x.levels[i].next
+		if update[i].level(i).next == x {
+			update[i].level(i).span += x.level(i).span - 1
+			update[i].level(i).next = x.level(i).next
 		} else {
-			update[i].levels[i].span--
+			update[i].level(i).span--
 		}
 	}
-	if next := x.levels[0].next; next != nil {
+	if next := x.level(0).next; next != nil {
 		next.prev = x.prev
 	} else {
 		sl.tail = x.prev
 	}
-	for sl.level > 1 && sl.head.levels[sl.level-1].next == nil {
+	for sl.level > 1 && sl.head.level(sl.level-1).next == nil {
 		sl.level--
 	}
 	sl.length--
@@ -199,7 +205,7 @@ func (sl *skipList) unlink(x *ZNode, update *[skipMaxLevel]*ZNode) {
 // find returns the node of (score, member) and fills update for unlink.
 func (sl *skipList) find(score float64, member string, update *[skipMaxLevel]*ZNode) *ZNode {
 	sl.search(score, member, update, nil)
-	x := update[0].levels[0].next
+	x := update[0].level(0).next
 	if x != nil && x.score == score && x.member == member {
 		return x
 	}
@@ -224,7 +230,7 @@ func (sl *skipList) updateScore(cur float64, member string, score float64) *ZNod
 	if x == nil {
 		return nil
 	}
-	next := x.levels[0].next
+	next := x.level(0).next
 	if (x.prev == nil || x.prev.before(score, member)) && (next == nil || !next.before(score, member)) {
 		x.score = score
 		return x
@@ -240,8 +246,8 @@ func (sl *skipList) rank(score float64, member string) int {
 	x := sl.head
 	r := 0
 	for i := sl.level - 1; i >= 0; i-- {
-		for next := x.levels[i].next; next != nil && (next.before(score, member) || (next.score == score && next.member == member)); next = x.levels[i].next {
-			r += x.levels[i].span
+		for next := x.level(i).next; next != nil && (next.before(score, member) || (next.score == score && next.member == member)); next = x.level(i).next {
+			r += x.level(i).span
 			x = next
 		}
 		if x != sl.head && x.member == member {
@@ -259,9 +265,9 @@ func (sl *skipList) byRank(r int) *ZNode {
 	x := sl.head
 	traversed := 0
 	for i := sl.level - 1; i >= 0; i-- {
-		for x.levels[i].next != nil && traversed+x.levels[i].span <= r {
-			traversed += x.levels[i].span
-			x = x.levels[i].next
+		for x.level(i).next != nil && traversed+x.level(i).span <= r {
+			traversed += x.level(i).span
+			x = x.level(i).next
 		}
 		if traversed == r {
 			return x
@@ -275,14 +281,14 @@ func (sl *skipList) byRank(r int) *ZNode {
 func (sl *skipList) firstWhere(past func(*ZNode) bool, update *[skipMaxLevel]*ZNode) *ZNode {
 	x := sl.head
 	for i := sl.level - 1; i >= 0; i-- {
-		for next := x.levels[i].next; next != nil && past(next); next = x.levels[i].next {
+		for next := x.level(i).next; next != nil && past(next); next = x.level(i).next {
 			x = next
 		}
 		if update != nil {
 			update[i] = x
 		}
 	}
-	return x.levels[0].next
+	return x.level(0).next
 }
 
 // lastWhere returns the last node for which within is true, given that
@@ -290,7 +296,7 @@ func (sl *skipList) firstWhere(past func(*ZNode) bool, update *[skipMaxLevel]*ZN
 func (sl *skipList) lastWhere(within func(*ZNode) bool) *ZNode {
 	x := sl.head
 	for i := sl.level - 1; i >= 0; i-- {
-		for next := x.levels[i].next; next != nil && within(next); next = x.levels[i].next {
+		for next := x.level(i).next; next != nil && within(next); next = x.level(i).next {
 			x = next
 		}
 	}
@@ -305,9 +311,9 @@ func (sl *skipList) lastWhere(within func(*ZNode) bool) *ZNode {
 // and returns how many it removed.
 func (sl *skipList) deleteFrom(update *[skipMaxLevel]*ZNode, stop func(*ZNode) bool, fn func(*ZNode)) int {
 	n := 0
-	x := update[0].levels[0].next
+	x := update[0].level(0).next
 	for x != nil && !stop(x) {
-		next := x.levels[0].next
+		next := x.level(0).next
 		sl.unlink(x, update)
 		fn(x)
 		n++
@@ -326,12 +332,12 @@ func (sl *skipList) cloneFrom(src *skipList) {
 	}
 	r := 0
 	var prev *ZNode
-	for x := src.head.levels[0].next; x != nil; x = x.levels[0].next {
+	for x := src.head.level(0).next; x != nil; x = x.level(0).next {
 		r++
-		n := newZNode(len(x.levels), x.score, x.member)
-		for i := range n.levels {
-			last[i].levels[i].next = n
-			last[i].levels[i].span = r - lastRank[i]
+		n := newZNode(x.height, x.score, x.member)
+		for i := range n.height {
+			last[i].level(i).next = n
+			last[i].level(i).span = r - lastRank[i]
 			last[i], lastRank[i] = n, r
 		}
 		n.prev = prev

@@ -141,7 +141,7 @@ func (z *ZSet) forget(x *ZNode) {
 // fn returns false. member is only valid during the call and must not be
 // modified; fn must not modify the set.
 func (z *ZSet) Range(fn func(member []byte, score float64) bool) {
-	for x := z.sl.head.levels[0].next; x != nil; x = x.levels[0].next {
+	for x := z.sl.head.level(0).next; x != nil; x = x.level(0).next {
 		if !fn(unsafe.Slice(unsafe.StringData(x.member), len(x.member)), x.score) {
 			return
 		}
@@ -154,7 +154,7 @@ func (z *ZSet) Copy() Object {
 	c := &ZSet{dict: make(map[string]float64, len(z.dict)), listpack: z.listpack, bytes: z.bytes}
 	c.sl.init()
 	c.sl.cloneFrom(&z.sl)
-	for x := c.sl.head.levels[0].next; x != nil; x = x.levels[0].next {
+	for x := c.sl.head.level(0).next; x != nil; x = x.level(0).next {
 		c.dict[x.member] = x.score
 	}
 	return c
@@ -163,12 +163,12 @@ func (z *ZSet) Copy() Object {
 // MemoryUsage estimates the bytes the set occupies: nodes, their extra
 // levels, map entries and members.
 func (z *ZSet) MemoryUsage() int64 {
-	const perElement = int64(unsafe.Sizeof(ZNode{})) + 10 + 40
-	return 64 + int64(unsafe.Sizeof(ZNode{})) + skipMaxLevel*16 + int64(len(z.dict))*perElement + int64(z.bytes)
+	const perElement = int64(unsafe.Sizeof(zNode1{})) + 10 + 40
+	return 64 + int64(unsafe.Sizeof(zNode1{})) + skipMaxLevel*16 + int64(len(z.dict))*perElement + int64(z.bytes)
 }
 
 // First returns the lowest element, nil when the set is empty.
-func (z *ZSet) First() *ZNode { return z.sl.head.levels[0].next }
+func (z *ZSet) First() *ZNode { return z.sl.head.level(0).next }
 
 // Last returns the highest element, nil when the set is empty.
 func (z *ZSet) Last() *ZNode { return z.sl.tail }
@@ -385,9 +385,9 @@ func (z *ZSet) RemoveRangeByRank(start, stop int, fn func(member string, score f
 	x := z.sl.head
 	traversed := 0
 	for i := z.sl.level - 1; i >= 0; i-- {
-		for x.levels[i].next != nil && traversed+x.levels[i].span <= start {
-			traversed += x.levels[i].span
-			x = x.levels[i].next
+		for x.level(i).next != nil && traversed+x.level(i).span <= start {
+			traversed += x.level(i).span
+			x = x.level(i).next
 		}
 		update[i] = x
 	}

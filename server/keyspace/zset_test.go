@@ -73,9 +73,9 @@ func checkZSet(t *testing.T, z *ZSet, want zmodel) {
 	// Every level is sorted and its spans add up to the ranks.
 	for lvl := 0; lvl < z.sl.level; lvl++ {
 		rank := 0
-		for x := z.sl.head; x.levels[lvl].next != nil; x = x.levels[lvl].next {
-			rank += x.levels[lvl].span
-			if got := z.RankOf(x.levels[lvl].next) + 1; got != rank {
+		for x := z.sl.head; x.level(lvl).next != nil; x = x.level(lvl).next {
+			rank += x.level(lvl).span
+			if got := z.RankOf(x.level(lvl).next) + 1; got != rank {
 				t.Fatalf("level %d: span sum %d, rank %d", lvl, rank, got)
 			}
 		}
