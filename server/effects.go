@@ -104,9 +104,12 @@ var (
 	bKEEPTTL = []byte("KEEPTTL")
 	bPXAT    = []byte("PXAT")
 	bREPLACE = []byte("REPLACE")
-	bDB      = []byte("DB")
-	bLEFT    = []byte("LEFT")
-	bRIGHT   = []byte("RIGHT")
+	// The function library effects (EffectDB).
+	bFUNCTION = []byte("FUNCTION")
+	bLOAD     = []byte("LOAD")
+	bDB       = []byte("DB")
+	bLEFT     = []byte("LEFT")
+	bRIGHT    = []byte("RIGHT")
 	// Stream options: XADD/XTRIM MAXLEN|MINID = <threshold>, XGROUP …
 	// MKSTREAM ENTRIESREAD <n>, XSETID … ENTRIESADDED MAXDELETEDID, XCLAIM
 	// … 0 <id> TIME RETRYCOUNT FORCE JUSTID LASTID.

@@ -631,6 +631,14 @@ func (p *persister) saveLocked(kind int32) (err error) {
 			return err
 		}
 	}
+	if next != nil {
+		// Function libraries are not in the snapshot: the new log starts
+		// with them as they are at the snapshot's instant. They change only
+		// with every shard locked, as now, so nothing slips in between.
+		for _, lib := range srv.scripts.sortedLibs() {
+			p.log.AppendCommand(0, [][]byte{bFUNCTION, bLOAD, bREPLACE, []byte(lib.code)})
+		}
+	}
 	p.snap.Store(st)
 	dirty := srv.dirty.Load()
 	for _, m := range srv.dedup.Marks() {
@@ -649,6 +657,14 @@ func (p *persister) saveLocked(kind int32) (err error) {
 		p.gen.Store(gen)
 		if err := p.log.FinishSwitch(old); err != nil {
 			log.Printf("recached: WARNING: fsync of the previous append-only log failed: %v", err)
+		}
+		// The libraries at the new log's head must be on disk before the
+		// snapshot replaces the generation that held them.
+		if err := p.log.SyncNow(); err != nil {
+			p.snap.Store(nil)
+			close(st.done)
+			w.Abort()
+			return fmt.Errorf("sync the new append-only log: %w", err)
 		}
 	}
 	err = st.run(p)

@@ -25,8 +25,10 @@ import (
 // Every change to the libraries is an effect of kind EffectDB, FUNCTION
 // LOAD REPLACE <code>, FUNCTION DELETE <name> or FUNCTION FLUSH, so the
 // append-only log records it and replay runs it again. The snapshot does
-// not hold libraries yet: a save that starts a new log generation leaves
-// them out of what a restart restores.
+// not hold libraries yet: a save that starts a new log generation writes
+// every library at the head of the new log instead (persister.saveLocked),
+// so with the append-only log on they survive every restart; with it off
+// they are not persisted.
 
 // luaLibrary is a loaded library. Library names are case-sensitive,
 // function names are not (FCALL TEST runs test).
