@@ -361,6 +361,12 @@ func geoFastCompare(fast, limit float64) int {
 func (sh *geoShape) within(lon, lat float64) (dist float64, exact, ok bool) {
 	if !sh.box {
 		limit := sh.radius * sh.conversion
+		// The great-circle distance is at least the latitudes' distance,
+		// which needs no trigonometry: most candidates of a search's
+		// cells are rejected by it.
+		if geoFastCompare(geoLatDistance(sh.lat, lat), limit) == 1 {
+			return 0, false, false
+		}
 		d, fast := sh.fastDistance(lon, lat)
 		if fast {
 			switch geoFastCompare(d, limit) {
