@@ -491,13 +491,12 @@ func geoSortPoints(points []geoPoint, sh *geoShape, dir int, count int64) []geoP
 		}
 		return c
 	}
-	decided := len(points)
 	if count > 0 && int64(len(points)) > count {
 		slices.SortFunc(order, byDist)
 		// Any point whose exact distance could come before or tie the
 		// count-th point's is within three error bounds of it.
 		t := points[order[count-1]].dist
-		decided = int(count)
+		decided := int(count)
 		for decided < len(order) {
 			d := points[order[decided]].dist
 			if dir > 0 && d > t*(1+3*geoFastRel)+3*geoFastAbs || dir < 0 && d < t*(1-3*geoFastRel)-3*geoFastAbs {
