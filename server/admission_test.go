@@ -213,7 +213,9 @@ func TestPushesAfterCommit(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var effects, committed atomic.Int64
 			s := servertest.StartServers(t, server.Config{Loops: 2}, func(srv *server.Server) {
-				srv.AddHook(func(*server.Effect) { effects.Add(1) })
+				// The stand-in log hears of each effect before the
+				// syncer queues its push, as the real log does.
+				srv.AddHookFirst(func(*server.Effect) { effects.Add(1) })
 				srv.SetCommit(func() {
 					time.Sleep(200 * time.Microsecond)
 					n := effects.Load()

@@ -179,8 +179,17 @@ func (srv *Server) Commit() {
 	}
 }
 
-// AddHook registers an effect hook. Call it before serving.
+// AddHook registers an effect hook, run after the hooks registered before
+// it. Call it before serving.
 func (srv *Server) AddHook(h EffectHook) { srv.hooks = append(srv.hooks, h) }
+
+// AddHookFirst registers an effect hook that runs before every other hook
+// (the append-only log still comes first): one that stands in for a log of
+// its own, which must hear of a change before any push for it is queued.
+// Call it before serving.
+func (srv *Server) AddHookFirst(h EffectHook) {
+	srv.hooks = append([]EffectHook{h}, srv.hooks...)
+}
 
 // Keyspace returns the server's data.
 func (srv *Server) Keyspace() *keyspace.Keyspace { return srv.ks }
