@@ -334,11 +334,12 @@ func (c *Client) reply(cn *conn, v resp.Value) error {
 	}
 	c.replies.Add(1)
 	var (
-		fatal   error
-		refused error
-		own     [][]byte
-		retain  bool
-		opened  bool
+		fatal      error
+		refused    error
+		ownChanged []string
+		ownApplied bool
+		retain     bool
+		opened     bool
 	)
 	switch p.kind {
 	case pendWrite:
@@ -352,7 +353,11 @@ func (c *Client) reply(cn *conn, v resp.Value) error {
 		if dup {
 			c.dups.Add(1)
 		} else if !v.IsError() && len(w.Args) > 1 && !w.finished && c.interested(string(w.Args[1])) {
-			own = ownEffect(w.Args, v)
+			// The local store has the write's effect before Wait returns
+			// (the store's lock is a leaf under c.mu).
+			if own := ownEffect(w.Args, v); own != nil {
+				ownChanged, ownApplied = c.store.Apply(own)
+			}
 		}
 		w.finish(v, dup, nil)
 	case pendCall:
@@ -391,10 +396,8 @@ func (c *Client) reply(cn *conn, v resp.Value) error {
 	if p.kind == pendQSub && isQState(v) {
 		c.applyQState(v)
 	}
-	if own != nil {
-		if changed, ok := c.store.Apply(own); ok {
-			c.notify(changed)
-		}
+	if ownApplied {
+		c.notify(ownChanged)
 	}
 	if retain {
 		c.retain()
