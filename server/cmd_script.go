@@ -12,7 +12,7 @@ import (
 // atomically with respect to every other client. A script whose code
 // mentions SELECT locks every database before it starts (LOCKS.md).
 func scriptCommands() []*Command {
-	const eval = FlagNoScript | FlagStale | FlagMovableKeys | FlagAllKeys
+	const eval = FlagNoScript | FlagStale | FlagMovableKeys | FlagAllKeys | FlagRunsScript
 	const syntax = "script numkeys [key [key ...]] [arg [arg ...]]"
 	const shaSyntax = "sha1 numkeys [key [key ...]] [arg [arg ...]]"
 	sub := FlagNoScript

@@ -84,7 +84,7 @@ func (s *Session) exec(args [][]byte) {
 		s.queue(cmd)
 		return
 	}
-	if s.conn != nil && s.srv.isScriptCall(cmd, s.Args) {
+	if s.conn != nil && s.isScriptCall(cmd) {
 		s.startScript(cmd)
 		return
 	}
@@ -98,12 +98,12 @@ func (s *Session) exec(args [][]byte) {
 func (s *Session) prepare(args [][]byte) *Command {
 	s.Args = args
 	s.lastActive.Store(int64(s.srv.ks.Clock()))
-	if isCrossProtocol(args[0]) {
-		s.securityWarning()
-		return nil
-	}
 	cmd := s.lookup(args[0], s.inDedup)
 	if cmd == nil {
+		if isCrossProtocol(args[0]) { // no command has either name
+			s.securityWarning()
+			return nil
+		}
 		s.reject(nil, unknownCommand(args))
 		return nil
 	}

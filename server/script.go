@@ -969,19 +969,16 @@ func (srv *Server) runLua(s *Session, st *luaState, fn *lua.LFunction, name stri
 	}
 }
 
-// isScriptCall reports whether cmd, run with args, runs a script: EVAL and
-// its kin, DEDUP-wrapped or not.
-func (srv *Server) isScriptCall(cmd *Command, args [][]byte) bool {
-	if cmd.Wraps > 0 && len(args) > cmd.Wraps {
-		if cmd = srv.table.Lookup(args[cmd.Wraps]); cmd == nil {
+// isScriptCall reports whether cmd, run with the session's arguments, runs
+// a script: EVAL and its kin, DEDUP-wrapped or not. The wrapped command is
+// found through the session's lookup cache, which DEDUP then hits.
+func (s *Session) isScriptCall(cmd *Command) bool {
+	if cmd.Wraps > 0 && len(s.Args) > cmd.Wraps {
+		if cmd = s.lookup(s.Args[cmd.Wraps], true); cmd == nil {
 			return false
 		}
 	}
-	switch cmd.Name {
-	case "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro":
-		return true
-	}
-	return false
+	return cmd.Flags&FlagRunsScript != 0
 }
 
 // startScript runs a script command away from the transport's goroutine,

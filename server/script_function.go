@@ -321,7 +321,7 @@ func loadError(err error) string {
 
 // functionCommands is FUNCTION and FCALL.
 func functionCommands() []*Command {
-	const call = FlagNoScript | FlagStale | FlagMovableKeys | FlagAllKeys
+	const call = FlagNoScript | FlagStale | FlagMovableKeys | FlagAllKeys | FlagRunsScript
 	const w = FlagNoScript | FlagWrite | FlagAllDBs
 	return []*Command{
 		{Name: "fcall", Arity: -3, Flags: call, Keys: evalKeys, Group: "scripting", Since: "7.0.0", Syntax: "function numkeys [key [key ...]] [arg [arg ...]]",

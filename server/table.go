@@ -35,6 +35,7 @@ const (
 	FlagFiltered                     // results filtered to a scoped connection's scope (QSUB), which may run it
 	FlagAllChans                     // reads every pub/sub channel name (PUBSUB CHANNELS)
 	FlagClientOwned                  // a sync client sends it itself: clients refuse it from applications
+	FlagRunsScript                   // runs Lua code (EVAL, EVALSHA, FCALL and their _RO forms)
 )
 
 var flagNames = []struct {
