@@ -162,14 +162,7 @@ func (srv *Server) publish(e *Effect) {
 // emit reports one effect of the running command on key args[1]. The
 // arguments are copied into the session's scratch space, so the call does
 // not allocate.
-func (s *Session) emit(args ...[]byte) {
-	s.emitted++
-	e := &s.eff
-	e.Kind, e.DB, e.Key, e.Origin = EffectKey, s.DBIndex, args[1], s
-	e.Args = append(e.Args[:0], args...)
-	s.markEffect(e)
-	s.srv.publish(e)
-}
+func (s *Session) emit(args ...[]byte) { s.emitKey(args[1], args...) }
 
 // emitKey is emit for an effect whose key is not args[1]: XGROUP <sub>
 // <key> ….
