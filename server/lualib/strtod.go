@@ -50,33 +50,11 @@ func strtod(s string) (float64, int) {
 		return sign(0), i + 1
 	}
 	start := i
-	digits := 0
-	for i < len(s) && isDigit(s[i]) {
-		i++
-		digits++
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		for i < len(s) && isDigit(s[i]) {
-			i++
-			digits++
-		}
-	}
+	i, digits := mantissa(s, i, isDigit)
 	if digits == 0 {
 		return 0, 0
 	}
-	if i < len(s) && (s[i]|0x20) == 'e' {
-		j := i + 1
-		if j < len(s) && (s[j] == '+' || s[j] == '-') {
-			j++
-		}
-		if j < len(s) && isDigit(s[j]) {
-			for j < len(s) && isDigit(s[j]) {
-				j++
-			}
-			i = j
-		}
-	}
+	i = exponent(s, i, 'e')
 	f, _ := strconv.ParseFloat(s[start:i], 64) // ErrRange gives ±Inf or 0, as strtod
 	return sign(f), i
 }
@@ -84,36 +62,14 @@ func strtod(s string) (float64, int) {
 // hexFloat parses hexadecimal digits with an optional fraction and binary
 // exponent, after the 0x prefix.
 func hexFloat(s string) (float64, int) {
-	i := 0
-	digits := 0
-	for i < len(s) && isHex(s[i]) {
-		i++
-		digits++
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		for i < len(s) && isHex(s[i]) {
-			i++
-			digits++
-		}
-	}
+	i, digits := mantissa(s, 0, isHex)
 	if digits == 0 {
 		return 0, 0
 	}
 	mant := s[:i]
 	exp := "p0"
-	if i < len(s) && (s[i]|0x20) == 'p' {
-		j := i + 1
-		if j < len(s) && (s[j] == '+' || s[j] == '-') {
-			j++
-		}
-		if j < len(s) && isDigit(s[j]) {
-			for j < len(s) && isDigit(s[j]) {
-				j++
-			}
-			exp = s[i:j]
-			i = j
-		}
+	if j := exponent(s, i, 'p'); j > i {
+		exp, i = s[i:j], j
 	}
 	if mant[len(mant)-1] == '.' {
 		mant = mant[:len(mant)-1]
@@ -133,3 +89,41 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 func isHex(c byte) bool { return isDigit(c) || (c|0x20) >= 'a' && (c|0x20) <= 'f' }
 
 func isAlnum(c byte) bool { return isDigit(c) || (c|0x20) >= 'a' && (c|0x20) <= 'z' }
+
+// mantissa scans digits (as digit tells them) with an optional '.' and
+// fraction from s[i:], and returns where they end and how many digits
+// there were.
+func mantissa(s string, i int, digit func(byte) bool) (end, digits int) {
+	for i < len(s) && digit(s[i]) {
+		i++
+		digits++
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		for i < len(s) && digit(s[i]) {
+			i++
+			digits++
+		}
+	}
+	return i, digits
+}
+
+// exponent returns the end of the exponent (the letter mark in any case,
+// an optional sign, decimal digits) at s[i:], or i when there is none: a
+// mark without digits is not part of the number, as strtod reads it.
+func exponent(s string, i int, mark byte) int {
+	if i >= len(s) || s[i]|0x20 != mark {
+		return i
+	}
+	j := i + 1
+	if j < len(s) && (s[j] == '+' || s[j] == '-') {
+		j++
+	}
+	if j >= len(s) || !isDigit(s[j]) {
+		return i
+	}
+	for j < len(s) && isDigit(s[j]) {
+		j++
+	}
+	return j
+}
