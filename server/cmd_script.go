@@ -133,9 +133,9 @@ func cmdScriptKill(s *Session) {
 	switch {
 	case run == nil || run.s == s:
 		s.W.Error(errNotBusy)
-	case run.function && s.Args[0][0]|0x20 != 'f':
+	case run.named().function && s.Args[0][0]|0x20 != 'f':
 		s.W.Error(errFunctionBusy)
-	case !run.function && s.Args[0][0]|0x20 == 'f':
+	case !run.named().function && s.Args[0][0]|0x20 == 'f':
 		s.W.Error(errScriptBusy)
 	case run.wrote.Load():
 		s.W.Error(errUnkillable)

@@ -73,10 +73,12 @@ var scriptFlagNames = map[string]scriptFlags{
 
 // scriptRun is one running script.
 type scriptRun struct {
-	s        *Session
-	sha      string // the script's SHA1, or the function's name
-	function bool   // FCALL: FUNCTION KILL stops it, not SCRIPT KILL
-	readonly bool   // EVAL_RO, EVALSHA_RO or a no-writes script
+	s *Session
+	// name is what other sessions read of the run (SCRIPT KILL, FUNCTION
+	// STATS, -BUSY): published once runLua knows it, after the run itself
+	// is registered. Use named.
+	name     atomic.Pointer[scriptName]
+	readonly bool // EVAL_RO, EVALSHA_RO or a no-writes script (the run's own goroutine only)
 	start    time.Time
 	resp     int // the protocol of redis.call replies (redis.setresp)
 	// wrote is set once the script ran a write command: SCRIPT KILL then
@@ -90,6 +92,21 @@ type scriptRun struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
+}
+
+// scriptName names a running script for other sessions.
+type scriptName struct {
+	sha      string   // the script's SHA1, or the function's name
+	function bool     // FCALL: FUNCTION KILL stops it, not SCRIPT KILL
+	args     [][]byte // a function's FCALL command, copied (FUNCTION STATS)
+}
+
+// named returns the run's name, empty until runLua has published it.
+func (run *scriptRun) named() *scriptName {
+	if n := run.name.Load(); n != nil {
+		return n
+	}
+	return &scriptName{}
 }
 
 // luaState is one interpreter: a sandboxed gopher-lua state whose globals
@@ -939,7 +956,14 @@ func (srv *Server) runLua(s *Session, st *luaState, fn *lua.LFunction, name stri
 		}()
 	}
 	s.script = nil
-	run.sha, run.function, run.readonly = name, function, readonly
+	run.readonly = readonly
+	n := &scriptName{sha: name, function: function}
+	if function {
+		for _, a := range s.Args {
+			n.args = append(n.args, append([]byte(nil), a...))
+		}
+	}
+	run.name.Store(n)
 	st.run = run
 	L := st.L
 	L.SetContext(run.ctx)
@@ -1053,7 +1077,7 @@ func scriptError(err error, run *scriptRun) string {
 	var b strings.Builder
 	b.WriteString(msg)
 	b.WriteString(" script: ")
-	b.WriteString(run.sha)
+	b.WriteString(run.named().sha)
 	if src, ok := t.RawGetString("source").(lua.LString); ok {
 		b.WriteString(", on @")
 		b.WriteString(string(src))
@@ -1116,7 +1140,7 @@ func (s *Session) waitScript(run *scriptRun, cmd *Command) bool {
 		return true
 	}
 	msg := errScriptBusy
-	if run.function {
+	if run.named().function {
 		msg = errFunctionBusy
 	}
 	if cmd.Name == "exec" && s.multi != nil {

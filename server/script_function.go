@@ -654,13 +654,18 @@ func cmdFunctionStats(s *Session) {
 	e := &s.srv.scripts
 	s.W.Map(2)
 	s.W.BulkString("running_script")
-	if run := e.running.Load(); run != nil && run.function && run.sha != "" {
+	n := &scriptName{}
+	run := e.running.Load()
+	if run != nil {
+		n = run.named()
+	}
+	if n.function && n.sha != "" {
 		s.W.Map(3)
 		s.W.BulkString("name")
-		s.W.BulkString(run.sha)
+		s.W.BulkString(n.sha)
 		s.W.BulkString("command")
-		s.W.Array(len(run.s.Args))
-		for _, a := range run.s.Args {
+		s.W.Array(len(n.args))
+		for _, a := range n.args {
 			s.W.Bulk(a)
 		}
 		s.W.BulkString("duration_ms")
