@@ -570,8 +570,8 @@ func (s *Session) serveWaiter(w *waiter, key []byte, obj any) []byte {
 	case waitMove:
 		de := s.db.Lookup(w.dst)
 		if de != nil && de.Type() != keyspace.TypeList {
-			s.srv.errorReplies.Add(1)
 			wr.Error(errWrongType)
+			s.srv.countError(wr.B)
 			break
 		}
 		wr.Bulk(s.moveOne(key, l, w.dst, de, w.front, w.toFront))
@@ -638,13 +638,19 @@ func cmdClientUnblock(s *Session) {
 	wr.Proto = w.proto
 	if asError {
 		wr.Error(errUnblocked)
-		srv.errorReplies.Add(1)
 	} else {
 		wr.NullArray()
 	}
 	if !srv.endWait(w, wr.B) {
 		s.W.Int(0)
 		return
+	}
+	if asError {
+		// The blocked command ends with an error.
+		srv.countError(wr.B)
+		if c := target.lastCmd.Load(); c != nil {
+			c.stats.failed.Add(1)
+		}
 	}
 	s.W.Int(1)
 }

@@ -615,6 +615,7 @@ func cmdConfigResetStat(s *Session) {
 	for _, v := range []interface{ Store(int64) }{&s.srv.totalConns, &s.srv.rejected, &s.srv.totalCmds, &s.srv.expiredKeys, &s.srv.keyHits, &s.srv.keyMisses, &s.srv.errorReplies, &s.srv.netIn, &s.srv.netOut} {
 		v.Store(0)
 	}
+	s.srv.errStats.reset()
 	s.W.OK()
 }
 
@@ -720,7 +721,7 @@ func (srv *Server) infoSections() []infoSection {
 			}
 			return out
 		}},
-		{"errorstats", func(srv *Server) [][2]string { return nil }},
+		{"errorstats", func(srv *Server) [][2]string { return srv.errStats.info() }},
 		{"cluster", func(srv *Server) [][2]string { return [][2]string{{"cluster_enabled", "0"}} }},
 		{"keyspace", func(srv *Server) [][2]string {
 			var out [][2]string

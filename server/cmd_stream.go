@@ -922,7 +922,7 @@ func (srv *Server) serveStream(w *waiter, k blockKey) serveResult {
 	}
 	srv.preimage(k.db, key)
 	if len(wr.B) > 0 {
-		srv.errorReplies.Add(1)
+		srv.countError(wr.B)
 	} else {
 		if wr.Proto == 2 {
 			wr.Array(1)

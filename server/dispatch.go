@@ -179,11 +179,12 @@ func (s *Session) reject(cmd *Command, msg string) {
 	if cmd != nil {
 		cmd.stats.rejected.Add(1)
 	}
-	s.srv.errorReplies.Add(1)
 	if s.multi != nil {
 		s.multi.failed = true
 	}
+	n := len(s.W.B)
 	s.W.Error(msg)
+	s.srv.countError(s.W.B[n:])
 }
 
 // unknownCommand builds Redis's unknown-command error.
@@ -259,9 +260,15 @@ func (s *Session) callLocked(cmd *Command) {
 		cmd.stats.usec.Add(int64(time.Since(start)/time.Microsecond) * timeSample)
 	}
 	s.srv.totalCmds.Add(1)
+	// A script's error reply that a command it called already counted
+	// (script.go) counts once, as in Redis.
+	counted := s.errCounted
+	s.errCounted = false
 	if len(s.W.B) > n && s.W.B[n] == '-' {
 		cmd.stats.failed.Add(1)
-		s.srv.errorReplies.Add(1)
+		if !counted {
+			s.srv.countError(s.W.B[n:])
+		}
 	}
 }
 
@@ -273,6 +280,7 @@ func (s *Session) recoverPanic(cmd *Command, n int) {
 		s.W.B = s.W.B[:n]
 		s.W.Error("ERR internal error in '" + cmd.Name + "'")
 		cmd.stats.failed.Add(1)
+		s.srv.countError(s.W.B[n:])
 	}
 }
 

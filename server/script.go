@@ -519,6 +519,17 @@ func (st *luaState) setResp(L *lua.LState) int {
 
 // luaError raises the error table {err=msg}, as Redis does for a failed
 // redis.call.
+// errStatsCounted is the field Redis adds to the error table of a command's
+// error reply inside a script, read when the script answers with it.
+const errStatsCounted = "ignore_error_stats_update"
+
+// errorCounted reports whether v is an error table of a command's reply,
+// already counted in INFO errorstats.
+func errorCounted(v lua.LValue) bool {
+	t, ok := v.(*lua.LTable)
+	return ok && t.RawGetString(errStatsCounted) == lua.LTrue
+}
+
 func luaError(L *lua.LState, msg string) {
 	t := L.NewTable()
 	t.RawSetString("err", lua.LString(msg))
@@ -603,7 +614,7 @@ func (st *luaState) call(L *lua.LState, raise bool) int {
 		return fail("ERR " + err.Error())
 	}
 	if v.IsError() && raise {
-		luaError(L, string(v.Str))
+		L.Error(st.toLua(v), 0)
 	}
 	L.Push(st.toLua(v))
 	return 1
@@ -718,8 +729,12 @@ func (st *luaState) toLua(v resp.Value) lua.LValue {
 		t.RawSetString("ok", lua.LString(v.Str))
 		return t
 	case '-', '!':
-		t := L.CreateTable(0, 1)
+		t := L.CreateTable(0, 2)
 		t.RawSetString("err", lua.LString(v.Str))
+		// The command's error reply was counted in INFO errorstats when
+		// it was written; the mark, as Redis sets it, keeps the script's
+		// reply of this error from counting it again.
+		t.RawSetString(errStatsCounted, lua.LTrue)
 		return t
 	case '*', '>':
 		if v.Null {
@@ -889,6 +904,9 @@ func (st *luaState) errorHandler(L *lua.LState) int {
 	}
 	out := L.NewTable()
 	out.RawSetString("err", lua.LString(msg))
+	if t, ok := obj.(*lua.LTable); ok && t.RawGetString(errStatsCounted) == lua.LTrue {
+		out.RawSetString(errStatsCounted, lua.LTrue)
+	}
 	for level := 0; level < 100; level++ {
 		dbg, ok := L.GetStack(level)
 		if !ok {
@@ -985,10 +1003,16 @@ func (srv *Server) runLua(s *Session, st *luaState, fn *lua.LFunction, name stri
 	err := L.PCall(len(args), 1, st.handler)
 	L.RemoveContext()
 	if err != nil {
+		var ae *lua.ApiError
+		if errors.As(err, &ae) && run.fatal == "" && !run.killed.Load() {
+			s.errCounted = errorCounted(ae.Object)
+		}
 		s.W.Error(scriptError(err, run))
 		L.SetTop(0)
 	} else {
-		writeReply(&s.W, L.Get(-1), run.resp, 0)
+		ret := L.Get(-1)
+		s.errCounted = errorCounted(ret)
+		writeReply(&s.W, ret, run.resp, 0)
 		L.Pop(1)
 	}
 }

@@ -133,6 +133,7 @@ type Server struct {
 	netIn        atomic.Int64
 	netOut       atomic.Int64
 	errorReplies atomic.Int64
+	errStats     errorStats
 	// securityLogged is when (unix seconds) the cross-protocol scripting
 	// warning was last logged (dispatch.go).
 	securityLogged atomic.Int64

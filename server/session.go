@@ -23,6 +23,10 @@ type Session struct {
 	W resp.Writer
 	// DBIndex is the selected database.
 	DBIndex int
+	// errCounted is set when the error reply just written by a script
+	// was already counted in INFO errorstats as the reply of a command
+	// the script called; callLocked then counts it as a failed call only.
+	errCounted bool
 	// WS is set for sessions on the WebSocket port.
 	WS bool
 	// Quit is set once the client asked to close (QUIT) or must be dropped;

@@ -1,0 +1,90 @@
+package server_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/recached/recached/server"
+	"github.com/recached/recached/server/servertest"
+)
+
+// TestErrorStatsMatchRedis runs the same failing commands on redis-server
+// and recached and compares what INFO errorstats, total_error_replies and
+// the commands' failed_calls and rejected_calls say afterwards.
+func TestErrorStatsMatchRedis(t *testing.T) {
+	if !servertest.HaveRedis() {
+		t.Skip("redis-server not installed")
+	}
+	cases := []struct {
+		name  string
+		cmds  [][]string
+		stats []string // commandstats entries compared
+	}{
+		{"unknown command", [][]string{{"asdf"}}, nil},
+		{"wrong arity", [][]string{{"set", "k"}, {"set", "k1", "v1"}}, []string{"set"}},
+		{"wrongtype", [][]string{{"set", "s", "v"}, {"lpush", "s", "x"}}, []string{"lpush"}},
+		{"auth without password", [][]string{{"auth", "k"}}, []string{"auth"}},
+		{"failed inside exec", [][]string{{"multi"}, {"set", "a", "b"}, {"auth", "a"}, {"exec"}, {"exec"}}, []string{"set", "auth", "exec"}},
+		{"rejected inside multi", [][]string{{"multi"}, {"set"}, {"exec"}}, []string{"set", "multi", "exec"}},
+		{"noscript", [][]string{{"evalsha", "NotValidShaSUM", "0"}}, []string{"evalsha"}},
+		{"nogroup", [][]string{{"xadd", "st", "*", "f", "v"}, {"xgroup", "createconsumer", "st", "g", "c"}}, []string{"xgroup|createconsumer"}},
+		{"pcall in script", [][]string{{"eval", "redis.pcall('xgroup', 'createconsumer', 's1', 'g', 'c') return", "0"}}, []string{"eval", "xgroup|createconsumer"}},
+		{"raised in script", [][]string{{"set", "s", "v"}, {"eval", "return redis.call('lpush', KEYS[1], 'x')", "1", "s"}}, []string{"eval", "lpush"}},
+		{"pcall error returned", [][]string{{"set", "s", "v"}, {"eval", "return redis.pcall('lpush', KEYS[1], 'x')", "1", "s"}}, []string{"eval", "lpush"}},
+		{"error_reply", [][]string{{"eval", "return redis.error_reply('MYCODE something')", "0"}, {"eval", "return redis.error_reply('oneword')", "0"}}, []string{"eval"}},
+		{"script syntax", [][]string{{"eval", "return +", "0"}}, []string{"eval"}},
+	}
+	redisAddr := servertest.StartRedis(t)
+	recAddr, _ := servertest.StartRecached(t, server.DefaultConfig())
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var got [2]string
+			for i, addr := range []string{redisAddr, recAddr} {
+				c := servertest.Dial(t, addr)
+				servertest.MustDo(t, c, "flushall")
+				servertest.MustDo(t, c, "config", "resetstat")
+				for _, args := range tc.cmds {
+					if _, err := c.Do(args...); err != nil {
+						t.Fatal(err)
+					}
+				}
+				got[i] = errorStatsSummary(t, c, tc.stats)
+			}
+			if got[0] != got[1] {
+				t.Errorf("redis-server:\n%s\nrecached:\n%s", got[0], got[1])
+			}
+		})
+	}
+}
+
+var cmdstatFailures = regexp.MustCompile(`calls=(\d+),.*rejected_calls=(\d+),failed_calls=(\d+)`)
+
+// errorStatsSummary is the errorstats section, total_error_replies and
+// the calls/rejected/failed counts of the named commands.
+func errorStatsSummary(t *testing.T, c *servertest.Client, cmds []string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, line := range strings.Split(servertest.MustDo(t, c, "info", "errorstats"), "\r\n") {
+		if strings.HasPrefix(line, "errorstat_") {
+			b.WriteString(line + "\n")
+		}
+	}
+	for _, line := range strings.Split(servertest.MustDo(t, c, "info", "stats"), "\r\n") {
+		if strings.HasPrefix(line, "total_error_replies:") {
+			b.WriteString(line + "\n")
+		}
+	}
+	info := servertest.MustDo(t, c, "info", "commandstats")
+	for _, name := range cmds {
+		m := regexp.MustCompile(`cmdstat_` + regexp.QuoteMeta(name) + `:([^\r]*)`).FindStringSubmatch(info)
+		line := name + ": none"
+		if m != nil {
+			if f := cmdstatFailures.FindStringSubmatch(m[1]); f != nil {
+				line = name + ": calls=" + f[1] + " rejected=" + f[2] + " failed=" + f[3]
+			}
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
