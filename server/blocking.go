@@ -571,7 +571,7 @@ func (s *Session) serveWaiter(w *waiter, key []byte, obj any) []byte {
 		de := s.db.Lookup(w.dst)
 		if de != nil && de.Type() != keyspace.TypeList {
 			wr.Error(errWrongType)
-			s.srv.countError(wr.B)
+			s.srv.countBlockedError(s, wr.B)
 			break
 		}
 		wr.Bulk(s.moveOne(key, l, w.dst, de, w.front, w.toFront))
@@ -646,11 +646,7 @@ func cmdClientUnblock(s *Session) {
 		return
 	}
 	if asError {
-		// The blocked command ends with an error.
-		srv.countError(wr.B)
-		if c := target.lastCmd.Load(); c != nil {
-			c.stats.failed.Add(1)
-		}
+		srv.countBlockedError(target, wr.B)
 	}
 	s.W.Int(1)
 }

@@ -922,7 +922,7 @@ func (srv *Server) serveStream(w *waiter, k blockKey) serveResult {
 	}
 	srv.preimage(k.db, key)
 	if len(wr.B) > 0 {
-		srv.countError(wr.B)
+		srv.countBlockedError(w.s, wr.B)
 	} else {
 		if wr.Proto == 2 {
 			wr.Array(1)

@@ -80,3 +80,13 @@ func (st *errorStats) info() [][2]string {
 	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
 	return out
 }
+
+// countBlockedError accounts for an error reply that ends the blocked
+// command of s: an error reply, and a failed call of that command, as Redis
+// counts a blocked client that is unblocked with an error.
+func (srv *Server) countBlockedError(s *Session, reply []byte) {
+	srv.countError(reply)
+	if c := s.lastCmd.Load(); c != nil {
+		c.stats.failed.Add(1)
+	}
+}

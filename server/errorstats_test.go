@@ -2,8 +2,10 @@ package server_test
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/recached/recached/server"
 	"github.com/recached/recached/server/servertest"
@@ -87,4 +89,75 @@ func errorStatsSummary(t *testing.T, c *servertest.Client, cmds []string) string
 		b.WriteString(line + "\n")
 	}
 	return b.String()
+}
+
+// TestBlockedErrorStatsMatchRedis checks the accounting of blocked
+// commands that end with an error: XREADGROUP whose group is destroyed and
+// BLPOP released by CLIENT UNBLOCK ... ERROR.
+func TestBlockedErrorStatsMatchRedis(t *testing.T) {
+	if !servertest.HaveRedis() {
+		t.Skip("redis-server not installed")
+	}
+	cases := []struct {
+		name    string
+		setup   [][]string
+		block   []string
+		release func(t *testing.T, c *servertest.Client, blockedID string)
+		stats   []string
+	}{
+		{"xgroup destroy", [][]string{{"xgroup", "create", "st", "g", "$", "mkstream"}},
+			[]string{"xreadgroup", "group", "g", "alice", "block", "0", "streams", "st", ">"},
+			func(t *testing.T, c *servertest.Client, _ string) {
+				servertest.MustDo(t, c, "xgroup", "destroy", "st", "g")
+			},
+			[]string{"xreadgroup"}},
+		{"client unblock error", nil,
+			[]string{"blpop", "list", "0"},
+			func(t *testing.T, c *servertest.Client, id string) {
+				servertest.MustDo(t, c, "client", "unblock", id, "error")
+			},
+			[]string{"blpop"}},
+	}
+	redisAddr := servertest.StartRedis(t)
+	recAddr, _ := servertest.StartRecached(t, server.DefaultConfig())
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var got [2]string
+			for i, addr := range []string{redisAddr, recAddr} {
+				c, bc := servertest.Dial(t, addr), servertest.Dial(t, addr)
+				servertest.MustDo(t, c, "flushall")
+				for _, args := range tc.setup {
+					servertest.MustDo(t, c, args...)
+				}
+				id := strings.TrimSpace(strings.TrimPrefix(servertest.MustDo(t, bc, "client", "id"), ":"))
+				servertest.MustDo(t, c, "config", "resetstat")
+				if err := bc.Send(servertest.Encode(tc.block...)); err != nil {
+					t.Fatal(err)
+				}
+				waitBlocked(t, c, 1)
+				tc.release(t, c, id)
+				rep, err := bc.Read()
+				if err != nil || !strings.HasPrefix(string(rep), "-") {
+					t.Fatalf("blocked command answered %q, %v; want an error", rep, err)
+				}
+				got[i] = errorStatsSummary(t, c, tc.stats)
+			}
+			if got[0] != got[1] {
+				t.Errorf("redis-server:\n%s\nrecached:\n%s", got[0], got[1])
+			}
+		})
+	}
+}
+
+// waitBlocked polls INFO clients until n clients are blocked.
+func waitBlocked(t *testing.T, c *servertest.Client, n int) {
+	t.Helper()
+	want := "blocked_clients:" + strconv.Itoa(n) + "\r\n"
+	for i := 0; i < 1000; i++ {
+		if strings.Contains(servertest.MustDo(t, c, "info", "clients"), want) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no %d blocked clients after 5 s", n)
 }
