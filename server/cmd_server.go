@@ -597,10 +597,17 @@ func cmdConfigSet(s *Session) {
 	s.W.OK()
 }
 
-// cmdConfigRewrite answers as Redis does without a configuration file:
-// recached takes its configuration from flags and the environment only.
+// cmdConfigRewrite writes the running configuration into the file the
+// server started with (conffile_rewrite.go).
 func cmdConfigRewrite(s *Session) {
-	s.W.Error("ERR The server is running without a config file")
+	switch err := s.srv.RewriteConfig(); {
+	case err == errNoConfigFile:
+		s.W.Error("ERR " + err.Error())
+	case err != nil:
+		s.W.Error("ERR Rewriting config file: " + errnoText(err))
+	default:
+		s.W.OK()
+	}
 }
 
 func cmdConfigResetStat(s *Session) {
@@ -649,7 +656,7 @@ func (srv *Server) infoSections() []infoSection {
 				{"tcp_port", strconv.Itoa(cfg.Port)}, {"server_time_usec", strconv.FormatInt(time.Now().UnixMicro(), 10)},
 				{"uptime_in_seconds", strconv.FormatInt(up, 10)}, {"uptime_in_days", strconv.FormatInt(up/86400, 10)},
 				{"hz", "10"}, {"configured_hz", "10"}, {"lru_clock", strconv.FormatUint(uint64(srv.ks.Clock()), 10)},
-				{"executable", exe}, {"config_file", ""}, {"io_threads_active", "0"},
+				{"executable", exe}, {"config_file", cfg.ConfigFile}, {"io_threads_active", "0"},
 				{"recached_go_version", runtime.Version()}, {"recached_event_loops", strconv.Itoa(cfg.Loops)},
 			}
 		}},

@@ -195,7 +195,8 @@ func configParamList() []*configParam {
 		boolParam("cluster-enabled", "", imm, false),
 		// recached opens or closes its log only at start.
 		{name: "appendonly", kind: kindBool, flags: fixed,
-			get: func(c *Config) string { return yesNo(c.AppendOnly) }},
+			get: func(c *Config) string { return yesNo(c.AppendOnly) },
+			set: func(c *Config, v string) { c.AppendOnly = v == "yes" }},
 		boolParam("cluster-allow-reads-when-down", "", 0, false),
 		boolParam("cluster-allow-pubsubshard-when-down", "", 0, true),
 		boolParam("crash-log-enabled", "", 0, true),
@@ -258,7 +259,8 @@ func configParamList() []*configParam {
 		enumParam("maxmemory-policy", 0, "noeviction", "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"),
 		// recached chooses its fsync policy at start.
 		{name: "appendfsync", kind: kindEnum, flags: fixed, enum: []string{"everysec", "always", "no"},
-			get: func(c *Config) string { return c.AppendFsync }},
+			get: func(c *Config) string { return c.AppendFsync },
+			set: func(c *Config, v string) { c.AppendFsync = v }},
 		enumParam("oom-score-adj", 0, "no", "no", "yes", "relative", "absolute"),
 		enumParam("acl-pubsub-default", 0, "resetchannels", "allchannels", "resetchannels"),
 		enumParam("sanitize-dump-payload", 0, "no", "no", "yes", "clients"),
@@ -273,14 +275,18 @@ func configParamList() []*configParam {
 
 		// Integers.
 		{name: "databases", kind: kindInt, flags: imm, min: 1, max: maxInt32,
-			get: func(c *Config) string { return strconv.Itoa(c.Databases) }},
+			get: func(c *Config) string { return strconv.Itoa(c.Databases) },
+			set: func(c *Config, v string) { c.Databases, _ = strconv.Atoi(v) }},
 		// recached listens where it started.
 		{name: "port", kind: kindInt, flags: fixed, min: 0, max: 65535,
-			get: func(c *Config) string { return strconv.Itoa(c.Port) }},
+			get: func(c *Config) string { return strconv.Itoa(c.Port) },
+			set: func(c *Config, v string) { c.Port, _ = strconv.Atoi(v) }},
 		{name: "ws-port", kind: kindInt, flags: fixed, min: 0, max: 65535,
-			get: func(c *Config) string { return strconv.Itoa(c.WSPort) }},
+			get: func(c *Config) string { return strconv.Itoa(c.WSPort) },
+			set: func(c *Config, v string) { c.WSPort, _ = strconv.Atoi(v) }},
 		{name: "io-threads", kind: kindInt, flags: imm, min: 1, max: 128,
-			get: func(c *Config) string { return strconv.Itoa(c.Loops) }},
+			get: func(c *Config) string { return strconv.Itoa(c.Loops) },
+			set: func(c *Config, v string) { c.Loops, _ = strconv.Atoi(v) }},
 		intParam("auto-aof-rewrite-percentage", "", 0, 0, maxInt32, 100),
 		intParam("cluster-replica-validity-factor", "cluster-slave-validity-factor", 0, 0, maxInt32, 10),
 		intParam("list-max-listpack-size", "list-max-ziplist-size", 0, math.MinInt32, maxInt32, -2),
@@ -353,7 +359,8 @@ func configParamList() []*configParam {
 
 		// Special parameters.
 		{name: "dir", kind: kindSpecial, flags: prot,
-			get: func(c *Config) string { d, _ := filepath.Abs(c.Dir); return d }},
+			get: func(c *Config) string { d, _ := filepath.Abs(c.Dir); return d },
+			set: func(c *Config, v string) { c.Dir = v }},
 		{name: "save", kind: kindSpecial, flags: paramMultiArg, check: checkSave,
 			get: func(c *Config) string { return c.Save },
 			set: func(c *Config, v string) { c.Save = v }},
@@ -363,7 +370,8 @@ func configParamList() []*configParam {
 			apply: func(srv *Server, v string) { srv.notifyFlags.Store(keyspaceEventFlags(v)) }},
 		// recached listens where it started.
 		{name: "bind", kind: kindSpecial, flags: fixed | paramMultiArg,
-			get: func(c *Config) string { return c.Bind }},
+			get: func(c *Config) string { return c.Bind },
+			set: func(c *Config, v string) { c.Bind = v }},
 		specialParam("replicaof", "slaveof", imm, "", nil),
 		specialParam("latency-tracking-info-percentiles", "", 0, "50 99 99.9", checkPercentiles),
 	}

@@ -35,6 +35,12 @@ type Config struct {
 	AppendFsync string
 	Loops       int
 	Procs       int
+	// ConfigFile is the absolute path of the redis.conf the server was
+	// started with, "" for none: CONFIG REWRITE writes it (conffile.go).
+	ConfigFile string
+	// Params are the values, as CONFIG GET shows them, that the
+	// configuration file gave the parameters without a field above.
+	Params map[string]string
 }
 
 // DefaultConfig returns the defaults SPEC section 1 lists.
@@ -162,6 +168,7 @@ func New(cfg Config) *Server {
 	srv.syncer = newSyncer(srv, cfg.Databases)
 	srv.lastSave.Store(time.Now().Unix())
 	srv.persist = newPersister(srv)
+	srv.applyStartParams()
 	return srv
 }
 

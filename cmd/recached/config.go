@@ -1,0 +1,91 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/recached/recached/server"
+)
+
+// loadConfigArgs reads the configuration file the command line names, as
+// redis-server takes it: the first argument when it is not a flag
+// ("recached /etc/redis/redis.conf --port 7000"), or --config FILE. It
+// also takes Redis-style directives the flag set does not know,
+// "--maxmemory 2gb" or "--save 900 1 300 10" (a name and the arguments up
+// to the next "--"), and applies them after the file, as redis-server
+// does. The file's values become the flags' defaults, so the flags given
+// on the command line override them. It returns the arguments left for
+// fs.Parse; cfg must be the variable fs's flags are bound to.
+func loadConfigArgs(fs *flag.FlagSet, cfg *server.Config, args []string, stderr io.Writer) ([]string, error) {
+	var path string
+	if len(args) > 0 && args[0] != "" && !strings.HasPrefix(args[0], "-") {
+		path, args = args[0], args[1:]
+	}
+	var rest []string
+	var options [][]string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = append(rest, args[i:]...)
+			break
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "--") || name == "" {
+			rest = append(rest, a)
+			continue
+		}
+		if name == "config" {
+			if !hasValue {
+				if i+1 == len(args) {
+					fmt.Fprintf(stderr, "recached: --config needs a file\n")
+					return nil, fmt.Errorf("--config needs a file")
+				}
+				i++
+				value = args[i]
+			}
+			path = value
+			continue
+		}
+		if fs.Lookup(name) != nil {
+			rest = append(rest, a)
+			continue
+		}
+		// A directive: its arguments run to the next "--" argument; none
+		// is an empty one, as redis-server reads "--save".
+		o := []string{name}
+		if hasValue {
+			o = append(o, value)
+		} else {
+			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {
+				i++
+				o = append(o, args[i])
+			}
+			if len(o) == 1 {
+				o = append(o, "")
+			}
+		}
+		options = append(options, o)
+	}
+	if path == "" && len(options) == 0 {
+		return rest, nil
+	}
+	if err := server.LoadConfigFile(cfg, path, options); err != nil {
+		fmt.Fprintln(stderr, err)
+		return nil, err
+	}
+	// The flags are bound to cfg's fields, which now hold the file's
+	// values, except --appendonly (a yes/no text): it learns the file's
+	// value through its Set, so that it stays unless given.
+	if f := fs.Lookup("appendonly"); f != nil {
+		v := "no"
+		if cfg.AppendOnly {
+			v = "yes"
+		}
+		if err := f.Value.Set(v); err != nil {
+			return nil, err
+		}
+	}
+	return rest, nil
+}

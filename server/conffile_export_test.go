@@ -1,0 +1,4 @@
+package server
+
+// QuoteConfigLine is quoteConfigLine, for the external tests' fuzz target.
+var QuoteConfigLine = quoteConfigLine
