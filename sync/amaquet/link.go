@@ -1,0 +1,189 @@
+package amaquet
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"sync"
+)
+
+// link is one TCP connection: a reader goroutine that routes responses to
+// their calls by request ID and events to their subscriptions, and a
+// writer goroutine that batches queued frames into few writes.
+type link struct {
+	nc         net.Conn
+	r          *bufio.Reader
+	out        chan []byte
+	done       chan struct{} // closed when the link is dead
+	once       sync.Once
+	err        error // why it died; set before done is closed
+	maxPayload int
+	down       func(*link)
+
+	mu    sync.Mutex
+	calls map[uint64]*Call // nil once dead
+	subs  map[uint64]*Subscription
+}
+
+func (l *link) dead() bool {
+	select {
+	case <-l.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// cause returns why the link died (nil while it is alive).
+func (l *link) cause() error {
+	if !l.dead() {
+		return nil
+	}
+	return l.err
+}
+
+// kill ends the link once: it closes the socket and completes every call
+// in flight with a *ConnError carrying err.
+func (l *link) kill(err error) {
+	l.once.Do(func() {
+		l.err = err
+		close(l.done)
+		l.nc.Close()
+		l.mu.Lock()
+		calls := l.calls
+		l.calls = nil
+		l.mu.Unlock()
+		for _, c := range calls {
+			c.err = &ConnError{Err: err}
+			c.unwatch()
+			close(c.done)
+		}
+		if l.down != nil {
+			l.down(l)
+		}
+	})
+}
+
+// register adds a call awaiting its response; false when the link is dead.
+func (l *link) register(c *Call) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.calls == nil {
+		return false
+	}
+	l.calls[c.ID] = c
+	return true
+}
+
+// forget drops a call whose caller stopped waiting; its response, if it
+// comes, is discarded.
+func (l *link) forget(id uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.calls != nil {
+		delete(l.calls, id)
+	}
+}
+
+// sendCancel queues a CANCEL (request ID id) of request target; its
+// response is discarded.
+func (l *link) sendCancel(id, target uint64) {
+	f := AppendFrame(nil, KindRequest, OpCancel, id, cancelPayload(target))
+	select {
+	case l.out <- f:
+	case <-l.done:
+	}
+}
+
+func (l *link) readLoop(wg *sync.WaitGroup) {
+	defer wg.Done()
+	hdr := make([]byte, HeaderSize)
+	for {
+		f, err := ReadFrame(l.r, hdr, HardMaxPayload)
+		if err != nil {
+			l.kill(err)
+			return
+		}
+		l.route(f)
+	}
+}
+
+// route hands a frame to its call or subscription; a response nobody
+// waits for (a forgotten call, a CANCEL's answer) is dropped.
+func (l *link) route(f Frame) {
+	l.mu.Lock()
+	if f.Kind == KindEvent {
+		s := l.subs[f.ID]
+		l.mu.Unlock()
+		if s != nil {
+			s.deliver(f.Payload)
+		}
+		return
+	}
+	c := l.calls[f.ID]
+	if c != nil {
+		delete(l.calls, f.ID)
+	}
+	l.mu.Unlock()
+	if c != nil {
+		c.payload = f.Payload
+		c.unwatch()
+		close(c.done)
+	}
+}
+
+func (l *link) writeLoop(wg *sync.WaitGroup) {
+	defer wg.Done()
+	w := bufio.NewWriterSize(l.nc, 64<<10)
+	for {
+		select {
+		case <-l.done:
+			return
+		case f := <-l.out:
+			_, err := w.Write(f)
+			for more := true; more && err == nil; {
+				select {
+				case f = <-l.out:
+					_, err = w.Write(f)
+				default:
+					more = false
+				}
+			}
+			if err == nil {
+				err = w.Flush()
+			}
+			if err != nil {
+				l.kill(err)
+				return
+			}
+		}
+	}
+}
+
+// syncCall writes one request and reads frames until its response, before
+// the link's goroutines run (HELLO, AUTH, re-subscription); events read
+// meanwhile go to their subscriptions. It returns the result or the
+// *Error of the envelope.
+func (l *link) syncCall(id uint64, op Opcode, payload []byte) ([]byte, error) {
+	if _, err := l.nc.Write(AppendFrame(nil, KindRequest, op, id, payload)); err != nil {
+		return nil, &ConnError{Err: err}
+	}
+	hdr := make([]byte, HeaderSize)
+	for {
+		f, err := ReadFrame(l.r, hdr, HardMaxPayload)
+		if err != nil {
+			return nil, &ConnError{Err: err}
+		}
+		if f.Kind == KindEvent {
+			l.route(f)
+			continue
+		}
+		if f.ID != id {
+			continue
+		}
+		if f.Opcode != op {
+			return nil, fmt.Errorf("%w: response to opcode %d has opcode %d", ErrBadFrame, op, f.Opcode)
+		}
+		return parseEnvelope(f.Payload)
+	}
+}
