@@ -25,6 +25,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/recached/recached/bench/procstat"
 )
 
 // row is one benchmark configuration.
@@ -276,35 +278,12 @@ func (s *server) do(args ...string) string {
 }
 
 // cpu returns the process's utime+stime in clock ticks.
-func (s *server) cpu() int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	str := string(b)
-	f := strings.Fields(str[strings.LastIndexByte(str, ')')+2:])
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return ut + st
-}
+func (s *server) cpu() int64 { return procstat.CPUTicks(s.cmd.Process.Pid) }
 
 // rss returns the resident set size in bytes.
-func (s *server) rss() int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
-			f := strings.Fields(l)
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb * 1024
-		}
-	}
-	return 0
-}
+func (s *server) rss() int64 { return procstat.RSS(s.cmd.Process.Pid) }
 
-const ticksPerSecond = 100 // USER_HZ on Linux
+const ticksPerSecond = procstat.TicksPerSecond
 
 func (s *server) run(r row) result {
 	if r.drive != nil {

@@ -1,0 +1,52 @@
+// Package procstat reads a process's CPU time and resident memory from
+// /proc, for the benchmarks that compare servers by CPU per request.
+package procstat
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// TicksPerSecond is USER_HZ on Linux: the unit of CPUTicks.
+const TicksPerSecond = 100
+
+// CPUTicks returns the process's utime+stime in clock ticks (0 when it
+// cannot be read).
+func CPUTicks(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return ut + st
+}
+
+// NsPer converts a CPU time in ticks to nanoseconds per one of n units.
+func NsPer(ticks int64, n int) float64 {
+	return float64(ticks) * 1e9 / TicksPerSecond / float64(n)
+}
+
+// RSS returns the process's resident set size in bytes (0 when it cannot
+// be read).
+func RSS(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			f := strings.Fields(l)
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
