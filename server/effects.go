@@ -389,7 +389,7 @@ func (srv *Server) publishKeyEvent(pub *Session, flags uint32, event string, db 
 		ch = strconv.AppendInt(ch, int64(db), 10)
 		ch = append(ch, "__:"...)
 		ch = append(ch, key...)
-		srv.pubsub.publish(pub, false, ch, []byte(event))
+		srv.pubsub.notify(pub, ch, []byte(event))
 	}
 	if flags&notifyKeyevent != 0 {
 		ch := make([]byte, 0, len("__keyevent@__:")+4+len(event))
@@ -397,7 +397,7 @@ func (srv *Server) publishKeyEvent(pub *Session, flags uint32, event string, db 
 		ch = strconv.AppendInt(ch, int64(db), 10)
 		ch = append(ch, "__:"...)
 		ch = append(ch, event...)
-		srv.pubsub.publish(pub, false, ch, key)
+		srv.pubsub.notify(pub, ch, key)
 	}
 }
 

@@ -20,9 +20,10 @@ const (
 	numKinds
 )
 
-// Redis's client-output-buffer-limit for pub/sub clients (32mb 8mb 60): a
-// subscriber holding more than pubsubHardLimit bytes of unsent output, or
-// more than pubsubSoftLimit for pubsubSoftFor, is disconnected.
+// Redis's default client-output-buffer-limit for pub/sub clients (32mb 8mb
+// 60): a subscriber holding more than pubsubHardLimit bytes of unsent
+// output, or more than pubsubSoftLimit for pubsubSoftFor, is disconnected.
+// The limits in force are the configured ones (config_act.go).
 const (
 	pubsubHardLimit = 32 << 20
 	pubsubSoftLimit = 8 << 20
@@ -51,6 +52,15 @@ type pubsubRegistry struct {
 	// patList holds the patterns in order of first subscription, the order
 	// PUBLISH tries them in.
 	patList []*patternSubs
+
+	// Bus subscriptions (bus.go), by channel and by glob, the globs in
+	// order of first subscription.
+	busChannels map[string][]*BusSub
+	busPatterns map[string]*busPattern
+	busPatList  []*busPattern
+	// hist is the channel history; its stripe locks are also the
+	// per-channel order locks every publication takes (history.go).
+	hist history
 }
 
 // patternSubs is one pattern and its subscribers.
@@ -79,6 +89,9 @@ func (srv *Server) initPubSub() {
 	srv.pubsub.channels = make(map[string][]*Session)
 	srv.pubsub.shards = make(map[string][]*Session)
 	srv.pubsub.patterns = make(map[string]*patternSubs)
+	srv.pubsub.busChannels = make(map[string][]*BusSub)
+	srv.pubsub.busPatterns = make(map[string]*busPattern)
+	srv.pubsub.hist.init(srv.cfg.RealtimeHistoryTTL)
 	srv.resetHooks = append(srv.resetHooks, func(s *Session) { srv.pubsub.dropSession(s) })
 }
 
@@ -305,37 +318,82 @@ func (m *message) bytes(push bool) []byte {
 
 // publish delivers payload to the subscribers of ch (the shard channel ch
 // when shard is set) and, for a plain channel, to every pattern that
-// matches it. It returns the number of receptions as Redis counts them: a
-// session subscribed to the channel and to two matching patterns counts
-// three times. pub is the publishing session, whose own deliveries go into
-// its reply buffer in order, as Redis writes them; it may be nil.
+// matches it and to the bus subscriptions (bus.go), recording it in the
+// channel's history. It returns the number of receptions as Redis counts
+// them: a session subscribed to the channel and to two matching patterns
+// counts three times, and each bus subscription once. pub is the
+// publishing session, whose own deliveries go into its reply buffer in
+// order, as Redis writes them; it may be nil.
 func (r *pubsubRegistry) publish(pub *Session, shard bool, ch, payload []byte) int {
+	if shard {
+		return r.publishShard(pub, ch, payload)
+	}
+	var bm *BusMessage
+	if r.hist.enabled() {
+		bm = newBusMessage(ch, payload, r.hist.now())
+		return r.send(pub, bm, bm.Channel, bm.Payload, true)
+	}
+	return r.send(pub, nil, ch, payload, false)
+}
+
+// notify publishes a keyspace notification: like publish on a plain
+// channel, but never recorded in the history, and its bus message (marked
+// Notification) is made only when a bus subscription matches.
+func (r *pubsubRegistry) notify(pub *Session, ch, payload []byte) int {
+	return r.send(pub, nil, ch, payload, false)
+}
+
+// send is the one delivery pass of a plain channel: under the registry's
+// read lock and the channel's order lock it records bm (when record is
+// set), then delivers to the channel's sessions, the matching patterns'
+// sessions and the bus subscriptions. bm may be nil when record is not
+// set and no bus message exists yet.
+func (r *pubsubRegistry) send(pub *Session, bm *BusMessage, ch, payload []byte, record bool) int {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	n := 0
-	m := r.channels
-	tag := "message"
-	if shard {
-		m, tag = r.shards, "smessage"
+	st := r.hist.stripe(ch)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if record {
+		r.hist.recordLocked(st, bm)
 	}
-	if subs := m[string(ch)]; len(subs) > 0 {
-		msg := message{tag: tag, ch: ch, payload: payload}
+	n := 0
+	if subs := r.channels[string(ch)]; len(subs) > 0 {
+		msg := message{tag: "message", ch: ch, payload: payload}
 		for _, sub := range subs {
 			if pub.deliver(sub, &msg) {
 				n++
 			}
 		}
 	}
-	if shard || len(r.patList) == 0 {
-		return n
-	}
-	chs := string(ch)
-	for _, ps := range r.patList {
-		if !keyspace.Match(ps.pat, chs) {
-			continue
+	if len(r.patList) > 0 {
+		chs := string(ch)
+		for _, ps := range r.patList {
+			if !keyspace.Match(ps.pat, chs) {
+				continue
+			}
+			msg := message{tag: "pmessage", pat: ps.pat, ch: ch, payload: payload}
+			for _, sub := range ps.subs {
+				if pub.deliver(sub, &msg) {
+					n++
+				}
+			}
 		}
-		msg := message{tag: "pmessage", pat: ps.pat, ch: ch, payload: payload}
-		for _, sub := range ps.subs {
+	}
+	if r.hasBus() {
+		n += r.deliverBus(bm, ch, payload)
+	}
+	return n
+}
+
+// publishShard is SPUBLISH: the shard channel's sessions only.
+func (r *pubsubRegistry) publishShard(pub *Session, ch, payload []byte) int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	n := 0
+	if subs := r.shards[string(ch)]; len(subs) > 0 {
+		msg := message{tag: "smessage", ch: ch, payload: payload}
+		for _, sub := range subs {
 			if pub.deliver(sub, &msg) {
 				n++
 			}
@@ -361,7 +419,7 @@ func (pub *Session) deliver(sub *Session, msg *message) bool {
 		return true
 	}
 	sub.conn.Push(msg.bytes(push))
-	if pc, ok := sub.conn.(pendingConn); ok && pc.Pending() > pubsubHardLimit {
+	if pc, ok := sub.conn.(pendingConn); ok && sub.pastHardLimit(pc.Pending()) {
 		sub.dropSlowSubscriber(pc.Pending())
 	}
 	return true
@@ -377,21 +435,7 @@ func (s *Session) CheckOutput(pending int) bool {
 	if s.ps.closing.Load() {
 		return true
 	}
-	st := &s.ps
-	if st.counts[kindChannel].Load()+st.counts[kindPattern].Load()+st.counts[kindShard].Load() == 0 {
-		st.softSince.Store(0)
-		return false
-	}
-	var now int64
-	if pending > pubsubSoftLimit {
-		now = time.Now().UnixNano()
-	}
-	over, since := outputOverLimit(pending, now, st.softSince.Load())
-	st.softSince.Store(since)
-	if over {
-		s.dropSlowSubscriber(pending)
-	}
-	return over
+	return s.checkOutputLimit(pending)
 }
 
 // outputOverLimit applies the pub/sub client output buffer limits to a
@@ -399,32 +443,13 @@ func (s *Session) CheckOutput(pending int) bool {
 // since, when the soft limit was first seen passed (0: not passed). It
 // returns whether the connection must be dropped and the new since.
 func outputOverLimit(pending int, now, since int64) (bool, int64) {
-	switch {
-	case pending > pubsubHardLimit:
-		return true, since
-	case pending <= pubsubSoftLimit:
-		return false, 0
-	case since == 0:
-		return false, now
-	default:
-		return now-since >= int64(pubsubSoftFor), since
-	}
+	return outputOverLimitOf(outputLimit{hard: pubsubHardLimit, soft: pubsubSoftLimit, softFor: pubsubSoftFor}, pending, now, since)
 }
 
 // dropSlowSubscriber closes the connection of a subscriber that does not
 // keep up, once; other clients are not slowed by it.
 func (s *Session) dropSlowSubscriber(pending int) {
-	if !s.ps.closing.CompareAndSwap(false, true) {
-		return
-	}
-	addr := ""
-	if s.conn != nil {
-		addr = s.conn.RemoteAddr()
-	}
-	log.Printf("client id=%d addr=%s closed for overcoming of output buffer limits (pubsub, %d bytes pending)", s.ID, addr, pending)
-	if s.conn != nil {
-		s.conn.Close()
-	}
+	s.dropSlowClient(classPubSub, pending)
 }
 
 // activeChannels returns the channels (shard channels) that have
@@ -442,6 +467,15 @@ func (r *pubsubRegistry) activeChannels(shard bool, pattern string, match bool) 
 			out = append(out, ch)
 		}
 	}
+	if shard {
+		return out
+	}
+	// A channel with only bus subscribers is active too: it has receivers.
+	for ch := range r.busChannels {
+		if _, ok := m[ch]; !ok && (!match || keyspace.Match(pattern, ch)) {
+			out = append(out, ch)
+		}
+	}
 	return out
 }
 
@@ -456,6 +490,9 @@ func (r *pubsubRegistry) numSub(shard bool, chans [][]byte) []int {
 	out := make([]int, len(chans))
 	for i, ch := range chans {
 		out[i] = len(m[string(ch)])
+		if !shard {
+			out[i] += len(r.busChannels[string(ch)])
+		}
 	}
 	return out
 }
@@ -465,5 +502,17 @@ func (r *pubsubRegistry) numSub(shard bool, chans [][]byte) []int {
 func (r *pubsubRegistry) stats() (channels, patterns, shards int) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return len(r.channels), len(r.patterns), len(r.shards)
+	channels = len(r.channels)
+	for ch := range r.busChannels {
+		if _, ok := r.channels[ch]; !ok {
+			channels++
+		}
+	}
+	patterns = len(r.patterns)
+	for pat := range r.busPatterns {
+		if _, ok := r.patterns[pat]; !ok {
+			patterns++
+		}
+	}
+	return channels, patterns, len(r.shards)
 }

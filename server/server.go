@@ -14,6 +14,7 @@ import (
 
 	"github.com/recached/recached/dedup"
 	"github.com/recached/recached/server/keyspace"
+	"github.com/recached/recached/sync/apikey"
 )
 
 // Version is the Redis version recached reports, the one whose replies it
@@ -35,6 +36,13 @@ type Config struct {
 	AppendFsync string
 	Loops       int
 	Procs       int
+	// APIKeysFile is the --api-keys file of Blackevin and Amaquet API keys
+	// (SPEC section 9; sync/apikey); "" for none.
+	APIKeysFile string
+	// RealtimeHistoryTTL is how long a channel's history (the last
+	// HistoryLimit messages, for rewind) is kept after its last
+	// publication; zero or less records no history.
+	RealtimeHistoryTTL time.Duration
 	// ConfigFile is the absolute path of the redis.conf the server was
 	// started with, "" for none: CONFIG REWRITE writes it (conffile.go).
 	ConfigFile string
@@ -57,6 +65,8 @@ func DefaultConfig() Config {
 		AppendFsync: "everysec",
 		Loops:       1,
 		Procs:       1,
+
+		RealtimeHistoryTTL: DefaultHistoryTTL,
 	}
 }
 
@@ -125,6 +135,8 @@ type Server struct {
 	notifyFlags atomic.Uint32
 	// syncer routes writes to sync clients (syncer.go).
 	syncer *syncer
+	// apiKeys is the --api-keys store, nil without one.
+	apiKeys atomic.Pointer[apikey.Store]
 
 	clientsMu sync.Mutex
 	clients   map[int64]*Session
@@ -202,6 +214,30 @@ func (srv *Server) AddHookFirst(h EffectHook) {
 // Keyspace returns the server's data.
 func (srv *Server) Keyspace() *keyspace.Keyspace { return srv.ks }
 
+// LoadAPIKeys loads Config.APIKeysFile, when set, as the store APIKeys
+// returns; an error names the file and what is wrong, and the caller
+// refuses to start. cmd/recached calls it once after New.
+func (srv *Server) LoadAPIKeys() error {
+	path := srv.Config().APIKeysFile
+	if path == "" {
+		return nil
+	}
+	st, err := apikey.Load(path)
+	if err != nil {
+		return err
+	}
+	srv.apiKeys.Store(st)
+	return nil
+}
+
+// SetAPIKeys installs a key store (tests, embedders); nil removes it.
+func (srv *Server) SetAPIKeys(st *apikey.Store) { srv.apiKeys.Store(st) }
+
+// APIKeys returns the API keys the realtime and Amaquet transports
+// authenticate with, nil when none are configured. The store reloads
+// itself in place (SIGHUP: APIKeys().Reload()).
+func (srv *Server) APIKeys() *apikey.Store { return srv.apiKeys.Load() }
+
 // Table returns the command table.
 func (srv *Server) Table() *Table { return srv.table }
 
@@ -212,8 +248,9 @@ func (srv *Server) Config() Config {
 	return srv.cfg
 }
 
-// Run does the server's background work, active expiry and the sweeping of
-// idle DEDUP marks, until ctx ends.
+// Run does the server's background work, active expiry, the dropping of
+// channel histories past their TTL and the sweeping of idle DEDUP marks,
+// until ctx ends.
 func (srv *Server) Run(ctx context.Context) {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
@@ -227,6 +264,7 @@ func (srv *Server) Run(ctx context.Context) {
 			srv.coarseNow.Store(now.UnixMilli())
 			srv.ks.Tick()
 			srv.activeExpire()
+			srv.pubsub.hist.prune(now)
 		case <-sweep.C:
 			srv.dedup.Sweep()
 		}
