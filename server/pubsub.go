@@ -20,10 +20,9 @@ const (
 	numKinds
 )
 
-// Redis's default client-output-buffer-limit for pub/sub clients (32mb 8mb
-// 60): a subscriber holding more than pubsubHardLimit bytes of unsent
-// output, or more than pubsubSoftLimit for pubsubSoftFor, is disconnected.
-// The limits in force are the configured ones (config_act.go).
+// Redis's client-output-buffer-limit for pub/sub clients (32mb 8mb 60): a
+// subscriber holding more than pubsubHardLimit bytes of unsent output, or
+// more than pubsubSoftLimit for pubsubSoftFor, is disconnected.
 const (
 	pubsubHardLimit = 32 << 20
 	pubsubSoftLimit = 8 << 20
@@ -419,7 +418,7 @@ func (pub *Session) deliver(sub *Session, msg *message) bool {
 		return true
 	}
 	sub.conn.Push(msg.bytes(push))
-	if pc, ok := sub.conn.(pendingConn); ok && sub.pastHardLimit(pc.Pending()) {
+	if pc, ok := sub.conn.(pendingConn); ok && pc.Pending() > pubsubHardLimit {
 		sub.dropSlowSubscriber(pc.Pending())
 	}
 	return true
@@ -435,7 +434,21 @@ func (s *Session) CheckOutput(pending int) bool {
 	if s.ps.closing.Load() {
 		return true
 	}
-	return s.checkOutputLimit(pending)
+	st := &s.ps
+	if st.counts[kindChannel].Load()+st.counts[kindPattern].Load()+st.counts[kindShard].Load() == 0 {
+		st.softSince.Store(0)
+		return false
+	}
+	var now int64
+	if pending > pubsubSoftLimit {
+		now = time.Now().UnixNano()
+	}
+	over, since := outputOverLimit(pending, now, st.softSince.Load())
+	st.softSince.Store(since)
+	if over {
+		s.dropSlowSubscriber(pending)
+	}
+	return over
 }
 
 // outputOverLimit applies the pub/sub client output buffer limits to a
@@ -443,13 +456,32 @@ func (s *Session) CheckOutput(pending int) bool {
 // since, when the soft limit was first seen passed (0: not passed). It
 // returns whether the connection must be dropped and the new since.
 func outputOverLimit(pending int, now, since int64) (bool, int64) {
-	return outputOverLimitOf(outputLimit{hard: pubsubHardLimit, soft: pubsubSoftLimit, softFor: pubsubSoftFor}, pending, now, since)
+	switch {
+	case pending > pubsubHardLimit:
+		return true, since
+	case pending <= pubsubSoftLimit:
+		return false, 0
+	case since == 0:
+		return false, now
+	default:
+		return now-since >= int64(pubsubSoftFor), since
+	}
 }
 
 // dropSlowSubscriber closes the connection of a subscriber that does not
 // keep up, once; other clients are not slowed by it.
 func (s *Session) dropSlowSubscriber(pending int) {
-	s.dropSlowClient(classPubSub, pending)
+	if !s.ps.closing.CompareAndSwap(false, true) {
+		return
+	}
+	addr := ""
+	if s.conn != nil {
+		addr = s.conn.RemoteAddr()
+	}
+	log.Printf("client id=%d addr=%s closed for overcoming of output buffer limits (pubsub, %d bytes pending)", s.ID, addr, pending)
+	if s.conn != nil {
+		s.conn.Close()
+	}
 }
 
 // activeChannels returns the channels (shard channels) that have
