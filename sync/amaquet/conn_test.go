@@ -203,6 +203,21 @@ func TestTransactionAndDB(t *testing.T) {
 	if want := []any{"OK", int64(2), "2", int64(1)}; !reflect.DeepEqual(res, want) {
 		t.Fatalf("transaction = %#v, want %#v", res, want)
 	}
+	// A command failing inside EXEC does not stop the others: its result
+	// is its *Error.
+	res, err = c.Transaction(ctx, []any{"SET", "s", "1"}, []any{"LPUSH", "s", "x"}, []any{"GET", "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 3 || res[0] != "OK" || res[2] != "1" {
+		t.Fatalf("transaction with a failing command = %#v", res)
+	}
+	if e, ok := res[1].(*Error); !ok || !errors.Is(e, ErrWrongType) {
+		t.Fatalf("failing command's result = %#v, want a WRONGTYPE *Error", res[1])
+	}
+	if _, err := c.Transaction(ctx, []any{"GET", "a"}, []any{"NOSUCH"}); !errors.Is(err, ErrUnknownCommand) && !errors.Is(err, ErrBadRequest) && !errors.Is(err, ErrCommandError) {
+		t.Fatalf("transaction with an unknown command: %v", err)
+	}
 	if r, err := c.Do(ctx, "LINDEX", "l", 0); err != nil || !bytes.Equal(r.([]byte), []byte{0xff, 0}) {
 		t.Fatalf("LINDEX = %#v %v", r, err)
 	}

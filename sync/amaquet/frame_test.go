@@ -66,6 +66,7 @@ func TestDecodeResult(t *testing.T) {
 		{`["a",{"base64":"AQ=="},[1,null]]`, []any{"a", []byte{1}, []any{int64(1), nil}}},
 		{`{"f":"v","n":2}`, map[string]any{"f": "v", "n": int64(2)}},
 		{`{"base64":"AQ==","x":1}`, map[string]any{"base64": "AQ==", "x": int64(1)}},
+		{`["OK",{"error":{"code":"WRONGTYPE","message":"WRONGTYPE Operation"}}]`, []any{"OK", &Error{Code: CodeWrongType, Message: "WRONGTYPE Operation"}}},
 	} {
 		got, err := DecodeResult([]byte(tc.in))
 		if err != nil || !reflect.DeepEqual(got, tc.want) {

@@ -127,8 +127,9 @@ func parseEnvelope(p []byte) (json.RawMessage, error) {
 // DecodeResult turns a COMMAND result into Go values: strings → string,
 // {"base64":"…"} → []byte, integral numbers → int64, other numbers →
 // float64, null → nil, booleans → bool, arrays → []any, objects →
-// map[string]any. An integer beyond 2^53 arrives as a string (SPEC
-// section 10) and stays one.
+// map[string]any, and an error inside an array ({"error":{"code",
+// "message"}}, e.g. a transaction's failed command) → *Error. An integer
+// beyond 2^53 arrives as a string (SPEC section 10) and stays one.
 func DecodeResult(raw []byte) (any, error) {
 	if len(raw) == 0 {
 		return nil, nil
@@ -166,6 +167,14 @@ func convert(v any) (any, error) {
 		}
 		return x, nil
 	case map[string]any:
+		if e, ok := x["error"].(map[string]any); ok && len(x) == 1 {
+			// An error reply inside an array (a transaction's failed command).
+			code, _ := e["code"].(string)
+			msg, _ := e["message"].(string)
+			if code != "" {
+				return &Error{Code: Code(code), Message: msg}, nil
+			}
+		}
 		if s, ok := x["base64"].(string); ok && len(x) == 1 {
 			b, err := base64.StdEncoding.DecodeString(s)
 			if err != nil {
