@@ -613,10 +613,7 @@ func cmdConfigRewrite(s *Session) {
 func cmdConfigResetStat(s *Session) {
 	for _, c := range s.srv.table.cmds {
 		for _, x := range append([]*Command{c}, c.Subs...) {
-			x.stats.calls.Store(0)
-			x.stats.usec.Store(0)
-			x.stats.rejected.Store(0)
-			x.stats.failed.Store(0)
+			x.stats.reset()
 		}
 	}
 	for _, v := range []interface{ Store(int64) }{&s.srv.totalConns, &s.srv.rejected, &s.srv.totalCmds, &s.srv.expiredKeys, &s.srv.keyHits, &s.srv.keyMisses, &s.srv.errorReplies, &s.srv.netIn, &s.srv.netOut} {
@@ -687,11 +684,15 @@ func (srv *Server) infoSections() []infoSection {
 		{"persistence", func(srv *Server) [][2]string { return srv.persist.info() }},
 		{"stats", func(srv *Server) [][2]string {
 			pubsubChannels, pubsubPatterns, _ := srv.pubsub.stats()
+			inst := srv.instantaneousInfo()
 			return [][2]string{
 				{"total_connections_received", strconv.FormatInt(srv.totalConns.Load(), 10)},
 				{"total_commands_processed", strconv.FormatInt(srv.totalCmds.Load(), 10)},
+				inst[0],
 				{"total_net_input_bytes", strconv.FormatInt(srv.netIn.Load(), 10)},
 				{"total_net_output_bytes", strconv.FormatInt(srv.netOut.Load(), 10)},
+				{"total_net_repl_input_bytes", "0"}, {"total_net_repl_output_bytes", "0"},
+				inst[1], inst[2],
 				{"rejected_connections", strconv.FormatInt(srv.rejected.Load(), 10)},
 				{"expired_keys", strconv.FormatInt(srv.expiredKeys.Load(), 10)},
 				{"evicted_keys", "0"},
@@ -718,7 +719,7 @@ func (srv *Server) infoSections() []infoSection {
 					if calls == 0 && rej == 0 && fail == 0 {
 						continue
 					}
-					usec := x.stats.usec.Load()
+					usec := x.stats.usec()
 					per := 0.0
 					if calls > 0 {
 						per = float64(usec) / float64(calls)
@@ -729,20 +730,48 @@ func (srv *Server) infoSections() []infoSection {
 			return out
 		}},
 		{"errorstats", func(srv *Server) [][2]string { return srv.errStats.info() }},
+		{"latencystats", func(srv *Server) [][2]string {
+			if !srv.latencyTracking.Load() {
+				return nil // as Redis, nothing while latency-tracking is off
+			}
+			srv.cfgMu.RLock()
+			ps := latencyPercentiles(srv.paramValue(paramTable.lookup("latency-tracking-info-percentiles")))
+			srv.cfgMu.RUnlock()
+			var out [][2]string
+			for _, c := range srv.table.Sorted() {
+				for _, x := range append([]*Command{c}, c.Subs...) {
+					if h := x.stats.lat.Load(); h != nil && h.total.Load() > 0 {
+						out = append(out, [2]string{"latency_percentiles_usec_" + x.Name, h.latencyLine(ps)})
+					}
+				}
+			}
+			return out
+		}},
 		{"cluster", func(srv *Server) [][2]string { return [][2]string{{"cluster_enabled", "0"}} }},
 		{"keyspace", func(srv *Server) [][2]string {
 			var out [][2]string
 			for _, db := range srv.ks.DBs {
 				keys, exp := 0, 0
+				var ttlSum int64
+				ttlN := 0
 				for i := 0; i < keyspace.NumShards; i++ {
 					sh := db.Shard(i)
 					sh.Lock()
 					keys += db.Len(i)
 					exp += db.Expires(i)
+					// avg_ttl is estimated from a sample of each shard's
+					// keys with a time to live.
+					sum, n := db.SampleTTL(i, 16)
 					sh.Unlock()
+					ttlSum += sum
+					ttlN += n
 				}
 				if keys > 0 {
-					out = append(out, [2]string{fmt.Sprintf("db%d", db.Index), fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", keys, exp)})
+					avg := int64(0)
+					if ttlN > 0 {
+						avg = ttlSum / int64(ttlN)
+					}
+					out = append(out, [2]string{fmt.Sprintf("db%d", db.Index), fmt.Sprintf("keys=%d,expires=%d,avg_ttl=%d", keys, exp, avg)})
 				}
 			}
 			return out
@@ -804,7 +833,7 @@ func cmdInfo(s *Session) {
 		if b.Len() > 0 {
 			b.WriteString("\r\n")
 		}
-		b.WriteString("# " + strings.ToUpper(sec.name[:1]) + sec.name[1:] + "\r\n")
+		b.WriteString("# " + sectionTitle(sec.name) + "\r\n")
 		for _, kv := range sec.lines(s.srv) {
 			b.WriteString(kv[0] + ":" + kv[1] + "\r\n")
 		}

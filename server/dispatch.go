@@ -5,16 +5,10 @@ import (
 	"math/bits"
 	"runtime/debug"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/recached/recached/resp"
 )
-
-// cmdStats are one command's INFO commandstats counters.
-type cmdStats struct {
-	calls, usec, rejected, failed atomic.Int64
-}
 
 // Exec runs one request: prepare checks it, then it is queued in an open
 // transaction or run under the locks of the shards its keys live in. The
@@ -215,10 +209,6 @@ func trunc(b []byte, n int) []byte {
 	return b
 }
 
-// timeSample is how often command durations are measured for INFO
-// commandstats.
-const timeSample = 32
-
 // call runs a checked command under its locks.
 func (s *Session) call(cmd *Command) {
 	if s.inExec {
@@ -241,10 +231,8 @@ func (s *Session) callLocked(cmd *Command) {
 		return
 	}
 	s.noteAbsent(cmd)
-	// Reading the clock twice costs more than a fast command itself, so
-	// one call in timeSample is timed and counts for timeSample calls.
-	s.calls++
-	timed := s.calls%timeSample == 0
+	track := s.srv.latencyTracking.Load()
+	timed := cmd.stats.startCall(track)
 	var start time.Time
 	if timed {
 		start = time.Now()
@@ -255,9 +243,8 @@ func (s *Session) callLocked(cmd *Command) {
 	}
 	defer s.recoverPanic(cmd, n)
 	cmd.Handler(s)
-	cmd.stats.calls.Add(1)
 	if timed {
-		cmd.stats.usec.Add(int64(time.Since(start)/time.Microsecond) * timeSample)
+		cmd.stats.endTimed(time.Since(start), track)
 	}
 	s.srv.totalCmds.Add(1)
 	// A script's error reply that a command it called already counted

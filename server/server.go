@@ -152,6 +152,11 @@ type Server struct {
 	netOut       atomic.Int64
 	errorReplies atomic.Int64
 	errStats     errorStats
+	instMu       sync.Mutex
+	inst         instStats
+	// latencyTracking is latency-tracking: timed calls feed INFO
+	// latencystats.
+	latencyTracking atomic.Bool
 	// securityLogged is when (unix seconds) the cross-protocol scripting
 	// warning was last logged (dispatch.go).
 	securityLogged atomic.Int64
@@ -180,6 +185,7 @@ func New(cfg Config) *Server {
 	srv.syncer = newSyncer(srv, cfg.Databases)
 	srv.lastSave.Store(time.Now().Unix())
 	srv.persist = newPersister(srv)
+	srv.latencyTracking.Store(true) // latency-tracking's default
 	srv.applyStartParams()
 	return srv
 }
@@ -263,6 +269,7 @@ func (srv *Server) Run(ctx context.Context) {
 		case now := <-t.C:
 			srv.coarseNow.Store(now.UnixMilli())
 			srv.ks.Tick()
+			srv.sampleStats(now)
 			srv.activeExpire()
 			srv.pubsub.hist.prune(now)
 		case <-sweep.C:

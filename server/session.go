@@ -78,7 +78,6 @@ type Session struct {
 	lockDB      uint64 // bit i set: masks[i] has shards locked
 	inExec      bool
 	eff         Effect
-	calls       uint64 // commands run, for sampling their duration
 
 	// inDedup is set while a DEDUP-wrapped command runs, with its mark.
 	inDedup     bool

@@ -207,6 +207,7 @@ func (c *conn) writePushes(gc gnet.Conn, err error) error {
 	}
 	if err == nil && !c.closed.Load() {
 		_, _ = gc.Write(b)
+		c.srv.AddNetIO(0, len(b))
 	}
 	c.queued.Add(-int64(len(b)))
 	if err == nil && !c.closed.Load() {
@@ -327,6 +328,7 @@ func (l *Listener) OnTraffic(gc gnet.Conn) gnet.Action {
 	if off > 0 {
 		// Discard(0) would drop the whole buffer.
 		_, _ = gc.Discard(off)
+		l.srv.AddNetIO(off, 0)
 	}
 	cc.inbound.Store(int64(len(buf) - off))
 	l.srv.Commit()
@@ -342,6 +344,7 @@ func (l *Listener) flush(gc gnet.Conn, s *server.Session) {
 		_ = cc.writePushes(gc, nil) // pushes queued before these replies go first
 	}
 	_, _ = gc.Write(s.W.B)
+	l.srv.AddNetIO(0, len(s.W.B))
 	if cc, ok := gc.Context().(*conn); ok {
 		cc.outbound.Store(int64(gc.OutboundBuffered()))
 	}

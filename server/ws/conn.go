@@ -285,6 +285,7 @@ func (c *conn) readLoop() (graceful bool) {
 		if err != nil {
 			return false
 		}
+		c.l.srv.AddNetIO(len(buf), 0)
 		if !tooBig && typ == websocket.TextMessage && !utf8.Valid(buf) {
 			c.failInvalidText()
 			return false
@@ -488,7 +489,8 @@ func (c *conn) writeLoop() {
 // connection is torn down.
 func (c *conn) write(b []byte) bool {
 	_ = c.nc.SetWriteDeadline(time.Now().Add(c.l.WriteTimeout))
-	_, err := c.nc.Write(b)
+	n, err := c.nc.Write(b)
+	c.l.srv.AddNetIO(0, n)
 	if err != nil {
 		c.kill()
 		return false
