@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/recached/recached/server"
 	"github.com/recached/recached/server/tcp"
@@ -37,6 +38,9 @@ func main() {
 func run(args []string, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "check" {
 		return runCheck(args[1:], os.Stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "realtime-token" {
+		return runRealtimeToken(args[1:], time.Now(), os.Stdout, stderr)
 	}
 	if len(args) > 0 && args[0] == "token" {
 		return runToken(args[1:], os.Getenv, os.Stdout, stderr)
@@ -65,6 +69,8 @@ func parseFlags(args []string, stderr io.Writer) (server.Config, error) {
 	fs.IntVar(&cfg.Port, "port", cfg.Port, "RESP (TCP) port")
 	fs.IntVar(&cfg.WSPort, "ws-port", cfg.WSPort, "WebSocket bridge port (0 disables)")
 	fs.StringVar(&cfg.Dir, "dir", cfg.Dir, "directory for the snapshot and the append-only log")
+	fs.StringVar(&cfg.APIKeysFile, "api-keys", cfg.APIKeysFile, "JSON file of API keys for the realtime and Amaquet protocols (SIGHUP reloads it)")
+	fs.DurationVar(&cfg.RealtimeHistoryTTL, "realtime-history-ttl", cfg.RealtimeHistoryTTL, "how long a channel's last 100 messages are kept for rewind after its last publish (0: no history)")
 	fs.StringVar(&cfg.RequirePass, "requirepass", os.Getenv("RECACHED_PASSWORD"), "password clients must AUTH with (env RECACHED_PASSWORD)")
 	fs.StringVar(&cfg.TokenSecret, "token-secret", os.Getenv("RECACHED_TOKEN_SECRET"), "HMAC secret for scope tokens (env RECACHED_TOKEN_SECRET)")
 	fs.IntVar(&cfg.MaxClients, "maxclients", cfg.MaxClients, "maximum number of connected clients")
@@ -116,6 +122,27 @@ func parseFlags(args []string, stderr io.Writer) (server.Config, error) {
 	return cfg, nil
 }
 
+// reloadOnHangup reloads the API keys file at every SIGHUP until ctx ends;
+// a file that fails to load leaves the keys as they were.
+func reloadOnHangup(ctx context.Context, srv *server.Server) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			st := srv.APIKeys()
+			if err := st.Reload(); err != nil {
+				log.Printf("recached: SIGHUP: %v (the keys stay as they were)", err)
+				continue
+			}
+			log.Printf("recached: SIGHUP: reloaded %d API keys from %s", len(st.Keys()), st.Path())
+		}
+	}
+}
+
 // serve runs the server until SIGINT, SIGTERM or SHUTDOWN.
 func serve(cfg server.Config) error {
 	if os.Getenv("GOGC") == "" {
@@ -134,6 +161,9 @@ func serve(cfg server.Config) error {
 		runtime.GOMAXPROCS(cfg.Procs)
 	}
 	srv := server.New(cfg)
+	if err := srv.LoadAPIKeys(); err != nil {
+		return err
+	}
 	if err := srv.OpenPersistence(); err != nil {
 		return err
 	}
@@ -146,6 +176,9 @@ func serve(cfg server.Config) error {
 		case <-ctx.Done():
 		}
 	}()
+	if srv.APIKeys() != nil {
+		go reloadOnHangup(ctx, srv)
+	}
 	go srv.Run(ctx)
 	addr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.Port))
 	log.Printf("recached %s starting (go %s, GOMAXPROCS %d)", server.Version, runtime.Version(), runtime.GOMAXPROCS(0))
