@@ -25,12 +25,19 @@ const (
 	// presents (strict mode; one with no token may use none), so a password
 	// or a token secret lifts protected mode on it.
 	TransportWS
+	// TransportAmaquet is the Amaquet port: with API keys configured
+	// every connection must AUTH with one, so the keys file (or a
+	// password) lifts protected mode on it.
+	TransportAmaquet
 )
 
 // String returns the transport's name for logs.
 func (t Transport) String() string {
-	if t == TransportWS {
+	switch t {
+	case TransportWS:
 		return "websocket"
+	case TransportAmaquet:
+		return "amaquet"
 	}
 	return "resp"
 }
@@ -73,6 +80,9 @@ func (srv *Server) Protected(t Transport) bool {
 	cfg := srv.Config()
 	if cfg.RequirePass != "" {
 		return false
+	}
+	if t == TransportAmaquet {
+		return srv.APIKeys() == nil
 	}
 	return t != TransportWS || cfg.TokenSecret == ""
 }

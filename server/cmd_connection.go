@@ -13,7 +13,7 @@ import (
 
 // connectionCommands are the commands about the connection itself.
 func connectionCommands() []*Command {
-	conn := FlagConnection
+	conn := FlagConnection | FlagStateful
 	session := conn | FlagClientOwned
 	return []*Command{
 		{Name: "ping", Arity: -1, Flags: FlagFast | FlagStale | FlagSubContext, Group: "connection", Since: "1.0.0", Syntax: "[message]", Summary: "Returns the server's liveliness response.", Categories: "fast connection", Handler: cmdPing},
@@ -38,7 +38,7 @@ func connectionCommands() []*Command {
 			{Name: "kill", Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "2.4.0", Syntax: "ip:port | ([ID client-id] [TYPE NORMAL | MASTER | SLAVE | REPLICA | PUBSUB] [USER username] [ADDR ip:port] [LADDR ip:port] [SKIPME YES | NO])", Summary: "Terminates open connections.", Categories: "admin slow dangerous connection", Handler: cmdClientKill},
 			{Name: "setinfo", Arity: 4, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "7.2.0", Syntax: "LIB-NAME libname | LIB-VER libver", Summary: "Sets information specific to the client or connection.", Categories: "slow connection", Handler: cmdClientSetInfo},
 			{Name: "no-evict", Arity: 3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "7.0.0", Syntax: "ON | OFF", Summary: "Sets the client eviction mode of the connection.", Categories: "admin slow dangerous connection", Handler: cmdClientNoEvict},
-			{Name: "reply", Arity: 3, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "3.2.0", Syntax: "ON | OFF | SKIP", Summary: "Instructs the server whether to reply to commands.", Complexity: "O(1)", Categories: "slow connection", Handler: cmdClientReply},
+			{Name: "reply", Arity: 3, Flags: FlagNoScript | FlagLoading | FlagStale | FlagStateful, Since: "3.2.0", Syntax: "ON | OFF | SKIP", Summary: "Instructs the server whether to reply to commands.", Complexity: "O(1)", Categories: "slow connection", Handler: cmdClientReply},
 			{Name: "no-touch", Arity: 3, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "7.2.0", Syntax: "ON | OFF", Summary: "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", Categories: "slow connection", Handler: cmdClientNoTouch},
 			{Name: "help", Arity: 2, Flags: FlagLoading | FlagStale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Categories: "slow connection", Handler: cmdClientHelp},
 			{Name: "unblock", Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "5.0.0", Syntax: "client-id [TIMEOUT | ERROR]", Summary: "Unblocks a client blocked by a blocking command from a different connection.", Complexity: "O(log N) where N is the number of client connections", Categories: "admin slow dangerous connection", Handler: cmdClientUnblock},

@@ -9,7 +9,7 @@ import (
 // is allowed in RESP2 subscribed mode; all of them except PUBSUB are
 // connection-scoped, so DEDUP never wraps them.
 func pubsubCommands() []*Command {
-	sub := FlagPubSub | FlagNoScript | FlagLoading | FlagStale | FlagSubContext | FlagConnection | FlagClientOwned
+	sub := FlagPubSub | FlagNoScript | FlagLoading | FlagStale | FlagSubContext | FlagConnection | FlagClientOwned | FlagStateful
 	pub := FlagPubSub | FlagLoading | FlagStale | FlagFast | FlagConnection
 	info := FlagPubSub | FlagLoading | FlagStale
 	return []*Command{

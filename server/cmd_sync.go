@@ -16,7 +16,7 @@ import (
 // so their table entries carry no key spec; scope checks know KWATCH's
 // arguments are keys.
 func syncCommands() []*Command {
-	conn := FlagConnection | FlagNoScript | FlagClientOwned
+	conn := FlagConnection | FlagNoScript | FlagClientOwned | FlagStateful
 	return []*Command{
 		{Name: "sync", Arity: -2, Flags: conn | FlagFast | FlagStale, Group: "connection", Since: "7.0.0", Syntax: "TOKEN token | pattern [pattern ...]", Summary: "Sets the connection's sync scope: the keys whose writes it receives as pushes.", Categories: "fast connection", Handler: cmdSync},
 		{Name: "qsub", Arity: 2, Flags: conn | FlagReadonly | FlagAllKeys | FlagNoMulti | FlagFiltered, Group: "connection", Since: "7.0.0", Syntax: "pattern", Summary: "Registers a live query and returns the current state of the keys it matches.", Categories: "read slow connection", Handler: cmdQSub},

@@ -1054,6 +1054,7 @@ func (s *Session) startScript(cmd *Command) {
 	}
 	w.DBIndex, w.db = s.DBIndex, s.db
 	w.authed, w.scope, w.W.Proto = s.authed, s.scope, s.W.Proto
+	w.chanScope = s.chanScope
 	w.Args, w.script = args, run
 	s.blocked.Store(blockWaiting)
 	go func() {

@@ -36,6 +36,17 @@ type Config struct {
 	AppendFsync string
 	Loops       int
 	Procs       int
+	// Amaquet (SPEC section 10, server/amaquet): the port (0 disables),
+	// the largest payload a request may declare, the active commands per
+	// connection, the declared-payload budget of the whole server, the
+	// time a started frame may take and the idle time between frames (0:
+	// forever).
+	AmaquetPort          int
+	AmaquetMaxPayload    int
+	AmaquetMaxInflight   int
+	AmaquetPayloadBudget int64
+	AmaquetReadTimeout   time.Duration
+	AmaquetIdleTimeout   time.Duration
 	// APIKeysFile is the --api-keys file of Blackevin and Amaquet API keys
 	// (SPEC section 9; sync/apikey); "" for none.
 	APIKeysFile string
@@ -65,6 +76,13 @@ func DefaultConfig() Config {
 		AppendFsync: "everysec",
 		Loops:       1,
 		Procs:       1,
+
+		AmaquetPort:          6382,
+		AmaquetMaxPayload:    1 << 20,
+		AmaquetMaxInflight:   64,
+		AmaquetPayloadBudget: 256 << 20,
+		AmaquetReadTimeout:   10 * time.Second,
+		AmaquetIdleTimeout:   300 * time.Second,
 
 		RealtimeHistoryTTL: DefaultHistoryTTL,
 	}

@@ -70,6 +70,9 @@ type Session struct {
 	// when not nil, restricts the keys and channels it may use (syncer.go).
 	sub   *recsync.Sub
 	scope *recsync.Scope
+	// chanScope, when set, decides instead of scope which channels a
+	// scoped session may name (an API key's capability, transport_api.go).
+	chanScope func(channel []byte) bool
 
 	lastTop     *Command // the last top-level command looked up, for pipelines
 	lastWrapped *Command // the same for commands wrapped by DEDUP

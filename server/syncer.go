@@ -71,7 +71,7 @@ func newSyncer(srv *Server, dbs int) *syncer {
 // scopeCheck is the dispatcher's scope hook: unscoped sessions pass at the
 // cost of one comparison.
 func scopeCheck(s *Session, cmd *Command) bool {
-	return s.scope == nil || s.checkScope(cmd)
+	return (s.scope == nil || s.checkScope(cmd)) && (s.chanScope == nil || s.checkChannels(cmd))
 }
 
 // initialScope is a new connection's scope: in strict mode a WebSocket
@@ -145,7 +145,7 @@ func (s *Session) checkScope(cmd *Command) bool {
 	switch {
 	case cmd.HasChannels():
 		for _, c := range cmd.ChannelArgs(s.Args) {
-			if !s.scope.Match(c) {
+			if !s.channelAllowed(c) {
 				s.reject(cmd, errScopeChannel)
 				return false
 			}

@@ -36,6 +36,12 @@ const (
 	FlagAllChans                     // reads every pub/sub channel name (PUBSUB CHANNELS)
 	FlagClientOwned                  // a sync client sends it itself: clients refuse it from applications
 	FlagRunsScript                   // runs Lua code (EVAL, EVALSHA, FCALL and their _RO forms)
+	// FlagStateful marks a command whose meaning depends on state the
+	// connection keeps between requests (transactions, subscriptions,
+	// the selected database, authentication, sync registrations, reply
+	// modes): a request/response transport with no such state (Amaquet
+	// COMMAND) refuses it.
+	FlagStateful
 )
 
 var flagNames = []struct {

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/recached/recached/server"
+	"github.com/recached/recached/server/amaquet"
 	"github.com/recached/recached/server/tcp"
 	"github.com/recached/recached/server/ws"
 )
@@ -44,6 +45,9 @@ func run(args []string, stderr io.Writer) int {
 	}
 	if len(args) > 0 && args[0] == "token" {
 		return runToken(args[1:], os.Getenv, os.Stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "amaquet-identity" {
+		return runAmaquetIdentity(args[1:], os.Stdout, stderr)
 	}
 	cfg, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -68,6 +72,12 @@ func parseFlags(args []string, stderr io.Writer) (server.Config, error) {
 	fs.StringVar(&cfg.Bind, "bind", cfg.Bind, "address to listen on")
 	fs.IntVar(&cfg.Port, "port", cfg.Port, "RESP (TCP) port")
 	fs.IntVar(&cfg.WSPort, "ws-port", cfg.WSPort, "WebSocket bridge port (0 disables)")
+	fs.IntVar(&cfg.AmaquetPort, "amaquet-port", cfg.AmaquetPort, "Amaquet binary protocol port (0 disables)")
+	fs.IntVar(&cfg.AmaquetMaxPayload, "amaquet-max-payload", cfg.AmaquetMaxPayload, "largest Amaquet request payload in bytes (at most 64 MiB)")
+	fs.IntVar(&cfg.AmaquetMaxInflight, "amaquet-max-inflight", cfg.AmaquetMaxInflight, "active Amaquet commands per connection")
+	fs.Int64Var(&cfg.AmaquetPayloadBudget, "amaquet-payload-budget", cfg.AmaquetPayloadBudget, "bytes of Amaquet payloads read and not yet answered, server-wide")
+	fs.DurationVar(&cfg.AmaquetReadTimeout, "amaquet-read-timeout", cfg.AmaquetReadTimeout, "time a started Amaquet frame may take to arrive")
+	fs.DurationVar(&cfg.AmaquetIdleTimeout, "amaquet-idle-timeout", cfg.AmaquetIdleTimeout, "idle time after which an Amaquet connection is closed (0: never)")
 	fs.StringVar(&cfg.Dir, "dir", cfg.Dir, "directory for the snapshot and the append-only log")
 	fs.StringVar(&cfg.APIKeysFile, "api-keys", cfg.APIKeysFile, "JSON file of API keys for the realtime and Amaquet protocols (SIGHUP reloads it)")
 	fs.DurationVar(&cfg.RealtimeHistoryTTL, "realtime-history-ttl", cfg.RealtimeHistoryTTL, "how long a channel's last 100 messages are kept for rewind after its last publish (0: no history)")
@@ -182,6 +192,19 @@ func serve(cfg server.Config) error {
 	go srv.Run(ctx)
 	addr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.Port))
 	log.Printf("recached %s starting (go %s, GOMAXPROCS %d)", server.Version, runtime.Version(), runtime.GOMAXPROCS(0))
+	amqDone := make(chan error, 1)
+	if cfg.AmaquetPort != 0 {
+		opt, err := amaquetOptions(cfg)
+		if err != nil {
+			return err
+		}
+		go func() {
+			amqDone <- amaquet.ListenAndServe(ctx, srv, opt)
+			cancel() // an Amaquet listener that fails stops the server
+		}()
+	} else {
+		amqDone <- nil
+	}
 	wsDone := make(chan error, 1)
 	if cfg.WSPort != 0 {
 		wsAddr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.WSPort))
@@ -196,6 +219,9 @@ func serve(cfg server.Config) error {
 	cancel()
 	if werr := <-wsDone; werr != nil && err == nil {
 		err = werr
+	}
+	if aerr := <-amqDone; aerr != nil && err == nil {
+		err = aerr
 	}
 	perr := srv.ClosePersistence()
 	if err != nil && !strings.Contains(err.Error(), "closed") {
