@@ -7,6 +7,10 @@ type Limits struct {
 	MaxArgs int
 	// MaxBulk is the largest bulk string length accepted.
 	MaxBulk int
+	// MaxBulkLen is proto-max-bulk-len: a longer bulk string is the
+	// protocol error "invalid bulk length", as past MaxBulkLen (the
+	// package's constant, which bounds it too).
+	MaxBulkLen int
 }
 
 // UnauthenticatedLimits are Redis's bounds for a client that has not yet

@@ -161,7 +161,7 @@ func (p *Parser) parseMultibulk(b []byte) (int, error) {
 			p.Reset()
 			return 0, ErrUnauthenticatedBulk
 		}
-		if !ok || l < 0 || l > MaxBulkLen {
+		if !ok || l < 0 || l > MaxBulkLen || p.limits.MaxBulkLen > 0 && l > int64(p.limits.MaxBulkLen) {
 			p.Reset()
 			return 0, errInvalidBulk
 		}

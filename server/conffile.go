@@ -412,8 +412,8 @@ func errnoText(err error) string {
 }
 
 // applyStartParams moves the file's parameters kept outside Config's
-// fields into the server's parameter map and makes every parameter with
-// an effect (apply) take the value it starts with. New calls it.
+// fields into the server's parameter map and runs every parameter's apply
+// once with the value it starts with, default or not. New calls it.
 func (srv *Server) applyStartParams() {
 	if len(srv.cfg.Params) > 0 {
 		srv.params = make(map[string]string, len(srv.cfg.Params))
@@ -426,9 +426,7 @@ func (srv *Server) applyStartParams() {
 		if p.apply == nil {
 			continue
 		}
-		if v := srv.paramValue(p); v != p.def {
-			p.apply(srv, v)
-		}
+		p.apply(srv, srv.paramValue(p))
 	}
 }
 

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"log"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -20,9 +19,10 @@ const (
 	numKinds
 )
 
-// Redis's client-output-buffer-limit for pub/sub clients (32mb 8mb 60): a
-// subscriber holding more than pubsubHardLimit bytes of unsent output, or
-// more than pubsubSoftLimit for pubsubSoftFor, is disconnected.
+// Redis's default client-output-buffer-limit for pub/sub clients (32mb 8mb
+// 60): a subscriber holding more than pubsubHardLimit bytes of unsent
+// output, or more than pubsubSoftLimit for pubsubSoftFor, is disconnected.
+// The limits in force are the configured ones (config_act.go).
 const (
 	pubsubHardLimit = 32 << 20
 	pubsubSoftLimit = 8 << 20
@@ -418,7 +418,7 @@ func (pub *Session) deliver(sub *Session, msg *message) bool {
 		return true
 	}
 	sub.conn.Push(msg.bytes(push))
-	if pc, ok := sub.conn.(pendingConn); ok && pc.Pending() > pubsubHardLimit {
+	if pc, ok := sub.conn.(pendingConn); ok && sub.pastHardLimit(pc.Pending()) {
 		sub.dropSlowSubscriber(pc.Pending())
 	}
 	return true
@@ -434,21 +434,7 @@ func (s *Session) CheckOutput(pending int) bool {
 	if s.ps.closing.Load() {
 		return true
 	}
-	st := &s.ps
-	if st.counts[kindChannel].Load()+st.counts[kindPattern].Load()+st.counts[kindShard].Load() == 0 {
-		st.softSince.Store(0)
-		return false
-	}
-	var now int64
-	if pending > pubsubSoftLimit {
-		now = time.Now().UnixNano()
-	}
-	over, since := outputOverLimit(pending, now, st.softSince.Load())
-	st.softSince.Store(since)
-	if over {
-		s.dropSlowSubscriber(pending)
-	}
-	return over
+	return s.checkOutputLimit(pending)
 }
 
 // outputOverLimit applies the pub/sub client output buffer limits to a
@@ -456,32 +442,13 @@ func (s *Session) CheckOutput(pending int) bool {
 // since, when the soft limit was first seen passed (0: not passed). It
 // returns whether the connection must be dropped and the new since.
 func outputOverLimit(pending int, now, since int64) (bool, int64) {
-	switch {
-	case pending > pubsubHardLimit:
-		return true, since
-	case pending <= pubsubSoftLimit:
-		return false, 0
-	case since == 0:
-		return false, now
-	default:
-		return now-since >= int64(pubsubSoftFor), since
-	}
+	return outputOverLimitOf(outputLimit{hard: pubsubHardLimit, soft: pubsubSoftLimit, softFor: pubsubSoftFor}, pending, now, since)
 }
 
 // dropSlowSubscriber closes the connection of a subscriber that does not
 // keep up, once; other clients are not slowed by it.
 func (s *Session) dropSlowSubscriber(pending int) {
-	if !s.ps.closing.CompareAndSwap(false, true) {
-		return
-	}
-	addr := ""
-	if s.conn != nil {
-		addr = s.conn.RemoteAddr()
-	}
-	log.Printf("client id=%d addr=%s closed for overcoming of output buffer limits (pubsub, %d bytes pending)", s.ID, addr, pending)
-	if s.conn != nil {
-		s.conn.Close()
-	}
+	s.dropSlowClient(classPubSub, pending)
 }
 
 // activeChannels returns the channels (shard channels) that have
