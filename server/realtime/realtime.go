@@ -1,0 +1,287 @@
+// Package realtime is the Blackevin realtime transport (SPEC section 9, seed
+// 003): an HTTP server whose path "/" upgrades to a WebSocket carrying one
+// JSON object per text frame in each direction. Clients subscribe to
+// channels (globs, with an RE2 filter and a rewind of the channel's
+// history), publish, and share presence; an API key or an access token in
+// the connect URL says which channels and operations they may use.
+//
+// Channels are the engine's pub/sub bus (SPEC section 11): a Subscribe is a
+// bus subscription, a Publish a bus publish, so RESP PUBLISH and keyspace
+// notifications reach realtime subscribers and a realtime Publish reaches
+// RESP subscribers, in one publish order. Presence is the transport's own,
+// in memory.
+//
+// Each connection has one goroutine, its reader, which runs the requests
+// of its frames in order. What the server sends goes through a bounded
+// queue of complete WebSocket frames; a writer goroutine runs only while
+// the queue holds frames, so an idle connection costs its reader and a few
+// hundred bytes. A Message frame is encoded once per publication and the
+// same bytes are queued on every connection that receives it.
+package realtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/recached/recached/server"
+)
+
+// Options are the transport's limits and timers; DefaultOptions returns
+// SPEC section 9's values. Tests shorten the timers.
+type Options struct {
+	// HeartbeatInterval is how long the server may send nothing before it
+	// sends a Heartbeat.
+	HeartbeatInterval time.Duration
+	// IdleTimeout is how long a client may send nothing before it is
+	// disconnected (4000) as dead.
+	IdleTimeout time.Duration
+	// WriteTimeout bounds one socket write; a peer that does not take the
+	// bytes within it is dropped.
+	WriteTimeout time.Duration
+	// CloseWait is how long the server waits for the peer's close frame
+	// after sending its own.
+	CloseWait time.Duration
+	// MaxConnsPerKey is the number of connections one API key may hold
+	// (its tokens' included).
+	MaxConnsPerKey int
+	// MaxSubscriptions is the number of subscriptions of one connection.
+	MaxSubscriptions int
+	// MaxMembers is the number of presence members of one channel.
+	MaxMembers int
+	// MaxPublishRate is the number of Publish frames one connection may
+	// send per second.
+	MaxPublishRate int
+	// MaxQueueBytes and MaxQueueFrames bound the frames queued for a
+	// connection and not yet written: past either it is a slow consumer,
+	// sent 4000 and closed.
+	MaxQueueBytes  int
+	MaxQueueFrames int
+}
+
+// DefaultOptions returns SPEC section 9's limits and timers.
+func DefaultOptions() Options {
+	return Options{
+		HeartbeatInterval: 15 * time.Second,
+		IdleTimeout:       45 * time.Second,
+		WriteTimeout:      10 * time.Second,
+		CloseWait:         2 * time.Second,
+		MaxConnsPerKey:    10000,
+		MaxSubscriptions:  1000,
+		MaxMembers:        10000,
+		MaxPublishRate:    1000,
+		MaxQueueBytes:     8 << 20,
+		MaxQueueFrames:    10000,
+	}
+}
+
+// Listener is the realtime transport of one server.
+type Listener struct {
+	opts     Options
+	srv      *server.Server
+	addr     string
+	upgrader websocket.Upgrader
+	hs       *http.Server
+	ln       net.Listener
+	ready    chan struct{}
+	pres     *presence
+	// last is the Message frame encoded for the latest publication
+	// delivered, shared by all its receivers (see messageFrame).
+	last atomic.Pointer[encodedMessage]
+
+	mu      sync.Mutex
+	conns   map[*conn]struct{}
+	perKey  map[string]int // connections by API key id
+	stopped bool
+	wg      sync.WaitGroup // connection readers
+}
+
+// New returns a listener for srv on addr ("127.0.0.1:6381") with opts.
+func New(srv *server.Server, addr string, opts Options) *Listener {
+	l := &Listener{
+		opts:   opts,
+		srv:    srv,
+		addr:   addr,
+		ready:  make(chan struct{}),
+		pres:   newPresence(opts.MaxMembers),
+		conns:  make(map[*conn]struct{}),
+		perKey: make(map[string]int),
+	}
+	l.upgrader = websocket.Upgrader{
+		// Zero sizes reuse the HTTP server's 4 KB read buffer, and the
+		// pool lends a write buffer only for the handshake: the server
+		// writes frames to the socket itself.
+		WriteBufferPool: &sync.Pool{},
+		// The credential travels in the URL, never in a cookie, so a
+		// page gains nothing from its origin: any page may connect.
+		CheckOrigin: func(*http.Request) bool { return true },
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok"))
+	})
+	mux.HandleFunc("/{$}", l.upgrade)
+	l.hs = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(discard{}, "", 0)}
+	return l
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// Listen binds the listener's address; Addr then reports it.
+func (l *Listener) Listen() error {
+	ln, err := net.Listen("tcp", l.addr)
+	if err != nil {
+		return fmt.Errorf("realtime listener on %s: %w", l.addr, err)
+	}
+	l.ln = ln
+	l.addr = ln.Addr().String()
+	return nil
+}
+
+// Addr returns the address listened on.
+func (l *Listener) Addr() string { return l.addr }
+
+// Ready is closed once the listener accepts connections.
+func (l *Listener) Ready() <-chan struct{} { return l.ready }
+
+// Serve accepts connections until Stop; it binds first if Listen was not
+// called. It returns nil after Stop.
+func (l *Listener) Serve() error {
+	if l.ln == nil {
+		if err := l.Listen(); err != nil {
+			return err
+		}
+	}
+	log.Printf("recached: realtime listening on %s", l.addr)
+	close(l.ready)
+	err := l.hs.Serve(l.ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Stop stops accepting, sends every connection a 4000 Nack after what is
+// queued for it and closes it, and waits for the connections to end or ctx
+// to expire.
+func (l *Listener) Stop(ctx context.Context) error {
+	l.mu.Lock()
+	if l.stopped {
+		l.mu.Unlock()
+		return nil
+	}
+	l.mu.Unlock()
+	err := l.hs.Shutdown(ctx)
+	l.mu.Lock()
+	l.stopped = true
+	for c := range l.conns {
+		c.finish(appendNack(nil, nil, codeDisconnected, "", "server shutting down"), websocket.CloseGoingAway, "server shutting down", true)
+	}
+	l.mu.Unlock()
+	done := make(chan struct{})
+	go func() { l.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		l.mu.Lock()
+		for c := range l.conns {
+			c.kill()
+		}
+		l.mu.Unlock()
+		return ctx.Err()
+	}
+	return err
+}
+
+// Conns returns the number of open realtime connections.
+func (l *Listener) Conns() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.conns)
+}
+
+// upgrade answers "/": the WebSocket handshake, then the credential of the
+// query string, answered with Connected, or with a 401 (429 past the key's
+// connection ceiling) Nack and a close. The connection's reader then runs
+// in this goroutine.
+func (l *Listener) upgrade(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	wsc, err := l.upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return // the upgrader has answered with an HTTP error
+	}
+	c := newConn(l, wsc, q.Get("echo") != "false")
+	l.mu.Lock()
+	if l.stopped {
+		l.mu.Unlock()
+		_ = wsc.Close()
+		return
+	}
+	l.conns[c] = struct{}{}
+	l.wg.Add(1)
+	l.mu.Unlock()
+	defer l.wg.Done()
+	defer l.remove(c)
+	g, ferr := l.authenticate(queryCredential(q))
+	if ferr == nil && !l.acquire(g.keyID) {
+		ferr = &frameError{code: codeTooMany, message: fmt.Sprintf("API key %s has %d connections, its ceiling", g.keyID, l.opts.MaxConnsPerKey)}
+	}
+	if ferr != nil {
+		code := websocket.ClosePolicyViolation
+		if ferr.code == codeTooMany {
+			code = websocket.CloseTryAgainLater
+		}
+		c.finish(appendNack(nil, nil, ferr.code, "", ferr.message), code, ferr.message, false)
+		c.drain()
+		return
+	}
+	c.serve(g)
+}
+
+// acquire takes one of key id's connection slots; it reports false when
+// all are taken.
+func (l *Listener) acquire(id string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.perKey[id] >= l.opts.MaxConnsPerKey {
+		return false
+	}
+	l.perKey[id]++
+	return true
+}
+
+// release gives back a slot acquire took.
+func (l *Listener) release(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.perKey[id]--; l.perKey[id] <= 0 {
+		delete(l.perKey, id)
+	}
+}
+
+func (l *Listener) remove(c *conn) {
+	l.mu.Lock()
+	delete(l.conns, c)
+	l.mu.Unlock()
+}
+
+// ListenAndServe runs a listener for srv on addr with opts until ctx ends,
+// then stops it gracefully. It returns once the listener has stopped.
+func ListenAndServe(ctx context.Context, srv *server.Server, addr string, opts Options) error {
+	l := New(srv, addr, opts)
+	if err := l.Listen(); err != nil {
+		return err
+	}
+	return server.RunListener(ctx, l, "realtime listener on "+l.Addr())
+}
