@@ -142,6 +142,7 @@ func families() [][]*Command {
 		geoCommands(), sortCommands(),
 		hllCommands(),
 		scriptCommands(), functionCommands(),
+		dumpCommands(),
 	}
 }
 
