@@ -122,10 +122,12 @@ func AddrString(a net.Addr) string {
 // session has not authenticated, none otherwise. Transports set them on
 // their parser before each request.
 func (s *Session) RequestLimits() resp.Limits {
+	l := resp.UnauthenticatedLimits
 	if s.authed {
-		return resp.Limits{}
+		l = resp.Limits{}
 	}
-	return resp.UnauthenticatedLimits
+	l.MaxBulkLen = int(s.srv.live.bulkMax.Load()) // proto-max-bulk-len
+	return l
 }
 
 // The unread output a connection may hold (sync/PROTOCOL.md section 7):

@@ -153,6 +153,8 @@ type Server struct {
 	notifyFlags atomic.Uint32
 	// syncer routes writes to sync clients (syncer.go).
 	syncer *syncer
+	// live is the acting CONFIG parameters' values (config_act.go).
+	live liveConfig
 	// apiKeys is the --api-keys store, nil without one.
 	apiKeys atomic.Pointer[apikey.Store]
 
@@ -276,7 +278,8 @@ func (srv *Server) Config() Config {
 // channel histories past their TTL and the sweeping of idle DEDUP marks,
 // until ctx ends.
 func (srv *Server) Run(ctx context.Context) {
-	t := time.NewTicker(100 * time.Millisecond)
+	period := srv.tickPeriod()
+	t := time.NewTicker(period)
 	defer t.Stop()
 	sweep := time.NewTicker(time.Minute)
 	defer sweep.Stop()
@@ -286,6 +289,7 @@ func (srv *Server) Run(ctx context.Context) {
 			return
 		case now := <-t.C:
 			srv.coarseNow.Store(now.UnixMilli())
+			srv.serverCron(now, t, &period)
 			srv.ks.Tick()
 			srv.sampleStats(now)
 			srv.activeExpire()

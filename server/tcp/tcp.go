@@ -266,6 +266,9 @@ func (l *Listener) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	}
 	cc.s = s
 	gc.SetContext(cc)
+	if d := l.srv.KeepAlive(); d > 0 {
+		_ = gc.SetKeepAlivePeriod(d) // tcp-keepalive, as Redis sets it on accept
+	}
 	return nil, gnet.None
 }
 
@@ -283,6 +286,10 @@ func (l *Listener) OnClose(gc gnet.Conn, _ error) gnet.Action {
 func (l *Listener) OnTraffic(gc gnet.Conn) gnet.Action {
 	cc, ok := gc.Context().(*conn)
 	if !ok {
+		return gnet.Close
+	}
+	if n := gc.InboundBuffered(); n > l.srv.QueryBufferLimit() {
+		log.Printf("closing client id=%d addr=%s that reached max query buffer length (client-query-buffer-limit, %d bytes)", cc.s.ID, cc.remote, n)
 		return gnet.Close
 	}
 	if cc.s.Blocked() {
@@ -346,7 +353,9 @@ func (l *Listener) flush(gc gnet.Conn, s *server.Session) {
 	_, _ = gc.Write(s.W.B)
 	l.srv.AddNetIO(0, len(s.W.B))
 	if cc, ok := gc.Context().(*conn); ok {
-		cc.outbound.Store(int64(gc.OutboundBuffered()))
+		out := gc.OutboundBuffered()
+		cc.outbound.Store(int64(out))
+		s.CheckOutput(out + cc.Pending()) // client-output-buffer-limit
 	}
 	if cap(s.W.B) > 4<<20 {
 		s.W.B = nil
