@@ -157,3 +157,30 @@ func FuzzReadFrame(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeSimple: the fast path agrees with encoding/json wherever it
+// answers.
+func FuzzDecodeSimple(f *testing.F) {
+	for _, s := range []string{`null`, `"abc"`, `"a\"b"`, `"\u00e9"`, `12`, `-7`, `1.5`, `"` + "\xff" + `"`, `007`, `-`, `""`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if len(raw) == 0 {
+			return
+		}
+		got, ok := decodeSimple(raw)
+		if !ok {
+			return
+		}
+		var v any
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.UseNumber()
+		if err := d.Decode(&v); err != nil || d.More() {
+			t.Fatalf("fast path accepted %q, encoding/json: %v", raw, err)
+		}
+		want, err := convert(v)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: fast path %#v, encoding/json %#v %v", raw, got, want, err)
+		}
+	})
+}

@@ -194,7 +194,7 @@ func writeKeys(t *testing.T, keys string) string {
 // keys it may touch (FORBIDDEN, nothing executed) and its capability the
 // channels it may subscribe to.
 func TestAuth(t *testing.T) {
-	if out, _ := exec.Command(recachedBin(t), "--help").CombinedOutput(); !strings.Contains(string(out), "api-keys") {
+	if out, _ := exec.Command(recachedBin(t), "-h").CombinedOutput(); !strings.Contains(string(out), "api-keys") {
 		t.Fatalf("recached has no --api-keys flag:\n%s", out)
 	}
 	keys := writeKeys(t, `[{"id":"k1","secret":"s3cret","keys":["user:*"],"capability":{"bus:*":["subscribe"]}}]`)

@@ -111,6 +111,12 @@ func (e *Error) UnmarshalJSON(b []byte) error {
 // parseEnvelope decodes a response payload: the raw result, or the *Error
 // it carries.
 func parseEnvelope(p []byte) (json.RawMessage, error) {
+	const okPrefix = `{"ok":true,"result":`
+	if len(p) > len(okPrefix) && string(p[:len(okPrefix)]) == okPrefix && p[len(p)-1] == '}' {
+		// The server's own spelling of a success: no need to parse the
+		// envelope (DecodeResult checks the result itself).
+		return p[len(okPrefix) : len(p)-1], nil
+	}
 	var env envelope
 	if err := json.Unmarshal(p, &env); err != nil {
 		return nil, fmt.Errorf("%w: response is not an envelope: %v", ErrBadFrame, err)
@@ -134,6 +140,9 @@ func DecodeResult(raw []byte) (any, error) {
 	if len(raw) == 0 {
 		return nil, nil
 	}
+	if v, ok := decodeSimple(raw); ok {
+		return v, nil
+	}
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
 	var v any
@@ -144,6 +153,38 @@ func DecodeResult(raw []byte) (any, error) {
 		return nil, fmt.Errorf("amaquet: result: data after the value")
 	}
 	return convert(v)
+}
+
+// decodeSimple decodes the commonest results without encoding/json: null,
+// a string without escapes, an integer.
+func decodeSimple(raw []byte) (any, bool) {
+	switch {
+	case string(raw) == "null":
+		return nil, true
+	case raw[0] == '"' && len(raw) >= 2 && raw[len(raw)-1] == '"':
+		body := raw[1 : len(raw)-1]
+		for _, c := range body {
+			if c == '"' || c == '\\' || c < 0x20 {
+				return nil, false
+			}
+		}
+		if !utf8.Valid(body) {
+			return nil, false
+		}
+		return string(body), true
+	case raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9':
+		digits := raw
+		if digits[0] == '-' {
+			digits = digits[1:]
+		}
+		if len(digits) == 0 || digits[0] == '0' && len(digits) > 1 || digits[0] < '0' || digits[0] > '9' {
+			return nil, false // not JSON's integer syntax
+		}
+		if i, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+			return i, true
+		}
+	}
+	return nil, false
 }
 
 func convert(v any) (any, error) {
