@@ -54,6 +54,11 @@ type Config struct {
 	// HistoryLimit messages, for rewind) is kept after its last
 	// publication; zero or less records no history.
 	RealtimeHistoryTTL time.Duration
+	// RealtimePort is the Blackevin realtime port (SPEC section 9,
+	// server/realtime; 0 disables it) and RealtimeMaxConnsPerKey the
+	// connections one API key may hold there.
+	RealtimePort           int
+	RealtimeMaxConnsPerKey int
 	// ConfigFile is the absolute path of the redis.conf the server was
 	// started with, "" for none: CONFIG REWRITE writes it (conffile.go).
 	ConfigFile string
@@ -84,7 +89,9 @@ func DefaultConfig() Config {
 		AmaquetReadTimeout:   10 * time.Second,
 		AmaquetIdleTimeout:   300 * time.Second,
 
-		RealtimeHistoryTTL: DefaultHistoryTTL,
+		RealtimeHistoryTTL:     DefaultHistoryTTL,
+		RealtimePort:           6381,
+		RealtimeMaxConnsPerKey: 10000,
 	}
 }
 

@@ -26,6 +26,7 @@ import (
 
 	"github.com/recached/recached/server"
 	"github.com/recached/recached/server/amaquet"
+	"github.com/recached/recached/server/realtime"
 	"github.com/recached/recached/server/tcp"
 	"github.com/recached/recached/server/ws"
 )
@@ -80,6 +81,8 @@ func parseFlags(args []string, stderr io.Writer) (server.Config, error) {
 	fs.DurationVar(&cfg.AmaquetIdleTimeout, "amaquet-idle-timeout", cfg.AmaquetIdleTimeout, "idle time after which an Amaquet connection is closed (0: never)")
 	fs.StringVar(&cfg.Dir, "dir", cfg.Dir, "directory for the snapshot and the append-only log")
 	fs.StringVar(&cfg.APIKeysFile, "api-keys", cfg.APIKeysFile, "JSON file of API keys for the realtime and Amaquet protocols (SIGHUP reloads it)")
+	fs.IntVar(&cfg.RealtimePort, "realtime-port", cfg.RealtimePort, "Blackevin realtime protocol port (0 disables)")
+	fs.IntVar(&cfg.RealtimeMaxConnsPerKey, "realtime-max-conns-per-key", cfg.RealtimeMaxConnsPerKey, "realtime connections one API key may hold")
 	fs.DurationVar(&cfg.RealtimeHistoryTTL, "realtime-history-ttl", cfg.RealtimeHistoryTTL, "how long a channel's last 100 messages are kept for rewind after its last publish (0: no history)")
 	fs.StringVar(&cfg.RequirePass, "requirepass", os.Getenv("RECACHED_PASSWORD"), "password clients must AUTH with (env RECACHED_PASSWORD)")
 	fs.StringVar(&cfg.TokenSecret, "token-secret", os.Getenv("RECACHED_TOKEN_SECRET"), "HMAC secret for scope tokens (env RECACHED_TOKEN_SECRET)")
@@ -205,6 +208,18 @@ func serve(cfg server.Config) error {
 	} else {
 		amqDone <- nil
 	}
+	rtDone := make(chan error, 1)
+	if cfg.RealtimePort != 0 {
+		opts := realtime.DefaultOptions()
+		opts.MaxConnsPerKey = cfg.RealtimeMaxConnsPerKey
+		rtAddr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.RealtimePort))
+		go func() {
+			rtDone <- realtime.ListenAndServe(ctx, srv, rtAddr, opts)
+			cancel() // a realtime listener that fails stops the server
+		}()
+	} else {
+		rtDone <- nil
+	}
 	wsDone := make(chan error, 1)
 	if cfg.WSPort != 0 {
 		wsAddr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.WSPort))
@@ -222,6 +237,9 @@ func serve(cfg server.Config) error {
 	}
 	if aerr := <-amqDone; aerr != nil && err == nil {
 		err = aerr
+	}
+	if rerr := <-rtDone; rerr != nil && err == nil {
+		err = rerr
 	}
 	perr := srv.ClosePersistence()
 	if err != nil && !strings.Contains(err.Error(), "closed") {
