@@ -81,8 +81,8 @@ func run(cfg config) error {
 		return fmt.Errorf("dial Amaquet %s: %v", rc.amaquet, err)
 	}
 	defer conn.Close()
-	if h := conn.Hello(); h.MaxInflight < cfg.inflight+1 {
-		return fmt.Errorf("server's max_inflight %d is below the %d requests in flight this bench needs", h.MaxInflight, cfg.inflight+1)
+	if need := max(cfg.inflight, cfg.blocked+1); conn.Hello().MaxInflight < need {
+		return fmt.Errorf("server's max_inflight %d is below the %d requests in flight this bench needs", conn.Hello().MaxInflight, need)
 	}
 	respRC, err := dialRESP(rc.resp)
 	if err != nil {
@@ -364,7 +364,7 @@ func start(name, bin, dir string, amq bool) (*proc, error) {
 	}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Dir = dir
-	p.cmd.Stdout, p.cmd.Stderr = io.Discard, os.Stderr
+	p.cmd.Stdout, p.cmd.Stderr = io.Discard, io.Discard
 	if err := p.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %v", name, err)
 	}
