@@ -3,6 +3,7 @@ package amaquet
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"crypto/ed25519"
 	"crypto/rand"
 	"errors"
@@ -303,7 +304,7 @@ func TestErrorCodes(t *testing.T) {
 // by hand on the client's own link: the answer still reaches the call of
 // that request ID as its typed error.
 func TestErrorCodesRawFrames(t *testing.T) {
-	p := startProc(t)
+	p := startProc(t, "--amaquet-max-payload", "8192", "--amaquet-payload-budget", "4096")
 	c := p.dial(Options{})
 	ctx := testCtx(t)
 
@@ -339,6 +340,9 @@ func TestErrorCodesRawFrames(t *testing.T) {
 		{"flag set", func(b []byte) { b[7] = 1 }, ErrProtocolError},
 		{"reserved set", func(b []byte) { b[11] = 1 }, ErrProtocolError},
 		{"kind response", func(b []byte) { b[5] = 2 }, ErrProtocolError},
+		{"bad magic", func(b []byte) { b[0] = 'X' }, ErrProtocolError},
+		{"length over max_payload", func(b []byte) { binary.BigEndian.PutUint32(b[20:], 10000) }, ErrPayloadTooLarge},
+		{"length over the payload budget", func(b []byte) { binary.BigEndian.PutUint32(b[20:], 6000) }, ErrOverloaded},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, err := c.getLink(ctx)
