@@ -362,6 +362,11 @@ func start(name, bin, dir string, amq bool) (*proc, error) {
 		args = append(args, "--ws-port", "0", "--amaquet-port", strconv.Itoa(aport))
 		wait = p.amaquet
 	}
+	if filepath.Base(bin) != bin { // a path, not a name to look up in $PATH
+		if bin, err = filepath.Abs(bin); err != nil {
+			return nil, err
+		}
+	}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Dir = dir
 	p.cmd.Stdout, p.cmd.Stderr = io.Discard, io.Discard
