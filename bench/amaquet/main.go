@@ -26,6 +26,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/recached/recached/bench/procstat"
@@ -388,9 +389,22 @@ func start(name, bin, dir string, amq bool) (*proc, error) {
 	}
 }
 
+// stop ends the server with SIGTERM, so that recached flushes a CPU
+// profile (RECACHED_CPUPROFILE), and kills it if it has not exited within
+// ten seconds.
 func (p *proc) stop() {
-	_ = p.cmd.Process.Kill()
-	_ = p.cmd.Wait()
+	done := make(chan struct{})
+	go func() {
+		_ = p.cmd.Wait()
+		close(done)
+	}()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-done
+	}
 }
 
 func freePort() (int, error) {
