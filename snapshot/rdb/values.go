@@ -258,7 +258,11 @@ func (d *dec) skipModule() {
 	}
 }
 
-// streamID16 decodes a 16-byte big-endian stream id (rax keys, PEL ids).
+// streamID16 decodes a 16-byte big-endian stream id (rax keys, PEL ids);
+// a shorter b (after a failed read) gives 0-0.
 func streamID16(b []byte) keyspace.StreamID {
+	if len(b) < 16 {
+		return keyspace.StreamID{}
+	}
 	return keyspace.StreamID{Ms: binary.BigEndian.Uint64(b), Seq: binary.BigEndian.Uint64(b[8:])}
 }
