@@ -3,9 +3,9 @@ package amaquet
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"reflect"
