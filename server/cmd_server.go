@@ -652,7 +652,7 @@ func (srv *Server) infoSections() []infoSection {
 				{"process_id", strconv.Itoa(os.Getpid())}, {"run_id", srv.runID()},
 				{"tcp_port", strconv.Itoa(cfg.Port)}, {"server_time_usec", strconv.FormatInt(time.Now().UnixMicro(), 10)},
 				{"uptime_in_seconds", strconv.FormatInt(up, 10)}, {"uptime_in_days", strconv.FormatInt(up/86400, 10)},
-				{"hz", "10"}, {"configured_hz", "10"}, {"lru_clock", strconv.FormatUint(uint64(srv.ks.Clock()), 10)},
+				{"hz", strconv.FormatInt(srv.live.hz.Load(), 10)}, {"configured_hz", strconv.FormatInt(srv.live.hz.Load(), 10)}, {"lru_clock", strconv.FormatUint(uint64(srv.ks.Clock()), 10)},
 				{"executable", exe}, {"config_file", cfg.ConfigFile}, {"io_threads_active", "0"},
 				{"recached_go_version", runtime.Version()}, {"recached_event_loops", strconv.Itoa(cfg.Loops)},
 			}

@@ -461,3 +461,7 @@ func quoteConfigLine(args []string) string {
 	}
 	return b.String()
 }
+
+// IsConfigParam reports whether name (any case) is a CONFIG parameter or
+// one of its aliases, a directive a configuration file may hold.
+func IsConfigParam(name string) bool { return paramTable.lookup(name) != nil }

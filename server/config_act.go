@@ -2,10 +2,13 @@ package server
 
 import (
 	"log"
+	"math"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/recached/recached/resp"
 )
 
 // The CONFIG parameters that act on connections and the server's periodic
@@ -58,10 +61,15 @@ func withApply(p *configParam, fn func(srv *Server, v string)) *configParam {
 }
 
 // applyInt makes a numeric parameter's value the content of a liveConfig
-// field.
+// field. CONFIG SET passes the value as given, so a memory value may carry
+// a unit ("1mb").
 func applyInt(field func(l *liveConfig) *atomic.Int64) func(srv *Server, v string) {
 	return func(srv *Server, v string) {
-		n, _ := strconv.ParseInt(v, 10, 64)
+		n, ok := resp.ParseInt(v)
+		if !ok {
+			u, _ := parseMemory(v)
+			n = int64(min(u, math.MaxInt64))
+		}
 		field(&srv.live).Store(n)
 	}
 }

@@ -48,8 +48,8 @@ func loadConfigArgs(fs *flag.FlagSet, cfg *server.Config, args []string, stderr 
 			path = value
 			continue
 		}
-		if fs.Lookup(name) != nil {
-			rest = append(rest, a)
+		if fs.Lookup(name) != nil || !server.IsConfigParam(name) {
+			rest = append(rest, a) // a flag, or an error for fs.Parse
 			continue
 		}
 		// A directive: its arguments run to the next "--" argument; none
