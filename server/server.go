@@ -162,8 +162,6 @@ type Server struct {
 	syncer *syncer
 	// live is the acting CONFIG parameters' values (config_act.go).
 	live liveConfig
-	// live is the acting CONFIG parameters' values (config_act.go).
-	live liveConfig
 	// apiKeys is the --api-keys store, nil without one.
 	apiKeys atomic.Pointer[apikey.Store]
 

@@ -269,9 +269,6 @@ func (l *Listener) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	if d := l.srv.KeepAlive(); d > 0 {
 		_ = gc.SetKeepAlivePeriod(d) // tcp-keepalive, as Redis sets it on accept
 	}
-	if d := l.srv.KeepAlive(); d > 0 {
-		_ = gc.SetKeepAlivePeriod(d) // tcp-keepalive, as Redis sets it on accept
-	}
 	return nil, gnet.None
 }
 
