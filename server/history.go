@@ -1,10 +1,13 @@
 package server
 
 import (
+	"encoding/json"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/recached/recached/snapshot"
 )
 
 // Channel history (SPEC section 9 "History"): the last HistoryLimit
@@ -287,4 +290,49 @@ func (h *history) channels() int {
 		st.mu.Unlock()
 	}
 	return n
+}
+
+// loaded finishes loading: the lists in order of last publication, and the
+// channels past the TTL dropped at once.
+func (h *history) loaded(now time.Time) {
+	h.sortRestored()
+	for h.prune(now) == historyPruneBudget {
+	}
+}
+
+// historyRecord is bm as the snapshot and the log keep it.
+func historyRecord(bm *BusMessage) snapshot.History {
+	r := snapshot.History{Channel: bm.Channel, Time: bm.Time.UnixNano(), Payload: bm.Payload}
+	if m := bm.Realtime; m != nil {
+		r.Realtime = true
+		r.ConnectionID, r.Name, r.HasName, r.Data = m.ConnectionID, m.Name, m.HasName, m.Data
+	}
+	return r
+}
+
+// busMessageOf rebuilds a recorded message, copying what r's reader may
+// reuse.
+func busMessageOf(r snapshot.History) *BusMessage {
+	bm := newBusMessage(r.Channel, r.Payload, time.Unix(0, r.Time))
+	if r.Realtime {
+		m := &RealtimeMeta{Name: r.Name, HasName: r.HasName, ConnectionID: r.ConnectionID}
+		if r.Data != nil {
+			m.Data = append(json.RawMessage{}, r.Data...)
+		}
+		bm.Realtime = m
+	}
+	return bm
+}
+
+// logHistory appends one recorded message to the append-only log; it is
+// the history's logf while the log is on.
+func (p *persister) logHistory(bm *BusMessage) {
+	r := historyRecord(bm)
+	p.log.AppendHistory(&r)
+}
+
+// restoreHistory puts a message read back from the snapshot or the log in
+// its channel's history.
+func (p *persister) restoreHistory(r snapshot.History) {
+	p.srv.pubsub.hist.restore(busMessageOf(r))
 }

@@ -184,6 +184,9 @@ func (srv *Server) OpenPersistence() error {
 		p.rewriteBase.Store(size)
 		// From here on publish hands every effect to the log first.
 		srv.SetCommit(p.log.Commit)
+		// Every message a channel's history records goes to the log too,
+		// committed by the same Commit.
+		srv.pubsub.hist.logf = p.logHistory
 	}
 	srv.dirty.Store(0)
 	p.open = true
@@ -266,7 +269,7 @@ func (p *persister) load() (lastLog string, lastEnd int64, err error) {
 	path := filepath.Join(p.dir, snapshot.SnapshotName)
 	var gen uint64
 	haveSnap, withLog := true, false
-	h, loaded, _, err := snapshot.Load(path, ks, p.restoreMark, 0, true)
+	h, loaded, _, err := snapshot.LoadWith(path, ks, snapshot.Hooks{Mark: p.restoreMark, History: p.restoreHistory}, 0, true)
 	switch {
 	case errors.Is(err, snapshot.ErrNotExist):
 		haveSnap = false
@@ -326,6 +329,7 @@ func (p *persister) load() (lastLog string, lastEnd int64, err error) {
 		}
 	}
 	p.loadExpired = expired
+	p.srv.pubsub.hist.loaded(time.Now())
 	p.loadedKeys = 0
 	for _, db := range ks.DBs {
 		for i := 0; i < keyspace.NumShards; i++ {
@@ -371,6 +375,10 @@ func (p *persister) replay(lf logFile) (int64, error) {
 		if rec.IsMark {
 			m := rec.Mark
 			pending = &m
+			continue
+		}
+		if rec.IsHistory {
+			p.restoreHistory(rec.History)
 			continue
 		}
 		if rec.DB >= len(p.srv.ks.DBs) {
@@ -620,10 +628,15 @@ func (p *persister) saveLocked(kind int32) (err error) {
 	st := newSnapState(srv.ks, w)
 	var marks []snapshot.Marks
 	srv.lockAll(srv.ks.DBs...)
+	// The channel history at the snapshot's instant: with every stripe
+	// locked no message is being recorded, so each one is either in the
+	// copy or, recorded after the switch, in the new log.
+	srv.pubsub.hist.lockAll()
 	var old *os.File
 	if next != nil {
 		old, err = p.log.BeginSwitch(next, nextSize)
 		if err != nil {
+			srv.pubsub.hist.unlockAll()
 			srv.unlockAll(srv.ks.DBs...)
 			w.Abort()
 			next.Close()
@@ -639,6 +652,8 @@ func (p *persister) saveLocked(kind int32) (err error) {
 			p.log.AppendCommand(0, [][]byte{bFUNCTION, bLOAD, bREPLACE, []byte(lib.code)})
 		}
 	}
+	hist := srv.pubsub.hist.copyLocked()
+	srv.pubsub.hist.unlockAll()
 	p.snap.Store(st)
 	dirty := srv.dirty.Load()
 	for _, m := range srv.dedup.Marks() {
@@ -673,6 +688,14 @@ func (p *persister) saveLocked(kind int32) (err error) {
 	for _, m := range marks {
 		if err == nil {
 			err = w.Mark(m)
+		}
+	}
+	for _, msgs := range hist {
+		for _, bm := range msgs {
+			if err == nil {
+				r := historyRecord(bm)
+				err = w.History(&r)
+			}
 		}
 	}
 	if err != nil {

@@ -16,6 +16,8 @@ type CheckResult struct {
 	Header Header
 	// Keys and Marks count a snapshot's records; Records a log's.
 	Keys, Marks, Records int64
+	// History counts a snapshot's channel history messages.
+	History int64
 	// Databases counts the keys of each database of a snapshot.
 	Databases map[int]int64
 	// Truncated is set for a log whose last record was cut short.
@@ -106,10 +108,18 @@ func checkSnapshot(path string, fix bool, out io.Writer, res CheckResult) (Check
 			res.Marks++
 			continue
 		}
+		if rec.IsHistory {
+			res.History++
+			continue
+		}
 		res.Keys++
 		res.Databases[rec.DB]++
 	}
-	fmt.Fprintf(out, "%s: ok: %d keys in %d databases, %d DEDUP marks, checksum verified\n", path, res.Keys, len(res.Databases), res.Marks)
+	hist := ""
+	if res.History > 0 {
+		hist = fmt.Sprintf(", %d channel history messages", res.History)
+	}
+	fmt.Fprintf(out, "%s: ok: %d keys in %d databases, %d DEDUP marks%s, checksum verified\n", path, res.Keys, len(res.Databases), res.Marks, hist)
 	return res, nil
 }
 

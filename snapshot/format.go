@@ -68,6 +68,9 @@ const (
 	recDB   = 1 // [1, db]: the keys that follow belong to database db
 	recKey  = 2 // [2, tag, key, expire-ms or nil, value]
 	recMark = 3 // [3, client-id, high, last-seen-ms]
+	// [4, channel, time-ns, payload] or [4, channel, time-ns, payload,
+	// connection-id, name or nil, data or nil]: one channel history message
+	recHistory = 4
 )
 
 // Log record kinds.
@@ -75,6 +78,7 @@ const (
 	logHeader  = 0 // [0, version, generation, created-ms]: the first record
 	logCommand = 1 // [1, db, arg0, arg1, …]: one effect, replayed as a command
 	logMark    = 2 // [2, client-id, high, last-seen-ms]: a DEDUP mark moved
+	logHistory = 3 // as recHistory: one message recorded in a channel's history
 )
 
 // Marks is one DEDUP client's high-water mark: the highest wire id it has
@@ -83,6 +87,24 @@ type Marks struct {
 	ClientID string
 	High     uint64
 	LastSeen int64
+}
+
+// History is one message of a channel's history (SPEC section 9), kept
+// for Blackevin rewind: snapshot record kind 4, log record kind 3.
+type History struct {
+	Channel []byte
+	// Time is when the server accepted the publish, in unix ns.
+	Time int64
+	// Payload is what RESP subscribers received.
+	Payload []byte
+	// Realtime is set for a Blackevin Publish, which also keeps the
+	// publishing connection's id, its name (HasName: it had one) and its
+	// data (JSON text; nil: none).
+	Realtime     bool
+	ConnectionID string
+	Name         string
+	HasName      bool
+	Data         []byte
 }
 
 // Header is what a snapshot or log file says about itself.

@@ -167,6 +167,15 @@ func (l *LogWriter) AppendEffect(db int, args [][]byte, clientID []byte, wire ui
 	l.mu.Unlock()
 }
 
+// AppendHistory appends one channel history message.
+func (l *LogWriter) AppendHistory(h *History) {
+	l.mu.Lock()
+	n := len(l.buf)
+	l.buf = AppendHistory(l.buf, h)
+	l.appended.Add(uint64(len(l.buf) - n))
+	l.mu.Unlock()
+}
+
 // AppendMark appends one DEDUP mark.
 func (l *LogWriter) AppendMark(m Marks) {
 	l.mu.Lock()

@@ -33,12 +33,19 @@ func sampleLogN(n int) []LogRecord {
 		{DB: 0, Args: many},
 		{IsMark: true, Mark: Marks{ClientID: "", High: math.MaxUint64, LastSeen: -5}},
 		{DB: 0, Args: [][]byte{[]byte("FLUSHALL")}},
+		{IsHistory: true, History: History{Channel: []byte("chat:1"), Time: 1700000000123456789, Payload: []byte("hello")}},
+		{IsHistory: true, History: History{Channel: []byte("c"), Time: 1, Payload: long, Realtime: true, ConnectionID: "conn-1", Name: "n", HasName: true, Data: []byte(`{"a":1}`)}},
+		{IsHistory: true, History: History{Channel: []byte{}, Time: 2, Payload: []byte{}, Realtime: true, ConnectionID: "c2", HasName: true, Data: []byte{}}},
+		{IsHistory: true, History: History{Channel: []byte("x"), Time: 3, Payload: []byte("{}"), Realtime: true, ConnectionID: "c3"}},
 	}
 }
 
 func appendRecord(b []byte, r LogRecord) []byte {
 	if r.IsMark {
 		return AppendMark(b, r.Mark)
+	}
+	if r.IsHistory {
+		return AppendHistory(b, &r.History)
 	}
 	return AppendCommand(b, r.DB, r.Args)
 }
@@ -70,7 +77,7 @@ func readLog(b []byte) ([]LogRecord, *LogReader, error) {
 		if err != nil {
 			return out, r, err
 		}
-		c := LogRecord{IsMark: rec.IsMark, DB: rec.DB, Mark: rec.Mark}
+		c := LogRecord{IsMark: rec.IsMark, IsHistory: rec.IsHistory, DB: rec.DB, Mark: rec.Mark, History: cloneHistory(rec.History)}
 		for _, a := range rec.Args {
 			c.Args = append(c.Args, append([]byte{}, a...))
 		}
@@ -85,6 +92,9 @@ func sameRecords(a, b []LogRecord) bool {
 	}
 	for i := range a {
 		if a[i].IsMark != b[i].IsMark || a[i].Mark != b[i].Mark || !a[i].IsMark && (a[i].DB != b[i].DB || !reflect.DeepEqual(a[i].Args, b[i].Args)) {
+			return false
+		}
+		if a[i].IsHistory != b[i].IsHistory || !reflect.DeepEqual(a[i].History, b[i].History) {
 			return false
 		}
 	}
@@ -117,6 +127,18 @@ func TestLogPayloadIsMsgpack(t *testing.T) {
 		var want []any
 		if rec.IsMark {
 			want = []any{int8(logMark), []byte(rec.Mark.ClientID), rec.Mark.High, rec.Mark.LastSeen}
+		} else if h := rec.History; rec.IsHistory {
+			want = []any{int8(logHistory), h.Channel, h.Time, h.Payload}
+			if h.Realtime {
+				name, data := any(nil), any(nil)
+				if h.HasName {
+					name = []byte(h.Name)
+				}
+				if h.Data != nil {
+					data = h.Data
+				}
+				want = append(want, []byte(h.ConnectionID), name, data)
+			}
 		} else {
 			want = []any{int8(logCommand), rec.DB}
 			for _, a := range rec.Args {
@@ -210,9 +232,12 @@ func TestLogWriterPolicies(t *testing.T) {
 		l := NewLogWriter(f, size, policy)
 		path := filepath.Join(dir, LogName(1))
 		for _, rec := range sampleLog() {
-			if rec.IsMark {
+			switch {
+			case rec.IsMark:
 				l.AppendMark(rec.Mark)
-			} else {
+			case rec.IsHistory:
+				l.AppendHistory(&rec.History)
+			default:
 				l.AppendCommand(rec.DB, rec.Args)
 			}
 			l.Commit()

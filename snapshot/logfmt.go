@@ -54,6 +54,43 @@ func AppendMark(dst []byte, m Marks) []byte {
 	})
 }
 
+// AppendHistory appends the log frame of one channel history message.
+func AppendHistory(dst []byte, h *History) []byte {
+	return appendFrame(dst, func(b []byte) []byte {
+		return mpHistory(b, logHistory, h)
+	})
+}
+
+// mpHistory appends a history message as the array [kind, channel,
+// time-ns, payload] or, for a realtime one, [kind, channel, time-ns,
+// payload, connection-id, name or nil, data or nil].
+func mpHistory(b []byte, kind uint64, h *History) []byte {
+	if !h.Realtime {
+		b = mpArray(b, 4)
+	} else {
+		b = mpArray(b, 7)
+	}
+	b = mpUint(b, kind)
+	b = mpBin(b, h.Channel)
+	b = mpInt(b, h.Time)
+	b = mpBin(b, h.Payload)
+	if !h.Realtime {
+		return b
+	}
+	b = mpBinString(b, h.ConnectionID)
+	if h.HasName {
+		b = mpBinString(b, h.Name)
+	} else {
+		b = append(b, mpNil)
+	}
+	if h.Data != nil {
+		b = mpBin(b, h.Data)
+	} else {
+		b = append(b, mpNil)
+	}
+	return b
+}
+
 // appendLogHeader appends the magic and the header frame of a new log.
 func appendLogHeader(dst []byte, h Header) []byte {
 	dst = append(dst, LogMagic...)
@@ -98,6 +135,22 @@ func mpInt(b []byte, v int64) []byte {
 		return mpUint(b, uint64(v))
 	}
 	return binary.BigEndian.AppendUint64(append(b, 0xd3), uint64(v))
+}
+
+// mpNil is msgpack's nil.
+const mpNil = 0xc0
+
+// mpBinString is mpBin of a string's bytes, without converting it.
+func mpBinString(b []byte, v string) []byte {
+	switch {
+	case len(v) <= math.MaxUint8:
+		b = append(b, 0xc4, byte(len(v)))
+	case len(v) <= math.MaxUint16:
+		b = append(b, 0xc5, byte(len(v)>>8), byte(len(v)))
+	default:
+		b = binary.BigEndian.AppendUint32(append(b, 0xc6), uint32(len(v)))
+	}
+	return append(b, v...)
 }
 
 func mpBin(b []byte, v []byte) []byte {
@@ -244,11 +297,26 @@ func (r *mpReader) bin() ([]byte, error) {
 	return r.need(n)
 }
 
+// binOrNil reads a byte string, or nil (reported by ok false).
+func (r *mpReader) binOrNil() (v []byte, ok bool, err error) {
+	if r.off < len(r.b) && r.b[r.off] == mpNil {
+		r.off++
+		return nil, false, nil
+	}
+	v, err = r.bin()
+	return v, err == nil, err
+}
+
 // LogRecord is one decoded log record.
 type LogRecord struct {
-	// IsMark tells a mark (Mark is set) from a command (DB and Args set).
-	IsMark bool
-	DB     int
+	// IsMark tells a mark (Mark is set) from a command (DB and Args set);
+	// IsHistory a channel history message (History set).
+	IsMark    bool
+	IsHistory bool
+	// History's byte slices alias the payload buffer: they are valid
+	// until the next read.
+	History History
+	DB      int
 	// Args alias the payload buffer: they are valid until the next read.
 	Args [][]byte
 	Mark Marks
@@ -275,7 +343,7 @@ func decodeLogRecord(p []byte, rec *LogRecord) error {
 		if err != nil || db > math.MaxInt32 {
 			return fmt.Errorf("malformed database index")
 		}
-		rec.IsMark = false
+		rec.IsMark, rec.IsHistory = false, false
 		rec.Mark = Marks{}
 		rec.DB = int(db)
 		rec.Args = rec.Args[:0]
@@ -302,10 +370,18 @@ func decodeLogRecord(p []byte, rec *LogRecord) error {
 		if err != nil {
 			return fmt.Errorf("malformed mark")
 		}
-		rec.IsMark = true
+		rec.IsMark, rec.IsHistory = true, false
 		rec.DB = 0
 		rec.Args = rec.Args[:0]
 		rec.Mark = Marks{ClientID: string(id), High: high, LastSeen: seen}
+	case logHistory:
+		if err := r.history(n, &rec.History); err != nil {
+			return err
+		}
+		rec.IsMark, rec.IsHistory = false, true
+		rec.DB = 0
+		rec.Args = rec.Args[:0]
+		rec.Mark = Marks{}
 	case logHeader:
 		return fmt.Errorf("header record in the middle of the log")
 	default:
@@ -313,6 +389,46 @@ func decodeLogRecord(p []byte, rec *LogRecord) error {
 	}
 	if r.off != len(p) {
 		return fmt.Errorf("trailing bytes in record")
+	}
+	return nil
+}
+
+// history decodes the fields of a history record of n elements after its
+// kind.
+func (r *mpReader) history(n int, h *History) error {
+	if n != 4 && n != 7 {
+		return fmt.Errorf("malformed history record")
+	}
+	var err error
+	*h = History{Realtime: n == 7}
+	if h.Channel, err = r.bin(); err != nil {
+		return fmt.Errorf("malformed history channel")
+	}
+	if h.Time, err = r.int(); err != nil {
+		return fmt.Errorf("malformed history time")
+	}
+	if h.Payload, err = r.bin(); err != nil {
+		return fmt.Errorf("malformed history payload")
+	}
+	if n == 4 {
+		return nil
+	}
+	id, err := r.bin()
+	if err != nil {
+		return fmt.Errorf("malformed history connection id")
+	}
+	h.ConnectionID = string(id)
+	name, ok, err := r.binOrNil()
+	if err != nil {
+		return fmt.Errorf("malformed history name")
+	}
+	h.Name, h.HasName = string(name), ok
+	data, ok, err := r.binOrNil()
+	if err != nil {
+		return fmt.Errorf("malformed history data")
+	}
+	if ok {
+		h.Data = data
 	}
 	return nil
 }

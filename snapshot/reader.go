@@ -17,14 +17,17 @@ import (
 	"github.com/recached/recached/server/keyspace"
 )
 
-// Record is one key or one DEDUP mark read from a snapshot.
+// Record is one key, one DEDUP mark or one channel history message read
+// from a snapshot.
 type Record struct {
 	// IsMark tells a mark (Mark is set) from a key (DB, Key, Entry and
-	// Expire are set).
-	IsMark bool
-	DB     int
-	Key    []byte
-	Entry  *keyspace.Entry
+	// Expire are set); IsHistory a history message (History is set).
+	IsMark    bool
+	IsHistory bool
+	History   History
+	DB        int
+	Key       []byte
+	Entry     *keyspace.Entry
 	// Expire is the absolute expiry in unix ms, 0 for none.
 	Expire int64
 	Mark   Marks
@@ -44,6 +47,7 @@ type Reader struct {
 	db   int
 	keys uint64
 	mks  uint64
+	hist uint64
 	done bool
 	err  error
 
@@ -300,6 +304,11 @@ func (r *Reader) next() (*Record, error) {
 				return nil, r.corruptAt(start, "bad mark record")
 			}
 			return r.mark()
+		case recHistory:
+			if n != 4 && n != 7 {
+				return nil, r.corruptAt(start, "bad history record")
+			}
+			return r.history(n)
 		default:
 			return nil, r.corruptAt(start, fmt.Sprintf("unknown record kind %d", kind))
 		}
@@ -309,7 +318,7 @@ func (r *Reader) next() (*Record, error) {
 // end checks the end record's counts, that nothing follows it and the
 // checksum.
 func (r *Reader) end(n int, start int64) error {
-	if n != 3 {
+	if n != 3 && n != 4 {
 		return r.corruptAt(start, "bad end record")
 	}
 	keys, err := r.dec.DecodeUint64()
@@ -322,6 +331,16 @@ func (r *Reader) end(n int, start int64) error {
 	}
 	if keys != r.keys || marks != r.mks {
 		return r.corruptAt(start, fmt.Sprintf("end record counts %d keys and %d marks, the file holds %d and %d", keys, marks, r.keys, r.mks))
+	}
+	// Files without history end with [0, keys, marks].
+	var hist uint64
+	if n == 4 {
+		if hist, err = r.dec.DecodeUint64(); err != nil {
+			return r.fail("bad end record", err)
+		}
+	}
+	if hist != r.hist {
+		return r.corruptAt(start, fmt.Sprintf("end record counts %d history messages, the file holds %d", hist, r.hist))
 	}
 	if r.pos() != r.size {
 		return r.corrupt("unexpected data after the end record")
@@ -384,6 +403,53 @@ func (r *Reader) mark() (*Record, error) {
 	}
 	r.mks++
 	return &Record{IsMark: true, Mark: Marks{ClientID: string(id), High: high, LastSeen: seen}}, nil
+}
+
+// history reads a history record of n elements after its kind.
+func (r *Reader) history(n int) (*Record, error) {
+	var h History
+	var err error
+	if h.Channel, err = r.bin("history channel"); err != nil {
+		return nil, err
+	}
+	if h.Time, err = r.dec.DecodeInt64(); err != nil {
+		return nil, r.fail("bad history time", err)
+	}
+	if h.Payload, err = r.bin("history payload"); err != nil {
+		return nil, err
+	}
+	if n == 7 {
+		h.Realtime = true
+		id, err := r.bin("history connection id")
+		if err != nil {
+			return nil, err
+		}
+		h.ConnectionID = string(id)
+		name, ok, err := r.binOrNil("history name")
+		if err != nil {
+			return nil, err
+		}
+		h.Name, h.HasName = string(name), ok
+		if h.Data, _, err = r.binOrNil("history data"); err != nil {
+			return nil, err
+		}
+	}
+	r.hist++
+	return &Record{IsHistory: true, History: h}, nil
+}
+
+// binOrNil reads a byte string or nil (ok false).
+func (r *Reader) binOrNil(what string) ([]byte, bool, error) {
+	code, err := r.dec.PeekCode()
+	if err != nil {
+		return nil, false, r.fail("bad "+what, err)
+	}
+	if code == mpNil {
+		_ = r.dec.DecodeNil()
+		return nil, false, nil
+	}
+	b, err := r.bin(what)
+	return b, err == nil, err
 }
 
 func (r *Reader) key() (*Record, error) {
@@ -535,7 +601,23 @@ func (r *Reader) zset() (keyspace.Object, error) {
 // calling mark for every DEDUP mark. Keys whose expiry is before now (unix
 // ms) are skipped unless keepExpired is set. It returns the header and the number of keys loaded
 // and skipped. On error ks holds a partial image and must be discarded.
+// Channel history messages are skipped; LoadWith hands them over.
 func Load(path string, ks *keyspace.Keyspace, mark func(Marks), now int64, keepExpired bool) (h Header, loaded, expired int64, err error) {
+	return LoadWith(path, ks, Hooks{Mark: mark}, now, keepExpired)
+}
+
+// Hooks receive what a snapshot holds besides keys. Either may be nil.
+type Hooks struct {
+	// Mark is called for every DEDUP mark.
+	Mark func(Marks)
+	// History is called for every channel history message, each
+	// channel's oldest first; the message is the caller's to keep.
+	History func(History)
+}
+
+// LoadWith is Load calling hooks for the marks and the channel history.
+func LoadWith(path string, ks *keyspace.Keyspace, hooks Hooks, now int64, keepExpired bool) (h Header, loaded, expired int64, err error) {
+	mark := hooks.Mark
 	r, f, err := Open(path)
 	if err != nil {
 		return h, 0, 0, err
@@ -609,6 +691,12 @@ func Load(path string, ks *keyspace.Keyspace, mark func(Marks), now int64, keepE
 		if rec.IsMark {
 			if mark != nil {
 				mark(rec.Mark)
+			}
+			continue
+		}
+		if rec.IsHistory {
+			if hooks.History != nil {
+				hooks.History(rec.History)
 			}
 			continue
 		}

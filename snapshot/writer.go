@@ -33,7 +33,9 @@ type Writer struct {
 	db    int
 	keys  uint64
 	marks uint64
+	hist  uint64
 	err   error
+	rec   []byte // scratch space for encoding a history record
 }
 
 // crcWriter feeds what it writes to a checksum.
@@ -173,15 +175,37 @@ func (w *Writer) Mark(m Marks) error {
 	return w.err
 }
 
+// History writes one channel history message. A channel's messages are
+// written oldest first.
+func (w *Writer) History(h *History) error {
+	if w.err != nil {
+		return w.err
+	}
+	w.rec = mpHistory(w.rec[:0], recHistory, h)
+	_, err := w.bw.Write(w.rec)
+	w.check(err)
+	w.hist++
+	return w.err
+}
+
 // Commit ends the snapshot: it writes the end record and the checksum,
 // fsyncs the file, renames it over dir's snapshot and fsyncs the directory.
 // On error the temporary file is removed and the previous snapshot stays.
 func (w *Writer) Commit() error {
 	if w.err == nil {
-		w.check(w.enc.EncodeArrayLen(3))
+		// The history count is there only when there is history, so that
+		// a snapshot without any is the same as before history existed.
+		if w.hist > 0 {
+			w.check(w.enc.EncodeArrayLen(4))
+		} else {
+			w.check(w.enc.EncodeArrayLen(3))
+		}
 		w.check(w.enc.EncodeUint(recEnd))
 		w.check(w.enc.EncodeUint(w.keys))
 		w.check(w.enc.EncodeUint(w.marks))
+		if w.hist > 0 {
+			w.check(w.enc.EncodeUint(w.hist))
+		}
 	}
 	if w.err == nil {
 		w.check(w.bw.Flush())

@@ -1,0 +1,155 @@
+package server
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// historyOf returns channel's history as a rewind of n sees it.
+func historyOf(srv *Server, channel string, n int) []*BusMessage {
+	var out []*BusMessage
+	sub := srv.BusSubscribe(BusSubOptions{Channel: channel, Rewind: n, Start: func(h []*BusMessage) { out = h }, Deliver: func(*BusMessage) {}})
+	srv.BusUnsubscribe(sub)
+	return out
+}
+
+// TestHistoryRing: a channel keeps its last HistoryLimit messages, oldest
+// first; a rewind returns the last min(n, HistoryLimit); shard channels
+// and a disabled history record nothing.
+func TestHistoryRing(t *testing.T) {
+	_, ss := newPubSubSessions(1, false)
+	s := ss[0]
+	for i := 0; i < 250; i++ {
+		run(s, "PUBLISH", "ring", fmt.Sprint(i))
+	}
+	run(s, "SPUBLISH", "shard", "x")
+	for _, tt := range []struct{ n, want, first int }{{1000, 100, 150}, {100, 100, 150}, {5, 5, 245}, {0, 0, 0}} {
+		h := historyOf(s.srv, "ring", tt.n)
+		if len(h) != tt.want {
+			t.Fatalf("rewind %d: %d messages, want %d", tt.n, len(h), tt.want)
+		}
+		for i, m := range h {
+			if string(m.Payload) != fmt.Sprint(tt.first+i) || string(m.Channel) != "ring" {
+				t.Fatalf("rewind %d: message %d is %q", tt.n, i, m.Payload)
+			}
+		}
+	}
+	if h := historyOf(s.srv, "shard", 100); len(h) != 0 {
+		t.Fatalf("SPUBLISH was recorded: %d", len(h))
+	}
+	cfg := DefaultConfig()
+	cfg.RealtimeHistoryTTL = 0
+	off := New(cfg)
+	off.BusPublish([]byte("c"), RealtimeMeta{ConnectionID: "x"})
+	if h := historyOf(off, "c", 100); len(h) != 0 {
+		t.Fatalf("a disabled history recorded %d messages", len(h))
+	}
+}
+
+// TestHistoryPrune: the periodic prune drops channels whose last message
+// is older than the TTL, at most historyPruneBudget per call, and keeps
+// the others.
+func TestHistoryPrune(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.RealtimeHistoryTTL = time.Hour
+	srv := New(cfg)
+	h := &srv.pubsub.hist
+	base := time.Now()
+	n := historyPruneBudget + 10
+	for i := 0; i < n; i++ {
+		h.restore(newBusMessage([]byte(fmt.Sprintf("old:%d", i)), []byte("x"), base.Add(-2*time.Hour)))
+	}
+	h.restore(newBusMessage([]byte("fresh"), []byte("x"), base))
+	// A channel published to again is fresh whatever its older messages.
+	h.restore(newBusMessage([]byte("old:0"), []byte("y"), base))
+	if got := h.prune(base); got != historyPruneBudget {
+		t.Fatalf("first prune dropped %d, want %d", got, historyPruneBudget)
+	}
+	if got := h.prune(base); got != n-1-historyPruneBudget {
+		t.Fatalf("second prune dropped %d, want %d", got, n-1-historyPruneBudget)
+	}
+	if got := h.channels(); got != 2 {
+		t.Fatalf("%d channels left, want 2", got)
+	}
+	if got := historyOf(srv, "old:0", 100); len(got) != 2 {
+		t.Fatalf("old:0 has %d messages, want 2", len(got))
+	}
+	if got := h.prune(base.Add(2 * time.Hour)); got != 2 {
+		t.Fatalf("late prune dropped %d, want 2", got)
+	}
+}
+
+// TestHistoryRestart: the history, realtime fields and times included,
+// survives a clean restart (the shutdown snapshot) and one from the log
+// alone; channels past the TTL are dropped at load.
+func TestHistoryRestart(t *testing.T) {
+	for _, mode := range []string{"snapshot", "log"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := DefaultConfig()
+			cfg.Dir, cfg.Save = dir, ""
+			srv := New(cfg)
+			if err := srv.OpenPersistence(); err != nil {
+				t.Fatal(err)
+			}
+			s, err := srv.NewSession(nil, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run(s, "PUBLISH", "c", "resp")
+			srv.BusPublish([]byte("c"), RealtimeMeta{Name: "n", HasName: true, Data: []byte(`[1,2]`), ConnectionID: "conn"})
+			srv.BusPublish([]byte("c"), RealtimeMeta{HasName: true, ConnectionID: "c2"})
+			srv.BusPublish([]byte("other"), RealtimeMeta{ConnectionID: "c3"})
+			want := historyOf(srv, "c", 100)
+			if mode == "log" {
+				// As a crash would: the log is written, no final snapshot.
+				srv.Commit()
+				srv.persist.shutdown.Store(shutdownNoSave)
+			}
+			if err := srv.ClosePersistence(); err != nil {
+				t.Fatal(err)
+			}
+			again := New(cfg)
+			if err := again.OpenPersistence(); err != nil {
+				t.Fatal(err)
+			}
+			defer again.ClosePersistence()
+			got := historyOf(again, "c", 100)
+			if len(got) != 3 {
+				t.Fatalf("%d messages after the restart, want 3", len(got))
+			}
+			for i := range want {
+				w, g := *want[i], *got[i]
+				if !w.Time.Equal(g.Time) || !reflect.DeepEqual(w.Realtime, g.Realtime) || string(w.Payload) != string(g.Payload) || string(w.Channel) != string(g.Channel) {
+					t.Fatalf("message %d: got %+v %+v, want %+v %+v", i, g, g.Realtime, w, w.Realtime)
+				}
+			}
+			if len(historyOf(again, "other", 100)) != 1 {
+				t.Fatal("the other channel's history is lost")
+			}
+		})
+	}
+	// A shorter TTL at the next start drops what is older.
+	dir := t.TempDir()
+	cfg := DefaultConfig()
+	cfg.Dir, cfg.Save = dir, ""
+	srv := New(cfg)
+	if err := srv.OpenPersistence(); err != nil {
+		t.Fatal(err)
+	}
+	srv.BusPublish([]byte("c"), RealtimeMeta{ConnectionID: "x"})
+	if err := srv.ClosePersistence(); err != nil {
+		t.Fatal(err)
+	}
+	cfg.RealtimeHistoryTTL = time.Nanosecond
+	again := New(cfg)
+	if err := again.OpenPersistence(); err != nil {
+		t.Fatal(err)
+	}
+	defer again.ClosePersistence()
+	if got := historyOf(again, "c", 100); len(got) != 0 {
+		t.Fatalf("%d messages past the TTL loaded", len(got))
+	}
+}
