@@ -360,7 +360,7 @@ func start(name, bin, dir string, amq bool) (*proc, error) {
 			return nil, err
 		}
 		p.amaquet = net.JoinHostPort("127.0.0.1", strconv.Itoa(aport))
-		args = append(args, "--ws-port", "0", "--amaquet-port", strconv.Itoa(aport))
+		args = append(args, "--ws-port", "0", "--realtime-port", "0", "--amaquet-port", strconv.Itoa(aport))
 		wait = p.amaquet
 	}
 	if filepath.Base(bin) != bin { // a path, not a name to look up in $PATH

@@ -94,7 +94,7 @@ func startProc(t testing.TB, extra ...string) *proc {
 func (p *proc) start() {
 	p.t.Helper()
 	args := append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(p.port), "--amaquet-port", strconv.Itoa(p.aport),
-		"--ws-port", "0", "--dir", p.dir, "--save", "", "--appendonly", "no"}, p.args...)
+		"--ws-port", "0", "--realtime-port", "0", "--dir", p.dir, "--save", "", "--appendonly", "no"}, p.args...)
 	p.out = &servertest.SafeBuffer{}
 	p.cmd = exec.Command(p.bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out

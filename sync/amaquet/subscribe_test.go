@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -147,6 +149,7 @@ func TestSubscribeDrops(t *testing.T) {
 // identity), and the subscription is restored by the background redial.
 func TestReconnect(t *testing.T) {
 	p := startProc(t)
+	base := runtime.NumGoroutine()
 	c := p.dial(Options{MinBackoff: 10 * time.Millisecond, MaxBackoff: 200 * time.Millisecond})
 	ctx := testCtx(t)
 	s, err := c.Subscribe(ctx, "bus", "re", 16)
@@ -178,6 +181,19 @@ func TestReconnect(t *testing.T) {
 	if ev := nextEvent(t, s); string(ev.Data) != "back" {
 		t.Fatalf("event after reconnecting: %+v", ev)
 	}
+
+	// Down again: the background redial runs until Close, which ends it.
+	p.kill()
+	waitFor(t, 10*time.Second, "the background redial to start", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.redialing
+	})
+	c.Close()
+	if _, ok := <-s.C; ok || !errors.Is(s.Err(), ErrClosed) {
+		t.Fatalf("subscription after Close: open=%v err=%v", ok, s.Err())
+	}
+	waitFor(t, 10*time.Second, "goroutines back to "+strconv.Itoa(base), func() bool { return runtime.NumGoroutine() <= base })
 }
 
 // writeKeys writes an API keys file (SPEC section 9) and returns its path.
