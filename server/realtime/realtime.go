@@ -116,10 +116,12 @@ func New(srv *server.Server, addr string, opts Options) *Listener {
 		perKey: make(map[string]int),
 	}
 	l.upgrader = websocket.Upgrader{
-		// Zero sizes reuse the HTTP server's 4 KB read buffer, and the
-		// pool lends a write buffer only for the handshake: the server
-		// writes frames to the socket itself.
+		// The pool lends a write buffer only for the handshake: the
+		// server writes frames to the socket itself.
 		WriteBufferPool: &sync.Pool{},
+		// A small read buffer: frame headers and small frames go through
+		// it, larger payloads are read straight into the frame's buffer.
+		ReadBufferSize: 1024,
 		// The credential travels in the URL, never in a cookie, so a
 		// page gains nothing from its origin: any page may connect.
 		CheckOrigin: func(*http.Request) bool { return true },
@@ -211,10 +213,10 @@ func (l *Listener) Conns() int {
 	return len(l.conns)
 }
 
-// upgrade answers "/": the WebSocket handshake, then the credential of the
-// query string, answered with Connected, or with a 401 (429 past the key's
-// connection ceiling) Nack and a close. The connection's reader then runs
-// in this goroutine.
+// upgrade answers "/" with the WebSocket handshake, then hands the
+// connection to a goroutine of its own (run) and returns: the HTTP
+// server's request, response and buffers are garbage from then on, which
+// keeps an idle connection small.
 func (l *Listener) upgrade(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	wsc, err := l.upgrader.Upgrade(w, r, nil)
@@ -231,9 +233,16 @@ func (l *Listener) upgrade(w http.ResponseWriter, r *http.Request) {
 	l.conns[c] = struct{}{}
 	l.wg.Add(1)
 	l.mu.Unlock()
+	go l.run(c, queryCredential(q))
+}
+
+// run is the connection's reader: the credential of the query string,
+// answered with Connected, or with a 401 (429 past the key's connection
+// ceiling) Nack and a close; then the connection's requests.
+func (l *Listener) run(c *conn, cred credential) {
 	defer l.wg.Done()
 	defer l.remove(c)
-	g, ferr := l.authenticate(queryCredential(q))
+	g, ferr := l.authenticate(cred)
 	if ferr == nil && !l.acquire(g.keyID) {
 		ferr = &frameError{code: codeTooMany, message: fmt.Sprintf("API key %s has %d connections, its ceiling", g.keyID, l.opts.MaxConnsPerKey)}
 	}
