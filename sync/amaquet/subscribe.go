@@ -165,6 +165,9 @@ func (c *Conn) Subscribe(ctx context.Context, key, channel string, buffer int) (
 	}
 	c.subMu.Lock()
 	defer c.subMu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("amaquet: SUBSCRIBE: %w", err)
+	}
 	s := &Subscription{Key: key, Channel: channel, c: make(chan Event, buffer), buffer: buffer}
 	s.C = s.c
 	id := c.nextID.Add(1)
@@ -175,6 +178,24 @@ func (c *Conn) Subscribe(ctx context.Context, key, channel string, buffer int) (
 		l.mu.Lock()
 		delete(l.subs, id)
 		l.mu.Unlock()
+		if ctx.Err() != nil && !l.dead() {
+			// The SUBSCRIBE may have been sent and may still be applied:
+			// undo it (in read order, after it), and with it the
+			// subscription it would have replaced.
+			c.mu.Lock()
+			old := c.subs[subKey{key, channel}]
+			delete(c.subs, subKey{key, channel})
+			c.mu.Unlock()
+			if old != nil {
+				l.dropSub(old)
+				old.close(fmt.Errorf("amaquet: replaced by a cancelled SUBSCRIBE: %w", ctx.Err()))
+			}
+			f := AppendFrame(nil, KindRequest, OpUnsubscribe, c.nextID.Add(1), unsubscribePayload(key, channel))
+			select {
+			case l.out <- f:
+			case <-l.done:
+			}
+		}
 		return nil, err
 	}
 	c.mu.Lock()

@@ -2,6 +2,7 @@ package amaquet
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -89,6 +90,26 @@ func TestSubscribe(t *testing.T) {
 	}
 	if _, err := c.Subscribe(ctx, "bus", "x", 0); err == nil {
 		t.Fatal("buffer 0 accepted")
+	}
+
+	// A SUBSCRIBE whose context ends before its answer leaves no
+	// subscription on the server.
+	for i := 0; i < 20; i++ {
+		cctx, cancel := context.WithCancel(ctx)
+		go cancel()
+		if s, err := c.Subscribe(cctx, "bus", "racy", 4); err == nil {
+			if ok, err := c.Unsubscribe(ctx, "bus", "racy"); err != nil || !ok {
+				t.Fatalf("Unsubscribe = %v %v", ok, err)
+			}
+			_ = s
+		}
+		cancel()
+	}
+	if _, err := c.Do(ctx, "PING"); err != nil {
+		t.Fatal(err)
+	}
+	if got := servertest.MustDo(t, r, "PUBLISH", "bus:racy", "x"); got != ":0\r\n" {
+		t.Fatalf("PUBLISH after cancelled SUBSCRIBEs = %q, want no receiver", got)
 	}
 }
 
