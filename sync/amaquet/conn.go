@@ -49,6 +49,11 @@ type Options struct {
 	// DialTimeout bounds a connection attempt: TCP connect, HELLO, AUTH
 	// and re-subscription. Default 10 s.
 	DialTimeout time.Duration
+	// WaitForSlot makes a command wait (as long as its context allows)
+	// while the connection has max_inflight commands active, instead of
+	// sending it to be refused with OVERLOADED. A request whose caller
+	// gave up holds its slot until the server answers it.
+	WaitForSlot bool
 	// MinBackoff and MaxBackoff bound the delay between the background
 	// redials that restore subscriptions after a lost connection.
 	// Defaults 50 ms and 2 s.
@@ -274,6 +279,9 @@ func (c *Conn) handshake(ctx context.Context, l *link) error {
 		return fmt.Errorf("amaquet: HELLO from %s: %w", c.addr, err)
 	}
 	l.maxPayload = h.MaxPayload
+	if c.opts.WaitForSlot && h.MaxInflight > 0 {
+		l.slots = make(chan struct{}, h.MaxInflight)
+	}
 	if l.maxPayload <= 0 || l.maxPayload > HardMaxPayload {
 		l.maxPayload = HardMaxPayload
 	}
@@ -515,7 +523,8 @@ func (c *Conn) roundTripOn(ctx context.Context, l *link, id uint64, op Opcode, p
 		select {
 		case <-call.done: // answered meanwhile: keep the answer
 		default:
-			l.forget(call.ID)
+			// The call stays registered until the server answers it
+			// (it always does), so that its slot is freed then.
 			if op == OpCommand {
 				l.sendCancel(c.nextID.Add(1), call.ID)
 			}
@@ -556,11 +565,22 @@ func (c *Conn) startOn(ctx context.Context, l *link, id uint64, op Opcode, paylo
 		id = c.nextID.Add(1)
 	}
 	call := &Call{ID: id, name: name, l: l, done: make(chan struct{})}
+	if op == OpCommand && l.slots != nil {
+		select {
+		case l.slots <- struct{}{}:
+			call.slot = true
+		case <-l.done:
+			return nil, opError(name, call.ID, &ConnError{Err: l.cause()})
+		case <-ctx.Done():
+			return nil, opError(name, call.ID, ctx.Err())
+		}
+	}
 	if watch && op == OpCommand {
 		call.stopWatch = context.AfterFunc(ctx, func() { l.sendCancel(c.nextID.Add(1), call.ID) })
 	}
 	if !l.register(call) {
 		call.unwatch()
+		l.release(call)
 		return nil, opError(name, call.ID, &ConnError{Err: l.cause()})
 	}
 	frame := AppendFrame(make([]byte, 0, HeaderSize+len(payload)), KindRequest, op, call.ID, payload)
@@ -571,6 +591,7 @@ func (c *Conn) startOn(ctx context.Context, l *link, id uint64, op Opcode, paylo
 	case <-ctx.Done():
 		l.forget(call.ID)
 		call.unwatch()
+		l.release(call)
 		return nil, opError(name, call.ID, ctx.Err())
 	}
 	return call, nil
@@ -586,6 +607,7 @@ type Call struct {
 	payload   []byte
 	err       error
 	stopWatch func() bool
+	slot      bool // holds one of the link's slots (WaitForSlot)
 	once      sync.Once
 	result    any
 	rerr      error

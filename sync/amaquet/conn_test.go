@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/recached/recached/server/servertest"
 )
 
 // Many goroutines share one Conn; every answer reaches its own caller.
@@ -425,4 +427,52 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 		t.Fatalf("Do after Close: %v", err)
 	}
 	waitFor(t, 10*time.Second, "goroutines back to "+strconv.Itoa(base), func() bool { return runtime.NumGoroutine() <= base })
+}
+
+// With WaitForSlot a command over max_inflight waits for a slot instead
+// of being refused: it runs once a blocked command ends; a waiting call
+// whose context ends returns its error.
+func TestWaitForSlot(t *testing.T) {
+	p := startProc(t, "--amaquet-max-inflight", "4")
+	c := p.dial(Options{WaitForSlot: true})
+	ctx := testCtx(t)
+	if _, err := c.Do(ctx, "SET", "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	var blocked []*Call
+	for i := 0; i < 4; i++ {
+		blocked = append(blocked, c.Start(ctx, "BLPOP", "q", 0))
+	}
+	got := make(chan error, 1)
+	go func() {
+		r, err := c.Do(ctx, "GET", "k")
+		if err == nil && r != "v" {
+			err = fmt.Errorf("GET = %#v", r)
+		}
+		got <- err
+	}()
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := c.Do(short, "GET", "k"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("GET waiting for a slot past its deadline: %v", err)
+	}
+	select {
+	case err := <-got:
+		t.Fatalf("GET answered while 4 of 4 slots are held: %v", err)
+	default:
+	}
+	r := p.resp()
+	servertest.MustDo(t, r, "RPUSH", "q", "x")
+	if err := <-got; err != nil {
+		t.Fatalf("GET after a slot was freed: %v", err)
+	}
+	n := 0
+	for _, b := range blocked {
+		if isDone(b) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d BLPOPs answered, want 1", n)
+	}
 }

@@ -19,6 +19,7 @@ type link struct {
 	once       sync.Once
 	err        error // why it died; set before done is closed
 	maxPayload int
+	slots      chan struct{} // one per active command, with WaitForSlot
 	down       func(*link)
 
 	mu    sync.Mutex
@@ -76,8 +77,15 @@ func (l *link) register(c *Call) bool {
 	return true
 }
 
-// forget drops a call whose caller stopped waiting; its response, if it
-// comes, is discarded.
+// release frees the slot c holds, if any.
+func (l *link) release(c *Call) {
+	if c.slot {
+		c.slot = false
+		<-l.slots
+	}
+}
+
+// forget drops a call that was never sent.
 func (l *link) forget(id uint64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -129,6 +137,7 @@ func (l *link) route(f Frame) {
 	if c != nil {
 		c.payload = f.Payload
 		c.unwatch()
+		l.release(c)
 		close(c.done)
 	}
 }
