@@ -211,3 +211,13 @@ func (s *Session) emitStream(key []byte, st *keyspace.Stream) {
 		}
 	}
 }
+
+// LibraryCodes returns the code of every function library, in name order:
+// what an RDB file's FUNCTION2 records hold.
+func (srv *Server) LibraryCodes() []string {
+	var out []string
+	for _, l := range srv.scripts.sortedLibs() {
+		out = append(out, l.code)
+	}
+	return out
+}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/recached/recached/server/keyspace"
 	"github.com/recached/recached/snapshot"
+	"github.com/recached/recached/snapshot/rdb"
 )
 
 // Persistence (SPEC section 7, snapshot/FORMAT.md).
@@ -89,6 +90,9 @@ type persister struct {
 	bgsaveScheduled  atomic.Bool
 	rewriteScheduled atomic.Bool
 	shutdown         atomic.Int32
+
+	// fromRDB is the Redis RDB file the start loaded, "" for none.
+	fromRDB string
 
 	saveStart        atomic.Int64 // unix seconds the running save started
 	lastTry          atomic.Int64 // unix seconds of the last background save attempt
@@ -190,6 +194,15 @@ func (srv *Server) OpenPersistence() error {
 	}
 	srv.dirty.Store(0)
 	p.open = true
+	if p.fromRDB != "" {
+		// Keep what came from the Redis file in recached's own files at
+		// once: a restart finds the snapshot, not the RDB file again.
+		if err := p.save(saveRDB); err != nil {
+			p.open = false
+			p.unlock()
+			return fmt.Errorf("saving the keys loaded from %s: %w", p.fromRDB, err)
+		}
+	}
 	p.wg.Add(1)
 	go p.background()
 	return nil
@@ -282,6 +295,11 @@ func (p *persister) load() (lastLog string, lastEnd int64, err error) {
 	logs, err := listLogs(p.dir)
 	if err != nil {
 		return "", 0, err
+	}
+	if !haveSnap && len(logs) == 0 {
+		if err := p.loadRDB(); err != nil {
+			return "", 0, err
+		}
 	}
 	var follow []logFile
 	for _, lf := range logs {
@@ -970,3 +988,44 @@ func (p *persister) info() [][2]string {
 	}
 	return out
 }
+
+// loadRDB loads a Redis RDB file into the empty keyspace at a start that
+// found no recached snapshot or log: Config.DBFilename (relative to the
+// data directory unless absolute), else dump.rdb in the directory when it
+// is there. Function libraries go to the function engine.
+func (p *persister) loadRDB() error {
+	name := p.srv.Config().DBFilename
+	explicit := name != ""
+	if !explicit {
+		name = "dump.rdb"
+	}
+	path := name
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(p.dir, name)
+	}
+	if _, err := os.Stat(path); err != nil {
+		if !explicit && errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("the Redis RDB file --dbfilename names: %w", err)
+	}
+	st, err := rdb.Load(path, p.srv.ks, time.Now().UnixMilli(), false)
+	if err != nil {
+		return err
+	}
+	for _, code := range st.Functions {
+		if _, msg := p.srv.scripts.loadLibrary(code, true); msg != "" {
+			return fmt.Errorf("%s: a function library does not load: %s", path, msg)
+		}
+	}
+	for _, n := range st.Notes {
+		log.Printf("recached: %s: %s", path, n)
+	}
+	log.Printf("recached: loaded the Redis RDB file %s (version %d): %d keys, %d expired, %d function libraries", path, st.Version, st.Loaded, st.Expired, len(st.Functions))
+	p.loadedKeys, p.loadExpired = st.Loaded, st.Expired
+	p.fromRDB = path
+	return nil
+}
+
+// LoadedRDB returns the Redis RDB file the start loaded, "" for none.
+func (srv *Server) LoadedRDB() string { return srv.persist.fromRDB }

@@ -36,6 +36,10 @@ type Config struct {
 	AppendFsync string
 	Loops       int
 	Procs       int
+	// DBFilename names a Redis RDB file (relative to Dir unless absolute)
+	// loaded at a start that finds no recached snapshot or log in Dir;
+	// "" loads Dir/dump.rdb when it exists.
+	DBFilename string
 	// Amaquet (SPEC section 10, server/amaquet): the port (0 disables),
 	// the largest payload a request may declare, the active commands per
 	// connection, the declared-payload budget of the whole server, the

@@ -44,6 +44,12 @@ func run(args []string, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "realtime-token" {
 		return runRealtimeToken(args[1:], time.Now(), os.Stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "import" {
+		return runImport(args[1:], os.Stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "export" {
+		return runExport(args[1:], os.Stdout, stderr)
+	}
 	if len(args) > 0 && args[0] == "token" {
 		return runToken(args[1:], os.Getenv, os.Stdout, stderr)
 	}
@@ -80,6 +86,7 @@ func parseFlags(args []string, stderr io.Writer) (server.Config, error) {
 	fs.DurationVar(&cfg.AmaquetReadTimeout, "amaquet-read-timeout", cfg.AmaquetReadTimeout, "time a started Amaquet frame may take to arrive")
 	fs.DurationVar(&cfg.AmaquetIdleTimeout, "amaquet-idle-timeout", cfg.AmaquetIdleTimeout, "idle time after which an Amaquet connection is closed (0: never)")
 	fs.StringVar(&cfg.Dir, "dir", cfg.Dir, "directory for the snapshot and the append-only log")
+	fs.StringVar(&cfg.DBFilename, "dbfilename", "", "Redis RDB file loaded when --dir holds no recached snapshot or log (default dump.rdb when present)")
 	fs.StringVar(&cfg.APIKeysFile, "api-keys", cfg.APIKeysFile, "JSON file of API keys for the realtime and Amaquet protocols (SIGHUP reloads it)")
 	fs.IntVar(&cfg.RealtimePort, "realtime-port", cfg.RealtimePort, "Blackevin realtime protocol port (0 disables)")
 	fs.IntVar(&cfg.RealtimeMaxConnsPerKey, "realtime-max-conns-per-key", cfg.RealtimeMaxConnsPerKey, "realtime connections one API key may hold")

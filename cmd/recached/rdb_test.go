@@ -1,0 +1,126 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/recached/recached/server/servertest"
+)
+
+// rdbFill writes keys of every type, with an expiry, in two databases and
+// a function library, then SAVEs; it returns the dump.rdb path.
+func rdbFill(t *testing.T, c *servertest.Client) string {
+	t.Helper()
+	for _, a := range [][]string{
+		{"SET", "s", "value"}, {"SET", "n", "42"}, {"SET", "long", strings.Repeat("ab", 300)},
+		{"RPUSH", "l", "a", "b", "1"}, {"SADD", "set", "1", "2"}, {"SADD", "sset", "x", "y"},
+		{"HSET", "h", "f", "v"}, {"ZADD", "z", "1.5", "a", "2", "b"},
+		{"XADD", "st", "1-1", "f", "v"}, {"XGROUP", "CREATE", "st", "g", "0"},
+		{"SET", "ttl", "v", "EX", "100000"},
+		{"SELECT", "2"}, {"SET", "db2", "two"}, {"SELECT", "0"},
+		{"FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('f', function() return 7 end)"},
+		{"SAVE"},
+	} {
+		servertest.MustDo(t, c, a...)
+	}
+	dir := servertest.MustDo(t, c, "CONFIG", "GET", "dir")
+	parts := strings.Split(dir, "\r\n")
+	return filepath.Join(parts[len(parts)-2], "dump.rdb")
+}
+
+// noPorts turns off the listeners other than RESP, whose default ports
+// other tests' servers may hold.
+var noPorts = []string{"--amaquet-port", "0", "--realtime-port", "0"}
+
+// sameData compares two servers key by key through RESP.
+func sameData(t *testing.T, got, want *servertest.Client) {
+	t.Helper()
+	for _, db := range []string{"0", "2"} {
+		servertest.MustDo(t, got, "SELECT", db)
+		servertest.MustDo(t, want, "SELECT", db)
+		keys := strings.Split(servertest.MustDo(t, want, "KEYS", "*"), "\r\n")
+		var names []string
+		for i := 2; i < len(keys); i += 2 {
+			names = append(names, keys[i])
+		}
+		slices.Sort(names)
+		if g, w := servertest.MustDo(t, got, "DBSIZE"), servertest.MustDo(t, want, "DBSIZE"); g != w {
+			t.Errorf("db %s: DBSIZE %q, want %q", db, g, w)
+		}
+		for _, k := range names {
+			typ := strings.TrimSpace(strings.TrimPrefix(servertest.MustDo(t, want, "TYPE", k), "+"))
+			read := map[string][]string{
+				"string": {"GET", k}, "list": {"LRANGE", k, "0", "-1"}, "set": {"SORT", k, "ALPHA"},
+				"hash": {"HGETALL", k}, "zset": {"ZRANGE", k, "0", "-1", "WITHSCORES"}, "stream": {"XINFO", "GROUPS", k},
+			}[typ]
+			for _, args := range [][]string{{"TYPE", k}, read, {"PEXPIRETIME", k}} {
+				if g, w := servertest.MustDo(t, got, args...), servertest.MustDo(t, want, args...); g != w {
+					t.Errorf("db %s %q: got %q, want %q", db, args, g, w)
+				}
+			}
+		}
+	}
+	servertest.MustDo(t, got, "SELECT", "0")
+	if g := servertest.MustDo(t, got, "FCALL", "f", "0"); g != ":7\r\n" {
+		t.Errorf("FCALL f: %q", g)
+	}
+}
+
+// TestStartOnRedisDump starts recached on a directory holding only a
+// redis-server dump.rdb, restarts it without that file (its own snapshot
+// holds the keys), exports the data as RDB and starts redis-server on the
+// export; recached import converts the same file offline.
+func TestStartOnRedisDump(t *testing.T) {
+	redis := servertest.Dial(t, servertest.StartRedis(t))
+	src := rdbFill(t, redis)
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := build(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "dump.rdb"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startIn(t, bin, dir, noPorts...)
+	sameData(t, servertest.Dial(t, p.addr), redis)
+	p.kill(t)
+	os.Remove(filepath.Join(dir, "dump.rdb"))
+	p = startIn(t, bin, dir, noPorts...)
+	sameData(t, servertest.Dial(t, p.addr), redis)
+	p.kill(t)
+
+	out := t.TempDir()
+	if b, err := exec.Command(bin, "export", "--dir", dir, filepath.Join(out, "dump.rdb")).CombinedOutput(); err != nil {
+		t.Fatalf("export: %v\n%s", err, b)
+	}
+	back := servertest.Dial(t, servertest.StartRedis(t, "--dir", out))
+	sameData(t, back, redis)
+
+	imp := t.TempDir()
+	if b, err := exec.Command(bin, "import", "--dir", imp, src).CombinedOutput(); err != nil {
+		t.Fatalf("import: %v\n%s", err, b)
+	}
+	p = startIn(t, bin, imp, noPorts...)
+	sameData(t, servertest.Dial(t, p.addr), redis)
+}
+
+// TestCorruptRedisDump: a damaged dump.rdb stops the start with the file
+// and the offset.
+func TestCorruptRedisDump(t *testing.T) {
+	redis := servertest.Dial(t, servertest.StartRedis(t))
+	data, err := os.ReadFile(rdbFill(t, redis))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "dump.rdb"), data[:len(data)/2], 0o644)
+	code, logs := runFailing(t, build(t), dir)
+	if code == 0 || !strings.Contains(logs, filepath.Join(dir, "dump.rdb")+": offset ") {
+		t.Fatalf("exit %d, logs:\n%s", code, logs)
+	}
+}
