@@ -246,13 +246,30 @@ func appendCompactJSON(b []byte, data []byte) []byte {
 	return buf.Bytes()
 }
 
-// newBusMessage copies a publication's channel and payload into one
-// allocation.
+// smallBusMessage is a message and its bytes in one allocation, for the
+// common publication whose channel and payload fit in smallBusBytes.
+type smallBusMessage struct {
+	m   BusMessage
+	buf [smallBusBytes]byte
+}
+
+const smallBusBytes = 64
+
+// newBusMessage copies a publication's channel and payload into a new
+// message: one allocation when they are small, two otherwise.
 func newBusMessage(ch, payload []byte, now time.Time) *BusMessage {
-	buf := make([]byte, len(ch)+len(payload))
+	var m *BusMessage
+	var buf []byte
+	if size := len(ch) + len(payload); size <= smallBusBytes {
+		sm := new(smallBusMessage)
+		m, buf = &sm.m, sm.buf[:size:size]
+	} else {
+		m, buf = new(BusMessage), make([]byte, size)
+	}
 	n := copy(buf, ch)
 	copy(buf[n:], payload)
-	return &BusMessage{Channel: buf[:n:n], Payload: buf[n:], Time: now}
+	m.Channel, m.Payload, m.Time = buf[:n:n], buf[n:], now
+	return m
 }
 
 // hasBus reports whether any bus subscription exists. The caller holds
