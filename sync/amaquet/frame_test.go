@@ -2,11 +2,15 @@ package amaquet
 
 import (
 	"bytes"
+	"crypto/ed25519"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"reflect"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -183,4 +187,84 @@ func FuzzDecodeSimple(f *testing.F) {
 			t.Fatalf("%q: fast path %#v, encoding/json %#v %v", raw, got, want, err)
 		}
 	})
+}
+
+// The HELLO test vector of PROTOCOL-AMAQUET.md verifies, and fails with
+// any other key, nonce or signature.
+func TestHelloVector(t *testing.T) {
+	doc, err := os.ReadFile("PROTOCOL-AMAQUET.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	field := func(name string) string {
+		for _, l := range strings.Split(string(doc), "\n") {
+			if f := strings.Fields(l); len(f) >= 2 && strings.HasPrefix(l, name+" ") {
+				return f[len(strings.Fields(name))]
+			}
+		}
+		t.Fatalf("no %q line in PROTOCOL-AMAQUET.md", name)
+		return ""
+	}
+	b64 := func(s string) []byte {
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		return b
+	}
+	seed, _ := hex.DecodeString(field("identity seed"))
+	key := ed25519.NewKeyFromSeed(seed)
+	pub, nonce, sig := b64(field("public_key")), b64(field("nonce")), b64(field("signature"))
+	if !bytes.Equal(pub, key.Public().(ed25519.PublicKey)) {
+		t.Fatalf("public_key is not the seed's")
+	}
+	if signed, _ := hex.DecodeString(field("signed bytes")); !bytes.Equal(signed, append([]byte(HelloContext), nonce...)) {
+		t.Fatalf("signed bytes are not %q + nonce", HelloContext)
+	}
+	h := Hello{Protocol: 1, PublicKey: pub, Signature: sig}
+	if err := verifyHello(h, pub, nonce); err != nil {
+		t.Fatalf("the vector does not verify: %v", err)
+	}
+	other, _, _ := ed25519.GenerateKey(nil)
+	bad := append([]byte(nil), sig...)
+	bad[0] ^= 1
+	for _, tc := range []struct {
+		name   string
+		h      Hello
+		pinned ed25519.PublicKey
+		nonce  []byte
+	}{
+		{"other pinned key", h, other, nonce},
+		{"other nonce", h, pub, append([]byte{1}, nonce[1:]...)},
+		{"flipped signature bit", Hello{Protocol: 1, PublicKey: pub, Signature: bad}, pub, nonce},
+		{"protocol 2", Hello{Protocol: 2, PublicKey: pub, Signature: sig}, pub, nonce},
+	} {
+		if err := verifyHello(tc.h, tc.pinned, tc.nonce); !errors.Is(err, ErrIdentity) {
+			t.Errorf("%s: %v, want ErrIdentity", tc.name, err)
+		}
+	}
+}
+
+// Events decode with their typed payloads and the server's dropped count.
+func TestParseEvent(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		typ     string
+		data    string
+		dropped uint64
+	}{
+		{`{"channel":"c","payload":{"type":"text","value":"hi"},"published_at":"2026-12-01T19:00:00.123456789Z"}`, "text", "hi", 0},
+		{`{"channel":"c","payload":{"type":"bytes","value":"/wA="},"published_at":"2026-12-01T19:00:00Z","dropped":3}`, "bytes", "\xff\x00", 3},
+		{`{"channel":"c","payload":{"type":"json","value":{"a":[1,2]}},"published_at":"2026-12-01T19:00:00Z"}`, "json", `{"a":[1,2]}`, 0},
+	} {
+		ev, err := parseEvent([]byte(tc.in))
+		if err != nil || ev.Type != tc.typ || string(ev.Data) != tc.data || ev.Dropped != tc.dropped || ev.Channel != "c" || ev.PublishedAt.IsZero() {
+			t.Errorf("parseEvent(%s) = %+v %v", tc.in, ev, err)
+		}
+	}
+	for _, bad := range []string{`{"payload":{"type":"xml","value":"x"}}`, `{"payload":{"type":"bytes","value":"!!"}}`, `{"payload":{"type":"text","value":1}}`, `{"published_at":"yesterday","payload":{"type":"text","value":""}}`} {
+		if _, err := parseEvent([]byte(bad)); err == nil {
+			t.Errorf("parseEvent(%s) accepted", bad)
+		}
+	}
 }
