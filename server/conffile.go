@@ -313,6 +313,11 @@ func (l *confLoader) directive(file string, num int, text string, args []string)
 		v = b
 	}
 	shown, err := p.parseValue(v, l.value(p))
+	if err != nil && p.name == "maxclients" && strings.HasPrefix(err.Error(), "The operating system") {
+		// At start Redis lowers its limit to what the system allows
+		// rather than refusing; recached's accepts find the limit then.
+		shown, err = v, nil
+	}
 	if err != nil {
 		return fail(err.Error())
 	}

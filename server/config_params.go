@@ -190,7 +190,7 @@ func configParamList() []*configParam {
 		boolParam("replica-read-only", "slave-read-only", 0, true),
 		boolParam("replica-ignore-maxmemory", "slave-ignore-maxmemory", 0, true),
 		boolParam("jemalloc-bg-thread", "", 0, true),
-		boolParam("activedefrag", "", 0, false),
+		withCheck(boolParam("activedefrag", "", 0, false), checkActiveDefrag),
 		boolParam("syslog-enabled", "", imm, false),
 		boolParam("cluster-enabled", "", imm, false),
 		// recached opens or closes its log only at start.
@@ -209,8 +209,8 @@ func configParamList() []*configParam {
 			apply: func(srv *Server, v string) { srv.latencyTracking.Store(v == "yes") }},
 		boolParam("aof-disable-auto-gc", "", 0, false),
 		boolParam("replica-ignore-disk-write-errors", "", 0, false),
-		boolParam("tls-cluster", "", 0, false),
-		boolParam("tls-replication", "", 0, false),
+		withCheck(boolParam("tls-cluster", "", 0, false), checkNoTLS),
+		withCheck(boolParam("tls-replication", "", 0, false), checkNoTLS),
 		boolParam("tls-prefer-server-ciphers", "", 0, false),
 		boolParam("tls-session-caching", "", 0, true),
 
@@ -232,7 +232,7 @@ func configParamList() []*configParam {
 		strParam("aof_rewrite_cpulist", "", imm, ""),
 		strParam("bgsave_cpulist", "", imm, ""),
 		strParam("ignore-warnings", "", 0, ""),
-		strParam("proc-title-template", "", 0, "{title} {listen-addr} {server-mode}"),
+		withCheck(strParam("proc-title-template", "", 0, "{title} {listen-addr} {server-mode}"), checkProcTitle),
 		strParam("bind-source-addr", "", 0, ""),
 		strParam("logfile", "", imm, ""),
 		strParam("masterauth", "", sens, ""),
@@ -325,7 +325,7 @@ func configParamList() []*configParam {
 		intParam("tls-port", "", 0, 0, 65535, 0),
 		intParam("tls-session-cache-size", "", 0, 0, maxInt32, 20*1024),
 		intParam("tls-session-cache-timeout", "", 0, 0, maxInt32, 300),
-		{name: "maxclients", kind: kindInt, min: 1, max: maxUint32, unsigned: true,
+		{name: "maxclients", kind: kindInt, min: 1, max: maxUint32, unsigned: true, check: checkMaxClients,
 			get: func(c *Config) string { return strconv.Itoa(c.MaxClients) },
 			set: func(c *Config, v string) { c.MaxClients, _ = strconv.Atoi(v) }},
 		{name: "unixsocketperm", kind: kindOctal, flags: imm, min: 0, max: 0o777, unsigned: true, def: "0"},
@@ -340,7 +340,7 @@ func configParamList() []*configParam {
 		// recached's bulk limit is 64 MB (Redis: 512 MB).
 		withApply(memParam("proto-max-bulk-len", "", 0, 1024*1024, maxInt64, 64<<20, false), applyBulkLimit),
 		intParam("stream-node-max-entries", "", 0, 0, maxInt64, 100),
-		memParam("repl-backlog-size", "", 0, 1, maxInt64, 1024*1024, false),
+		withCheck(memParam("repl-backlog-size", "", 0, 1, maxInt64, 1024*1024, false), clampBacklog),
 		memParam("maxmemory", "", 0, 0, maxUint64, 0, true),
 		memParam("cluster-link-sendbuf-limit", "", 0, 0, maxUint64, 0, true),
 		uintParam("hash-max-listpack-entries", "hash-max-ziplist-entries", 0, 0, maxInt64, 512),
@@ -395,13 +395,14 @@ func (e configError) Error() string { return string(e) }
 func (p *configParam) parseValue(v, cur string) (string, error) {
 	switch p.kind {
 	case kindBool:
-		switch strings.ToLower(v) {
-		case "yes":
-			return "yes", nil
-		case "no":
-			return "no", nil
+		b := strings.ToLower(v)
+		if b != "yes" && b != "no" {
+			return "", errors.New("argument must be 'yes' or 'no'")
 		}
-		return "", errors.New("argument must be 'yes' or 'no'")
+		if p.check != nil {
+			return p.check(b)
+		}
+		return b, nil
 	case kindInt, kindMemory, kindPercent, kindOctal:
 		n, err := p.parseNumber(v)
 		if err != nil || p.check == nil {
@@ -609,8 +610,11 @@ func checkPercentiles(v string) (string, error) {
 	}
 	var out []string
 	for _, w := range strings.Split(v, " ") {
+		if hasHexFloat(w) && !strings.ContainsAny(w, "pP") {
+			w += "p0" // strtod reads 0x10 as 16; Go wants the exponent
+		}
 		f, err := strconv.ParseFloat(w, 64)
-		if err != nil || hasHexFloat(w) || math.IsNaN(f) {
+		if err != nil || strings.Contains(w, "_") || math.IsNaN(f) {
 			return "", configError("Invalid latency-tracking-info-percentiles parameters")
 		}
 		if f > 100 || f < 0 {
@@ -664,6 +668,9 @@ func checkKeyspaceEvents(v string) (string, error) {
 // mergeOutputLimits checks client-output-buffer-limit's groups of four
 // (class, hard, soft, seconds) and returns cur with those classes replaced.
 func mergeOutputLimits(v, cur string) (string, error) {
+	if v == "" {
+		return cur, nil // no class given: nothing changes, as in Redis
+	}
 	f := strings.Split(v, " ")
 	if len(f)%4 != 0 {
 		return "", configError("Wrong number of arguments in buffer limit configuration.")
