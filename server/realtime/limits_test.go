@@ -104,6 +104,7 @@ func TestPublishRate(t *testing.T) {
 func TestSlowConsumer(t *testing.T) {
 	o := quickOptions()
 	o.MaxQueueFrames = 200
+	o.WriteTimeout = time.Minute // the slow client reads once cut off
 	r := startRig(t, testKeys, o, nil)
 	fast, _ := r.connect(t, keyQuery("k3"))
 	fast.request(sub("1", "flood"))
@@ -127,21 +128,24 @@ func TestSlowConsumer(t *testing.T) {
 	slow.WriteJSON(sub("1", "flood"))
 	readJSON() // Ack
 
+	// Published in batches the fast client reads before the next, so
+	// that only the slow one falls behind, however slow the machine.
 	payload := strings.Repeat("p", 32<<10)
 	rc := servertest.Dial(t, r.resp)
-	const n = 2000
-	go func() {
-		for i := 0; i < n; i++ {
-			if _, err := rc.Do("PUBLISH", "flood", strconv.Itoa(i)+":"+payload); err != nil {
-				t.Error(err)
-				return
+	const n, batch = 4000, 50
+	sent := 0
+	for i := 0; i < n && !r.anyClosing(); i += batch {
+		sent = i + batch
+		for j := i; j < i+batch; j++ {
+			if _, err := rc.Do("PUBLISH", "flood", strconv.Itoa(j)+":"+payload); err != nil {
+				t.Fatal(err)
 			}
 		}
-	}()
-	for i := 0; i < n; i++ {
-		f := fast.expect(opMessage, nil)
-		if !strings.HasPrefix(f.str("data"), strconv.Itoa(i)+":") {
-			t.Fatalf("fast client: message %d is %.20s", i, f.str("data"))
+		for j := i; j < i+batch; j++ {
+			f := fast.expect(opMessage, nil)
+			if !strings.HasPrefix(f.str("data"), strconv.Itoa(j)+":") {
+				t.Fatalf("fast client: message %d is %.20s", j, f.str("data"))
+			}
 		}
 	}
 	// Now the slow one reads: a prefix, the 4000, the close.
@@ -174,6 +178,21 @@ func TestSlowConsumer(t *testing.T) {
 	if next >= 0 {
 		t.Fatalf("no 4000 Nack")
 	}
+	if sent == n {
+		t.Fatalf("the slow client was not cut off after %d messages", n)
+	}
+}
+
+// anyClosing reports whether a connection of the rig is closing.
+func (r *rig) anyClosing() bool {
+	r.l.mu.Lock()
+	defer r.l.mu.Unlock()
+	for c := range r.l.conns {
+		if c.isFinal() {
+			return true
+		}
+	}
+	return false
 }
 
 // TestHeartbeat: a client Heartbeat is answered with its id; the server
