@@ -1,6 +1,8 @@
 package realtime
 
 import (
+	"io"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -116,4 +118,31 @@ func TestNoKeysConfigured(t *testing.T) {
 	c := r.dial(t, keyQuery("k1"))
 	c.expect(opNack, map[string]any{"code": codeUnauthorized, "message": "no API keys are configured on this server (--api-keys)"})
 	c.expectClose(closePolicy)
+}
+
+// TestClientFiles: the realtime port serves the browser client.
+func TestClientFiles(t *testing.T) {
+	r := startRig(t, testKeys, quickOptions(), nil)
+	for _, tc := range []struct{ path, typ, want string }{
+		{"/realtime-client.js", "text/javascript", "export"},
+		{"/realtime-client.d.ts", "application/typescript", "export"},
+	} {
+		resp, err := http.Get("http://" + r.addr + tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), tc.typ) || !strings.Contains(string(body), tc.want) {
+			t.Fatalf("GET %s: %d %s, %d bytes", tc.path, resp.StatusCode, resp.Header.Get("Content-Type"), len(body))
+		}
+	}
+	resp, err := http.Get("http://" + r.addr + "/nothing-here")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("GET /nothing-here: %d", resp.StatusCode)
+	}
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/recached/recached/server"
+	"github.com/recached/recached/sync/realtime/web"
 )
 
 // Options are the transport's limits and timers; DefaultOptions returns
@@ -132,6 +133,8 @@ func New(srv *server.Server, addr string, opts Options) *Listener {
 		_, _ = w.Write([]byte("ok"))
 	})
 	mux.HandleFunc("/{$}", l.upgrade)
+	// The browser client: GET /realtime-client.js, /realtime-client.d.ts.
+	web.NewHandler().Register(mux)
 	l.hs = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(discard{}, "", 0)}
 	return l
 }
