@@ -22,6 +22,7 @@ const closePolicy = websocket.ClosePolicyViolation
 // grant is what a connection's credential allows.
 type grant struct {
 	keyID    string
+	secret   string // the key's secret then: a reload that changes it revokes the grant
 	cap      apikey.Capability
 	clientID string    // "" when the credential names none
 	expires  time.Time // zero for a plain key
@@ -74,13 +75,13 @@ func (l *Listener) authenticate(cred credential) (*grant, *frameError) {
 		if err != nil {
 			return unauthorized(err.Error())
 		}
-		return &grant{keyID: k.ID, cap: k.Capability}, nil
+		return &grant{keyID: k.ID, secret: k.Secret, cap: k.Capability}, nil
 	}
 	g, err := store.VerifyToken(cred.text, time.Now())
 	if err != nil {
 		return unauthorized(err.Error())
 	}
-	return &grant{keyID: g.Key.ID, cap: g.Capability, clientID: g.ClientID, expires: g.Expires}, nil
+	return &grant{keyID: g.Key.ID, secret: g.Key.Secret, cap: g.Capability, clientID: g.ClientID, expires: g.Expires}, nil
 }
 
 // setGrant puts g in force: the capability deliveries read, and the
@@ -107,4 +108,21 @@ func (c *conn) setGrant(g *grant) {
 			c.finishLocked(appendNack(nil, nil, codeUnauthorized, "", "token expired"), closePolicy, "token expired", true)
 		}
 	})
+}
+
+// revoked reports whether the connection's key is gone from the API keys
+// or has another secret (the file was reloaded, SIGHUP): its grant ends.
+func (c *conn) revoked() bool {
+	g := c.capab.Load()
+	store := c.l.srv.APIKeys()
+	if g == nil || store == nil {
+		return g != nil
+	}
+	k := store.Key(g.keyID)
+	return k == nil || k.Secret != g.secret
+}
+
+// revoke ends a connection whose credential was revoked: 401 and close.
+func (c *conn) revoke() {
+	c.finish(appendNack(nil, nil, codeUnauthorized, "", "credential revoked"), closePolicy, "credential revoked", true)
 }

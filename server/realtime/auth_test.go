@@ -1,6 +1,7 @@
 package realtime
 
 import (
+	"os"
 	"testing"
 	"time"
 
@@ -148,4 +149,43 @@ func TestAuthOtherKeyAtCeiling(t *testing.T) {
 	c.send(map[string]any{"op": opAuth, "id": "a", "key": "s2.k2"})
 	c.expect(opNack, map[string]any{"id": "a", "code": codeTooMany})
 	c.request(pub("1", "chat:1", "", nil)) // still k1
+}
+
+// TestRevokedMidSession: after the keys file is reloaded without a
+// connection's key (or with another secret), its next request, or its
+// next heartbeat tick when idle, gets a 401 Nack and close 1008; new
+// connects with it are refused; other keys' connections go on.
+func TestRevokedMidSession(t *testing.T) {
+	o := quickOptions()
+	o.HeartbeatInterval = 200 * time.Millisecond
+	r := startRig(t, testKeys, o, nil)
+	busy, _ := r.connect(t, keyQuery("k1"))
+	idle, _ := r.connect(t, "accessToken="+r.token(t, "k2", time.Hour, nil, ""))
+	other, _ := r.connect(t, keyQuery("k3"))
+	path := r.srv.Config().APIKeysFile
+	if err := os.WriteFile(path, []byte(`[{"id":"k2","secret":"rotated","capability":{"*":["subscribe"]}},{"id":"k3","secret":"s3","capability":{"*":["*"]}}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.srv.APIKeys().Reload(); err != nil {
+		t.Fatal(err)
+	}
+	busy.send(sub("1", "chat:1"))
+	busy.expect(opNack, map[string]any{"code": codeUnauthorized, "message": "credential revoked"})
+	busy.expectClose(closePolicy)
+	for {
+		f := idle.next()
+		if f.op() == opNack {
+			if f.num("code") != codeUnauthorized {
+				t.Fatalf("Nack %v", f)
+			}
+			break
+		}
+		if f.op() != opHeartbeat {
+			t.Fatalf("frame %v", f)
+		}
+	}
+	idle.expectClose(closePolicy)
+	c := r.dial(t, keyQuery("k1"))
+	c.expect(opNack, map[string]any{"code": codeUnauthorized})
+	other.request(pub("2", "x", "", nil))
 }

@@ -243,9 +243,14 @@ func (c *conn) extend() {
 }
 
 // heartbeat runs on the heartbeat timer: after HeartbeatInterval without
-// a write it queues a Heartbeat, then sets the timer again.
+// a write it queues a Heartbeat, then sets the timer again. An idle
+// connection whose credential was revoked meanwhile is ended here.
 func (c *conn) heartbeat() {
 	if c.isFinal() {
+		return
+	}
+	if c.revoked() {
+		c.revoke()
 		return
 	}
 	every := c.l.opts.HeartbeatInterval

@@ -7,6 +7,10 @@ import (
 
 // run runs one decoded request.
 func (c *conn) run(req *request) {
+	if req.op != opAuth && c.revoked() {
+		c.revoke()
+		return
+	}
 	switch req.op {
 	case opHeartbeat:
 		c.enqueue(wsFrame(wsText, appendHeartbeat(nil, req.id)))
