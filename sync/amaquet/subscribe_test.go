@@ -3,18 +3,22 @@ package amaquet
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/recached/recached/server/servertest"
+	"github.com/recached/recached/server/tcp"
 )
 
 // nextEvent waits for one event on s.
@@ -281,5 +285,46 @@ func TestAuth(t *testing.T) {
 	}
 	if _, err := Dial(ctx, p.Addr, Options{PublicKey: p.publicKey(), APIKey: "bad.k9"}); !errors.Is(err, ErrUnauthenticated) {
 		t.Fatalf("Dial with an unknown key: %v", err)
+	}
+}
+
+// A Blackevin (realtime) Publish with data reaches the Amaquet subscriber
+// of key:channel as a json event carrying that data (SPEC section 11).
+func TestSubscribeRealtimePublish(t *testing.T) {
+	keys := writeKeys(t, `[{"id":"k1","secret":"s3cret","capability":{"bus:*":["subscribe","publish"]}}]`)
+	rtPort, err := tcp.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startProc(t, "--api-keys", keys, "--realtime-port", strconv.Itoa(rtPort))
+	ctx := testCtx(t)
+	c := p.dial(Options{APIKey: "s3cret.k1"})
+	s, err := c.Subscribe(ctx, "bus", "j", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := fmt.Sprintf("ws://127.0.0.1:%d/?key=s3cret.k1", rtPort)
+	var ws *websocket.Conn
+	waitFor(t, 10*time.Second, "the realtime listener", func() bool {
+		ws, _, err = websocket.DefaultDialer.Dial(url, nil)
+		return err == nil
+	})
+	defer ws.Close()
+	_ = ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var connected map[string]any
+	if err := ws.ReadJSON(&connected); err != nil || connected["op"] != float64(12) {
+		t.Fatalf("realtime connect: %v %v", connected, err)
+	}
+	if err := ws.WriteJSON(map[string]any{"op": 3, "id": "1", "channel": "bus:j", "data": map[string]any{"a": []int{1, 2}}}); err != nil {
+		t.Fatal(err)
+	}
+	var ack map[string]any
+	if err := ws.ReadJSON(&ack); err != nil || ack["op"] != float64(9) {
+		t.Fatalf("realtime publish answered %v %v, want an Ack", ack, err)
+	}
+	ev := nextEvent(t, s)
+	var got any
+	if ev.Type != "json" || json.Unmarshal(ev.Data, &got) != nil || !reflect.DeepEqual(got, map[string]any{"a": []any{1.0, 2.0}}) {
+		t.Fatalf("event from a realtime publish: %+v (%s)", ev, ev.Data)
 	}
 }
