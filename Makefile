@@ -24,6 +24,7 @@ unit:
 	@command -v redis-server >/dev/null && echo "differential tests against: $$(redis-server --version)" || echo "redis-server not installed: differential tests will skip (fail under CI)"
 	$(GO) test -count=1 -timeout 30m $(PKGS)
 	node --test sync/web/test/
+	node --experimental-websocket --test sync/realtime/web/test/
 
 # Every package again under the race detector.
 race:

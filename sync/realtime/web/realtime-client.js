@@ -170,7 +170,9 @@ export class Realtime extends Emitter {
     this.connectionId = '';
     this.clientId = options.clientId || '';
     this.channels = new Channels(this);
-    if (options.autoConnect !== false) this.connect();
+    // Connect on the next microtask, so that listeners added right after
+    // construction see 'connecting'.
+    if (options.autoConnect !== false) queueMicrotask(() => this.connect());
   }
 
   /** The last failure (why failed, suspended or disconnected). */
@@ -302,7 +304,12 @@ export class Realtime extends Emitter {
       if (sock !== this.#sock) return;
       this.#lost(sock, nack || new RealtimeError(0, `connection closed (${ev.code}${ev.reason ? ' ' + ev.reason : ''})`), connected);
     };
-    ws.onerror = () => { /* onclose follows */ };
+    // Browsers follow an error with close; some runtimes (Node's undici on a
+    // refused connection) do not, so an error ends the socket too.
+    ws.onerror = () => {
+      if (sock !== this.#sock) return;
+      this.#lost(sock, nack || new RealtimeError(0, 'connection error'), connected);
+    };
   }
 
   #armIdle(sock) {
@@ -462,7 +469,7 @@ export class Realtime extends Emitter {
         if (this.state === 'connected' && this.#ws) { off(); resolve(); return; }
         if (this.state === 'suspended' || this.state === 'failed' || this.state === 'closed') {
           off();
-          reject(this.#reason || new RealtimeError(0, 'client ' + this.state));
+          reject(this.#stateError());
         }
       };
       const off = this.on('state', check);
@@ -472,9 +479,15 @@ export class Realtime extends Emitter {
 
   /** @internal Rejects unless requests can wait for a connection. */
   _usable() {
-    if (this.state === 'failed' || this.state === 'closed' || this.state === 'suspended') {
-      throw this.#reason || new RealtimeError(0, 'client ' + this.state);
-    }
+    if (this.state === 'failed' || this.state === 'closed' || this.state === 'suspended') throw this.#stateError();
+  }
+
+  /** Why requests cannot wait for a connection now. */
+  #stateError() {
+    const r = this.#reason;
+    if (this.state === 'suspended') return new RealtimeError(r ? r.code : 0, 'suspended: ' + (r ? r.message : 'no connection'));
+    if (this.state === 'closed') return new RealtimeError(0, 'client closed');
+    return r || new RealtimeError(0, 'client ' + this.state);
   }
 }
 
