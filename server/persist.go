@@ -644,6 +644,17 @@ func (p *persister) saveLocked(kind int32) (err error) {
 		return err
 	}
 	st := newSnapState(srv.ks, w)
+	if kind == saveRDB && srv.Config().SnapshotFormat == "rdb" {
+		if st.rdb, err = newRDBSink(rdbPath(dir, srv.Config())); err != nil {
+			w.Abort()
+			if next != nil {
+				next.Close()
+				os.Remove(filepath.Join(dir, snapshot.LogName(gen)))
+			}
+			return err
+		}
+		defer st.rdb.abort() // after a commit, a no-op
+	}
 	var marks []snapshot.Marks
 	srv.lockAll(srv.ks.DBs...)
 	// The channel history at the snapshot's instant: with every stripe
@@ -669,6 +680,10 @@ func (p *persister) saveLocked(kind int32) (err error) {
 		for _, lib := range srv.scripts.sortedLibs() {
 			p.log.AppendCommand(0, [][]byte{bFUNCTION, bLOAD, bREPLACE, []byte(lib.code)})
 		}
+	}
+	if st.rdb != nil {
+		// The libraries as of the snapshot's instant, like the log's.
+		st.err = st.rdb.functions(srv.scripts.sortedLibs())
 	}
 	hist := srv.pubsub.hist.copyLocked()
 	srv.pubsub.hist.unlockAll()
@@ -725,6 +740,14 @@ func (p *persister) saveLocked(kind int32) (err error) {
 	}
 	p.gen.Store(gen)
 	srv.dirty.Add(-dirty)
+	if st.rdb != nil {
+		if err := st.rdb.commit(); err != nil {
+			return fmt.Errorf("writing the RDB file %s: %w", st.rdb.path, err)
+		}
+		if st.rdb.skipped > 0 {
+			log.Printf("recached: %s: %d keys of types RDB cannot hold (JSON, rate limiters) left out", st.rdb.path, st.rdb.skipped)
+		}
+	}
 	srv.lastSave.Store(time.Now().Unix())
 	if p.log != nil {
 		p.rewriteBase.Store(p.log.Size())
@@ -757,6 +780,9 @@ type snapState struct {
 	w   *snapshot.Writer
 	err error
 	key []byte
+	// rdb, when not nil, writes the same image as a Redis RDB file
+	// (--snapshot-format rdb).
+	rdb *rdbSink
 }
 
 // shardSnap is one shard's part of a save. It is guarded by the shard's
@@ -766,6 +792,9 @@ type shardSnap struct {
 	// pre maps a key changed since the save started to its record as of
 	// then; a nil record means the key did not exist.
 	pre map[string][]byte
+	// preRDB holds the same pre-images as RDB records when the save also
+	// writes an RDB file.
+	preRDB map[string][]byte
 }
 
 func newSnapState(ks *keyspace.Keyspace, w *snapshot.Writer) *snapState {
@@ -805,8 +834,8 @@ func (st *snapState) dumpShard(dbi, i int) {
 		return
 	}
 	ss.dumped = true
-	pre := ss.pre
-	ss.pre = nil
+	pre, preRDB := ss.pre, ss.preRDB
+	ss.pre, ss.preRDB = nil, nil
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.err != nil {
@@ -818,6 +847,9 @@ func (st *snapState) dumpShard(dbi, i int) {
 		if rec, ok := pre[k]; ok {
 			if rec != nil {
 				err = st.w.Raw(dbi, rec)
+				if err == nil && st.rdb != nil {
+					err = st.rdb.raw(dbi, preRDB[k])
+				}
 			}
 			return err == nil
 		}
@@ -827,6 +859,9 @@ func (st *snapState) dumpShard(dbi, i int) {
 			exp, _ = db.Expiry(st.key)
 		}
 		err = st.w.Key(dbi, st.key, e, exp)
+		if err == nil && st.rdb != nil {
+			err = st.rdb.key(dbi, st.key, e, exp)
+		}
 		return err == nil
 	})
 	for k, rec := range pre {
@@ -835,6 +870,9 @@ func (st *snapState) dumpShard(dbi, i int) {
 		}
 		if rec != nil && db.Peek([]byte(k)) == nil {
 			err = st.w.Raw(dbi, rec)
+			if err == nil && st.rdb != nil {
+				err = st.rdb.raw(dbi, preRDB[k])
+			}
 		}
 	}
 	st.err = err
@@ -851,11 +889,15 @@ func (st *snapState) preimage(dbi int, key []byte) {
 		return
 	}
 	db := st.ks.DBs[dbi]
-	var rec []byte
+	var rec, rrec []byte
 	if e := db.Peek(key); e != nil {
 		exp, _ := db.Expiry(key)
 		var err error
-		if rec, err = snapshot.AppendKey(nil, key, e, exp); err != nil {
+		rec, err = snapshot.AppendKey(nil, key, e, exp)
+		if err == nil && st.rdb != nil {
+			rrec, err = rdbRecord(key, e, exp)
+		}
+		if err != nil {
 			st.mu.Lock()
 			if st.err == nil {
 				st.err = err
@@ -868,6 +910,12 @@ func (st *snapState) preimage(dbi int, key []byte) {
 		ss.pre = make(map[string][]byte)
 	}
 	ss.pre[string(key)] = rec
+	if st.rdb != nil {
+		if ss.preRDB == nil {
+			ss.preRDB = make(map[string][]byte)
+		}
+		ss.preRDB[string(key)] = rrec
+	}
 }
 
 // beforeWrite runs before every write command, with its shards locked. It

@@ -40,6 +40,10 @@ type Config struct {
 	// loaded at a start that finds no recached snapshot or log in Dir;
 	// "" loads Dir/dump.rdb when it exists.
 	DBFilename string
+	// SnapshotFormat is "rdb" for saves (SAVE, BGSAVE, save rules,
+	// shutdown) that also write DBFilename as a Redis RDB file; "" or
+	// "rcd" for recached's snapshot alone.
+	SnapshotFormat string
 	// Amaquet (SPEC section 10, server/amaquet): the port (0 disables),
 	// the largest payload a request may declare, the active commands per
 	// connection, the declared-payload budget of the whole server, the

@@ -87,6 +87,13 @@ func parseFlags(args []string, stderr io.Writer) (server.Config, error) {
 	fs.DurationVar(&cfg.AmaquetIdleTimeout, "amaquet-idle-timeout", cfg.AmaquetIdleTimeout, "idle time after which an Amaquet connection is closed (0: never)")
 	fs.StringVar(&cfg.Dir, "dir", cfg.Dir, "directory for the snapshot and the append-only log")
 	fs.StringVar(&cfg.DBFilename, "dbfilename", "", "Redis RDB file loaded when --dir holds no recached snapshot or log (default dump.rdb when present)")
+	fs.Func("snapshot-format", "rcd (recached's snapshot) or rdb (saves also write --dbfilename as a Redis RDB file)", func(v string) error {
+		if v != "rcd" && v != "rdb" {
+			return fmt.Errorf("must be rcd or rdb")
+		}
+		cfg.SnapshotFormat = v
+		return nil
+	})
 	fs.StringVar(&cfg.APIKeysFile, "api-keys", cfg.APIKeysFile, "JSON file of API keys for the realtime and Amaquet protocols (SIGHUP reloads it)")
 	fs.IntVar(&cfg.RealtimePort, "realtime-port", cfg.RealtimePort, "Blackevin realtime protocol port (0 disables)")
 	fs.IntVar(&cfg.RealtimeMaxConnsPerKey, "realtime-max-conns-per-key", cfg.RealtimeMaxConnsPerKey, "realtime connections one API key may hold")

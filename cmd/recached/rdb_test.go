@@ -7,24 +7,28 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/recached/recached/server/servertest"
 )
 
-// rdbFill writes keys of every type, with an expiry, in two databases and
-// a function library, then SAVEs; it returns the dump.rdb path.
+// fillCommands writes keys of every type, with an expiry, in two
+// databases, and a function library.
+var fillCommands = [][]string{
+	{"SET", "s", "value"}, {"SET", "n", "42"}, {"SET", "long", strings.Repeat("ab", 300)},
+	{"RPUSH", "l", "a", "b", "1"}, {"SADD", "set", "1", "2"}, {"SADD", "sset", "x", "y"},
+	{"HSET", "h", "f", "v"}, {"ZADD", "z", "1.5", "a", "2", "b"},
+	{"XADD", "st", "1-1", "f", "v"}, {"XGROUP", "CREATE", "st", "g", "0"},
+	{"SET", "ttl", "v", "EX", "100000"},
+	{"SELECT", "2"}, {"SET", "db2", "two"}, {"SELECT", "0"},
+	{"FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('f', function() return 7 end)"},
+}
+
+// rdbFill runs fillCommands on redis-server, SAVEs and returns the path
+// of its dump.rdb.
 func rdbFill(t *testing.T, c *servertest.Client) string {
 	t.Helper()
-	for _, a := range [][]string{
-		{"SET", "s", "value"}, {"SET", "n", "42"}, {"SET", "long", strings.Repeat("ab", 300)},
-		{"RPUSH", "l", "a", "b", "1"}, {"SADD", "set", "1", "2"}, {"SADD", "sset", "x", "y"},
-		{"HSET", "h", "f", "v"}, {"ZADD", "z", "1.5", "a", "2", "b"},
-		{"XADD", "st", "1-1", "f", "v"}, {"XGROUP", "CREATE", "st", "g", "0"},
-		{"SET", "ttl", "v", "EX", "100000"},
-		{"SELECT", "2"}, {"SET", "db2", "two"}, {"SELECT", "0"},
-		{"FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('f', function() return 7 end)"},
-		{"SAVE"},
-	} {
+	for _, a := range append(fillCommands, []string{"SAVE"}) {
 		servertest.MustDo(t, c, a...)
 	}
 	dir := servertest.MustDo(t, c, "CONFIG", "GET", "dir")
@@ -122,5 +126,45 @@ func TestCorruptRedisDump(t *testing.T) {
 	code, logs := runFailing(t, build(t), dir)
 	if code == 0 || !strings.Contains(logs, filepath.Join(dir, "dump.rdb")+": offset ") {
 		t.Fatalf("exit %d, logs:\n%s", code, logs)
+	}
+}
+
+// TestSaveRDB: with --snapshot-format rdb, SAVE and BGSAVE also write
+// dump.rdb, which redis-server starts on with the same data; a JSON key,
+// which RDB cannot hold, is left out.
+func TestSaveRDB(t *testing.T) {
+	bin := build(t)
+	for _, save := range []string{"SAVE", "BGSAVE"} {
+		t.Run(save, func(t *testing.T) {
+			dir := t.TempDir()
+			p := startIn(t, bin, dir, append(noPorts, "--snapshot-format", "rdb")...)
+			c := servertest.Dial(t, p.addr)
+			for _, a := range fillCommands {
+				servertest.MustDo(t, c, a...)
+			}
+			servertest.MustDo(t, c, "SELECT", "5")
+			servertest.MustDo(t, c, "JSET", "doc", "$", `{"a":1}`)
+			servertest.MustDo(t, c, "SELECT", "0")
+			servertest.MustDo(t, c, save)
+			// BGSAVE is done when INFO says so (bounded: the save is small).
+			for i := 0; i < 500; i++ {
+				if strings.Contains(servertest.MustDo(t, c, "INFO", "persistence"), "rdb_bgsave_in_progress:0") {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "dump.rdb")); err != nil {
+				t.Fatal(err)
+			}
+			out := t.TempDir()
+			data, _ := os.ReadFile(filepath.Join(dir, "dump.rdb"))
+			os.WriteFile(filepath.Join(out, "dump.rdb"), data, 0o644)
+			redis := servertest.Dial(t, servertest.StartRedis(t, "--dir", out))
+			sameData(t, c, redis)
+			servertest.MustDo(t, redis, "SELECT", "5")
+			if n := servertest.MustDo(t, redis, "DBSIZE"); n != ":0\r\n" {
+				t.Errorf("db 5 in the RDB file: %q keys", n)
+			}
+		})
 	}
 }

@@ -94,22 +94,41 @@ func (w *Writer) Key(key []byte, e *keyspace.Entry, expire int64) error {
 	if w.err != nil {
 		return w.err
 	}
-	if expire > 0 {
-		w.buf = append(w.buf, opExpireMs)
-		w.buf = binary.LittleEndian.AppendUint64(w.buf, uint64(expire))
-	}
-	n := len(w.buf)
-	w.buf = append(w.buf, 0)
-	w.buf = appendString(w.buf, key, true)
-	b, t, err := AppendValue(w.buf, e)
+	b, err := AppendRecord(w.buf, key, e, expire)
 	if err != nil {
-		w.buf = w.buf[:0]
 		return err
 	}
-	b[n] = t
 	w.buf = b
 	w.flush()
 	return w.err
+}
+
+// Raw writes a key record AppendRecord encoded earlier, in the current
+// database.
+func (w *Writer) Raw(rec []byte) error {
+	w.buf = append(w.buf, rec...)
+	w.flush()
+	return w.err
+}
+
+// AppendRecord appends the file record of one key (its expiry, type, key
+// and value) to dst: what Key writes. A value of a type RDB cannot hold is
+// ErrUnsupported, dst unchanged.
+func AppendRecord(dst, key []byte, e *keyspace.Entry, expire int64) ([]byte, error) {
+	b := dst
+	if expire > 0 {
+		b = append(b, opExpireMs)
+		b = binary.LittleEndian.AppendUint64(b, uint64(expire))
+	}
+	n := len(b)
+	b = append(b, 0)
+	b = appendString(b, key, true)
+	b, t, err := AppendValue(b, e)
+	if err != nil {
+		return dst, err
+	}
+	b[n] = t
+	return b, nil
 }
 
 // Close writes the end of the file and its checksum and flushes.
