@@ -23,8 +23,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -41,9 +43,10 @@ func main() {
 	keys := flag.Int("keys", 100000, "distinct keys (16-byte values)")
 	blocked := flag.Int("blocked", 32, "BLPOPs kept blocked during the latency run")
 	latN := flag.Int("latn", 20000, "GETs timed in the latency run")
+	only := flag.String("only", "", "run only these comma-separated loads (amaquet, redis, rc-resp), e.g. to profile one")
 	flag.Parse()
 	log.SetFlags(0)
-	cfg := config{bin: *bin, rounds: *rounds, n: *n, inflight: *inflight, keys: *keys, blocked: *blocked, latN: *latN}
+	cfg := config{bin: *bin, rounds: *rounds, n: *n, inflight: *inflight, keys: *keys, blocked: *blocked, latN: *latN, only: *only}
 	if err := run(cfg); err != nil {
 		log.Fatal(err)
 	}
@@ -51,9 +54,9 @@ func main() {
 
 // config is the command line: the recached binary, rounds, requests per
 // run, requests in flight, distinct keys, BLPOPs blocked and GETs timed in
-// the latency run.
+// the latency run, and the loads to run (empty: all).
 type config struct {
-	bin                                      string
+	bin, only                                string
 	rounds, n, inflight, keys, blocked, latN int
 }
 
@@ -103,6 +106,15 @@ func run(cfg config) error {
 		{"amaquet", rc, func(cmd string, n int) error { return amaquetLoad(conn, cmd, n, cfg.inflight, cfg.keys) }},
 		{"redis", rd, func(cmd string, n int) error { return respRD.load(cmd, n, cfg.inflight, cfg.keys) }},
 		{"rc-resp", rc, func(cmd string, n int) error { return respRC.load(cmd, n, cfg.inflight, cfg.keys) }},
+	}
+	if cfg.only != "" {
+		var kept []target
+		for _, t := range targets {
+			if slices.Contains(strings.Split(cfg.only, ","), t.name) {
+				kept = append(kept, t)
+			}
+		}
+		targets = kept
 	}
 	res := map[string]map[string][]result{}
 	cmds := []string{"SET", "GET"}
