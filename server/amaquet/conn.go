@@ -105,6 +105,7 @@ type conn struct {
 	// stopping is set when the listener stops.
 	stopping atomic.Bool
 
+	wmu     sync.Mutex // held while writing to the socket
 	outMu   sync.Mutex
 	out     []byte
 	spare   []byte
@@ -172,9 +173,9 @@ func (c *conn) serve() {
 func (c *conn) readFrame() bool {
 	r := c.fr.R
 	if r.Buffered() < HeaderSize {
+		// Waiting for the client: what is queued goes out now.
+		c.flush()
 		if r.Buffered() == 0 {
-			// Waiting for the client: what is queued goes out now.
-			c.kick()
 			if !c.checkKey() {
 				return false
 			}
@@ -190,7 +191,9 @@ func (c *conn) readFrame() bool {
 				return false // closed, or idle too long: no frame to answer
 			}
 		}
-		_ = c.nc.SetReadDeadline(time.Now().Add(c.l.opt.ReadTimeout))
+		if r.Buffered() < HeaderSize {
+			_ = c.nc.SetReadDeadline(time.Now().Add(c.l.opt.ReadTimeout))
+		}
 	}
 	h, err := c.fr.ReadHeader()
 	if err != nil {
@@ -213,6 +216,7 @@ func (c *conn) readFrame() bool {
 	}
 	sl := c.cur
 	if r.Buffered() < int(h.Length) {
+		c.flush()
 		_ = c.nc.SetReadDeadline(time.Now().Add(c.l.opt.ReadTimeout))
 	}
 	sl.payload, err = c.fr.ReadPayload(sl.payload, h.Length)
@@ -227,7 +231,7 @@ func (c *conn) readFrame() bool {
 	c.inbound.Store(int64(r.Buffered()))
 	c.dispatch(h, sl.payload, n)
 	if c.queued.Load() >= flushAt {
-		c.kick()
+		c.flush()
 		for c.queued.Load() > outLimit {
 			select {
 			case <-c.drained:
@@ -525,23 +529,49 @@ func (c *conn) writer() {
 	}
 }
 
+// flush sends what is queued, from the reader about to wait: itself when
+// the writer is idle, which saves a goroutine switch per batch of
+// requests, else through the writer.
+func (c *conn) flush() {
+	if c.queued.Load() == 0 {
+		return
+	}
+	if !c.wmu.TryLock() {
+		c.kick()
+		return
+	}
+	ok := c.writeLocked()
+	c.wmu.Unlock()
+	if !ok {
+		c.nc.Close() // the reader's next read fails
+	}
+}
+
 // write sends the queued output; it reports false when the socket failed.
 func (c *conn) write() bool {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.writeLocked()
+}
+
+// writeLocked is write for a caller holding wmu, which orders the
+// writes of the reader and the writer.
+func (c *conn) writeLocked() bool {
 	c.outMu.Lock()
 	b, rel := c.out, c.release
 	c.out, c.release = c.spare[:0], 0
 	c.spare = nil
 	c.outMu.Unlock()
+	// The requests are answered: their payloads' budget is free once
+	// their responses are on their way.
+	c.l.release(rel)
 	ok := true
 	if len(b) > 0 {
 		// Nothing leaves before the writes it reports are in the log.
 		c.srv.Commit()
-		_ = c.nc.SetWriteDeadline(time.Now().Add(c.l.opt.ReadTimeout))
-		_, err := c.nc.Write(b)
-		ok = err == nil
+		ok = c.send(b)
 		c.queued.Add(-int64(len(b)))
 	}
-	c.l.release(rel)
 	if cap(b) <= 1<<20 {
 		c.outMu.Lock()
 		c.spare = b[:0]
@@ -552,6 +582,24 @@ func (c *conn) write() bool {
 	default:
 	}
 	return ok
+}
+
+// writeChunk is how much of the output one write deadline covers: a
+// client that takes no chunk within the read timeout is gone, one that
+// reads slowly is not.
+const writeChunk = 256 << 10
+
+// send writes b, each chunk within the read timeout.
+func (c *conn) send(b []byte) bool {
+	for len(b) > 0 {
+		n := min(len(b), writeChunk)
+		_ = c.nc.SetWriteDeadline(time.Now().Add(c.l.opt.ReadTimeout))
+		if _, err := c.nc.Write(b[:n]); err != nil {
+			return false
+		}
+		b = b[n:]
+	}
+	return true
 }
 
 // shutdown ends the connection: the writer sends what is queued, the

@@ -196,13 +196,15 @@ func appendValue(out, b []byte, i int) ([]byte, int, error) {
 		return strconv.AppendFloat(out, f, 'g', -1, 64), next, nil
 	case '#':
 		l, next, err := line(b, i+1)
-		if err != nil || len(l) != 1 {
+		switch {
+		case err != nil || len(l) != 1:
 			return out, 0, errReply
-		}
-		if l[0] == 't' {
+		case l[0] == 't':
 			return append(out, "true"...), next, nil
+		case l[0] == 'f':
+			return append(out, "false"...), next, nil
 		}
-		return append(out, "false"...), next, nil
+		return out, 0, errReply
 	case '_':
 		_, next, err := line(b, i+1)
 		return append(out, "null"...), next, err

@@ -129,7 +129,7 @@ func (d *decoder) request() error {
 		if err != nil {
 			return err
 		}
-		switch name {
+		switch string(name) {
 		case "command":
 			if haveCmd {
 				return d.fail(`duplicate field "command"`)
@@ -168,7 +168,7 @@ func (d *decoder) request() error {
 			}
 			d.r.db = n
 		default:
-			return d.fail("unknown field " + strconv.Quote(name))
+			return d.fail("unknown field " + strconv.Quote(string(name)))
 		}
 		c := d.peek()
 		d.i++
@@ -200,9 +200,9 @@ func (d *decoder) request() error {
 
 // key decodes an object key and its colon. Keys are compared as written:
 // the request's field names never need escapes.
-func (d *decoder) key() (string, error) {
+func (d *decoder) key() ([]byte, error) {
 	if d.peek() != '"' {
-		return "", d.fail("expected a field name")
+		return nil, d.fail("expected a field name")
 	}
 	d.i++
 	start := d.i
@@ -210,9 +210,9 @@ func (d *decoder) key() (string, error) {
 		d.i++
 	}
 	if d.i >= len(d.p) || d.p[d.i] != '"' {
-		return "", d.fail("bad field name")
+		return nil, d.fail("bad field name")
 	}
-	name := string(d.p[start:d.i]) // names are short; the compiler avoids copying in the switch
+	name := d.p[start:d.i]
 	d.i++
 	return name, d.expect(':')
 }
@@ -289,7 +289,7 @@ func (d *decoder) arg() ([2]int, error) {
 		if err != nil {
 			return [2]int{}, err
 		}
-		if name != "base64" {
+		if string(name) != "base64" {
 			return [2]int{}, d.fail(`an object argument is {"base64":"…"}`)
 		}
 		if d.peek() != '"' {
