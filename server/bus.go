@@ -22,6 +22,13 @@ import (
 // speaks of channel names, and a shard channel is a cluster routing device
 // with no counterpart in the other protocols. They are not recorded in the
 // history either.
+//
+// Introspection counts receivers of every protocol, as a Redis user reading
+// PUBSUB expects: NUMSUB counts a channel's bus subscriptions with its RESP
+// ones, CHANNELS lists a channel that only bus subscriptions have, NUMPAT
+// counts distinct globs of both kinds (INFO's pubsub_channels and
+// pubsub_patterns likewise); SHARDNUMSUB and SHARDCHANNELS never see the
+// bus.
 
 // BusMessage is one publication as non-RESP subscribers see it. It is never
 // modified after the publish; receivers and the history share it and may

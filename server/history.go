@@ -135,13 +135,15 @@ func (h *history) recordLocked(st *historyStripe, bm *BusMessage) {
 // The caller holds st.mu.
 func (st *historyStripe) add(bm *BusMessage) {
 	c := st.chans[string(bm.Channel)]
-	if c == nil {
+	switch {
+	case c == nil:
 		c = &chanHistory{name: string(bm.Channel)}
 		st.chans[c.name] = c
-	} else {
+		st.pushNewest(c)
+	case c != st.newest:
 		st.unlink(c)
+		st.pushNewest(c)
 	}
-	st.pushNewest(c)
 	if len(c.msgs) < HistoryLimit {
 		c.msgs = append(c.msgs, bm)
 	} else {
