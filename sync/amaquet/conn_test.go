@@ -476,3 +476,14 @@ func TestWaitForSlot(t *testing.T) {
 		t.Fatalf("%d BLPOPs answered, want 1", n)
 	}
 }
+
+// A connection the server refuses at once (maxclients) fails Dial with the
+// server's error, not a bare EOF.
+func TestRefusedConnection(t *testing.T) {
+	p := startProc(t, "--maxclients", "1")
+	p.dial(Options{})
+	_, err := Dial(testCtx(t), p.Addr, Options{PublicKey: p.publicKey()})
+	if !errors.Is(err, ErrOverloaded) {
+		t.Fatalf("second connection with maxclients 1: %v, want OVERLOADED", err)
+	}
+}

@@ -113,6 +113,14 @@ func (l *link) readLoop(wg *sync.WaitGroup) {
 			l.kill(err)
 			return
 		}
+		if f.Kind == KindResponse && f.ID == 0 {
+			// Request ID 0 is not ours: the server ends the connection
+			// (a revoked API key) and says why.
+			if _, err := parseEnvelope(f.Payload); err != nil {
+				l.kill(err)
+				return
+			}
+		}
 		l.route(f)
 	}
 }
@@ -191,6 +199,11 @@ func (l *link) syncCall(id uint64, op Opcode, payload []byte) ([]byte, error) {
 		if f.Kind == KindEvent {
 			l.route(f)
 			continue
+		}
+		if f.ID == 0 && f.ID != id {
+			if _, err := parseEnvelope(f.Payload); err != nil {
+				return nil, err // the server refused the connection
+			}
 		}
 		if f.ID != id {
 			continue

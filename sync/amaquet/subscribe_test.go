@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -327,4 +328,26 @@ func TestSubscribeRealtimePublish(t *testing.T) {
 	if ev.Type != "json" || json.Unmarshal(ev.Data, &got) != nil || !reflect.DeepEqual(got, map[string]any{"a": []any{1.0, 2.0}}) {
 		t.Fatalf("event from a realtime publish: %+v (%s)", ev, ev.Data)
 	}
+}
+
+// A key revoked by a reload (SIGHUP) ends the connection with
+// UNAUTHENTICATED; the client's redial then fails its AUTH the same way.
+func TestRevokedKey(t *testing.T) {
+	keys := writeKeys(t, `[{"id":"k1","secret":"s3cret"}]`)
+	p := startProc(t, "--api-keys", keys)
+	c := p.dial(Options{APIKey: "s3cret.k1"})
+	ctx := testCtx(t)
+	if _, err := c.Do(ctx, "PING"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keys, []byte(`[{"id":"k2","secret":"other"}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "UNAUTHENTICATED after the reload", func() bool {
+		_, err := c.Do(ctx, "PING")
+		return errors.Is(err, ErrUnauthenticated)
+	})
 }
