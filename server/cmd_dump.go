@@ -1,8 +1,15 @@
 package server
 
 import (
+	"bufio"
+	"errors"
 	"math"
+	"net"
 	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
 
 	"github.com/recached/recached/resp"
 	"github.com/recached/recached/server/keyspace"
@@ -20,6 +27,10 @@ func dumpCommands() []*Command {
 			Syntax:  "key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]",
 			Summary: "Creates a key from the serialized representation of a value.", Complexity: "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).",
 			Categories: "keyspace write slow dangerous", Handler: cmdRestore},
+		{Name: "migrate", Arity: -6, Flags: FlagWrite | FlagMovableKeys, FirstKey: 3, LastKey: 3, Step: 1, Keys: migrateKeys, Group: "generic", Since: "2.6.0",
+			Syntax:  "host port key|\"\" destination-db timeout [COPY] [REPLACE] [AUTH password | AUTH2 username password] [KEYS key [key ...]]",
+			Summary: "Atomically transfers a key from one Redis instance to another.", Complexity: "This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed.",
+			Categories: "keyspace write slow dangerous", Handler: cmdMigrate},
 	}
 }
 
@@ -220,4 +231,298 @@ func (srv *Server) LibraryCodes() []string {
 		out = append(out, l.code)
 	}
 	return out
+}
+
+// migrateKeys returns MIGRATE's keys: its key argument, or with an empty
+// one the arguments after KEYS (skipping AUTH's and AUTH2's values, as
+// Redis's migrateGetKeys does).
+func migrateKeys(args [][]byte) [][]byte {
+	if len(args) > 3 && len(args[3]) > 0 {
+		return args[3:4]
+	}
+	for i := 6; i < len(args); i++ {
+		switch {
+		case resp.EqualFold(args[i], "auth"):
+			i++
+		case resp.EqualFold(args[i], "auth2"):
+			i += 2
+		case resp.EqualFold(args[i], "keys"):
+			return args[i+1:]
+		}
+	}
+	return nil
+}
+
+// migrateCache keeps MIGRATE's connections to target servers, as Redis
+// does: one per host:port, at most migrateCacheMax, each closed after 10
+// seconds unused (INFO's migrate_cached_sockets counts them).
+type migrateCache struct {
+	mu    sync.Mutex
+	conns map[string]*migrateConn
+}
+
+// migrateConn is one cached connection and the database it last selected.
+type migrateConn struct {
+	c      net.Conn
+	r      *bufio.Reader
+	lastDB int
+	timer  *time.Timer
+	// busy is set while a MIGRATE uses it, so that the idle timer leaves
+	// it open.
+	busy bool
+}
+
+const (
+	migrateCacheMax  = 64
+	migrateCacheIdle = 10 * time.Second
+)
+
+// get returns the cached connection to addr, or dials one.
+func (m *migrateCache) get(addr string, timeout time.Duration) (*migrateConn, bool, error) {
+	m.mu.Lock()
+	if mc := m.conns[addr]; mc != nil && !mc.busy {
+		mc.busy = true
+		mc.timer.Stop()
+		m.mu.Unlock()
+		return mc, true, nil
+	}
+	m.mu.Unlock()
+	c, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return nil, false, err
+	}
+	mc := &migrateConn{c: c, r: bufio.NewReader(c), lastDB: -1, busy: true}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.conns == nil {
+		m.conns = make(map[string]*migrateConn)
+	}
+	if old := m.conns[addr]; old != nil || len(m.conns) >= migrateCacheMax {
+		// The slot is taken (or the cache full): this one is not cached.
+		return mc, false, nil
+	}
+	m.conns[addr] = mc
+	mc.timer = time.AfterFunc(migrateCacheIdle, func() { m.expire(addr, mc) })
+	mc.timer.Stop()
+	return mc, false, nil
+}
+
+// put returns a connection after use; a failed one (ok false) is closed.
+func (m *migrateCache) put(addr string, mc *migrateConn, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cached := m.conns[addr] == mc
+	if !ok || !cached {
+		mc.c.Close()
+		if cached {
+			delete(m.conns, addr)
+		}
+		return
+	}
+	mc.busy = false
+	mc.timer.Reset(migrateCacheIdle)
+}
+
+func (m *migrateCache) expire(addr string, mc *migrateConn) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.conns[addr] == mc && !mc.busy {
+		mc.c.Close()
+		delete(m.conns, addr)
+	}
+}
+
+// Len returns the number of cached connections.
+func (m *migrateCache) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.conns)
+}
+
+// cmdMigrate moves (or with COPY copies) keys to another server with
+// RESTORE, waiting for its replies like Redis, which blocks while it does.
+func cmdMigrate(s *Session) {
+	a := s.Args
+	copyKeys, replace := false, false
+	var user, pass []byte
+	auth := false
+	keys := a[3:4]
+	for j := 6; j < len(a); j++ {
+		more := len(a) - j - 1
+		switch {
+		case resp.EqualFold(a[j], "copy"):
+			copyKeys = true
+		case resp.EqualFold(a[j], "replace"):
+			replace = true
+		case resp.EqualFold(a[j], "auth"):
+			if more < 1 {
+				s.W.Error(errSyntax)
+				return
+			}
+			j++
+			auth, user, pass = true, nil, a[j]
+		case resp.EqualFold(a[j], "auth2"):
+			if more < 2 {
+				s.W.Error(errSyntax)
+				return
+			}
+			auth, user, pass = true, a[j+1], a[j+2]
+			j += 2
+		case resp.EqualFold(a[j], "keys"):
+			if len(a[3]) != 0 {
+				s.W.Error("ERR When using MIGRATE KEYS option, the key argument must be set to the empty string")
+				return
+			}
+			keys = a[j+1:]
+			j = len(a)
+		default:
+			s.W.Error(errSyntax)
+			return
+		}
+	}
+	timeout, ok1 := resp.ParseInt(a[5])
+	db, ok2 := resp.ParseInt(a[4])
+	if !ok1 || !ok2 {
+		s.W.Error(errNotInt)
+		return
+	}
+	if timeout <= 0 {
+		timeout = 1000
+	}
+	// The keys that exist, with their payloads and time to live.
+	type item struct {
+		key, payload []byte
+		ttl          int64
+	}
+	var items []item
+	now := s.srv.ks.Now()
+	for _, k := range keys {
+		e := s.db.Lookup(k)
+		if e == nil {
+			continue
+		}
+		p, err := rdb.Dump(e)
+		if err != nil {
+			s.W.Error("ERR DUMP of a " + e.Type().String() + " value is not supported")
+			return
+		}
+		var ttl int64
+		if at, has := s.db.Expiry(k); has {
+			ttl = max(at-now, 1)
+		}
+		items = append(items, item{k, p, ttl})
+	}
+	if len(items) == 0 {
+		s.W.Simple("NOKEY")
+		return
+	}
+	addr := net.JoinHostPort(string(a[1]), string(a[2]))
+	d := time.Duration(timeout) * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		mc, reused, err := s.srv.migrate.get(addr, d)
+		if err != nil {
+			// Redis connects without blocking, so a refused connection
+			// shows when it first writes.
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				s.W.Error("IOERR error or timeout writing to target instance")
+			} else {
+				s.W.Error("IOERR error or timeout connecting to the client")
+			}
+			return
+		}
+		var out []byte
+		if auth {
+			if user != nil {
+				out = resp.AppendCommand(out, []byte("AUTH"), user, pass)
+			} else {
+				out = resp.AppendCommand(out, []byte("AUTH"), pass)
+			}
+		}
+		sel := mc.lastDB != int(db)
+		if sel {
+			out = resp.AppendCommand(out, []byte("SELECT"), []byte(strconv.FormatInt(db, 10)))
+		}
+		for _, it := range items {
+			args := [][]byte{[]byte("RESTORE"), it.key, []byte(strconv.FormatInt(it.ttl, 10)), it.payload}
+			if replace {
+				args = append(args, bREPLACE)
+			}
+			out = resp.AppendCommand(out, args...)
+		}
+		mc.c.SetDeadline(time.Now().Add(d))
+		if _, err := mc.c.Write(out); err != nil {
+			s.srv.migrate.put(addr, mc, false)
+			if reused && attempt == 0 {
+				continue // a cached connection the target closed: once more
+			}
+			s.W.Error("IOERR error or timeout writing to target instance")
+			return
+		}
+		var errReply string
+		readErr := false
+		line := func() string {
+			l, err := mc.r.ReadString('\n')
+			if err != nil {
+				readErr = true
+				return ""
+			}
+			return strings.TrimRight(l, "\r\n")
+		}
+		if auth {
+			if l := line(); strings.HasPrefix(l, "-") && errReply == "" {
+				errReply = l[1:]
+			}
+		}
+		if sel && !readErr {
+			if l := line(); strings.HasPrefix(l, "-") && errReply == "" {
+				errReply = l[1:]
+			}
+		}
+		var moved [][]byte
+		n := 0
+		for _, it := range items {
+			if readErr {
+				break
+			}
+			l := line()
+			if readErr {
+				break
+			}
+			n++
+			if strings.HasPrefix(l, "-") {
+				if errReply == "" {
+					errReply = l[1:]
+				}
+				continue
+			}
+			moved = append(moved, it.key)
+		}
+		if readErr && n == 0 && errReply == "" && reused && attempt == 0 {
+			s.srv.migrate.put(addr, mc, false)
+			continue
+		}
+		if errReply != "" || readErr {
+			mc.lastDB = -1
+		} else {
+			mc.lastDB = int(db)
+		}
+		s.srv.migrate.put(addr, mc, !readErr)
+		if !copyKeys {
+			for _, k := range moved {
+				if s.db.Delete(k) {
+					s.emit(bDEL, k)
+					s.notify(notifyGeneric, "del", k)
+				}
+			}
+		}
+		switch {
+		case errReply != "":
+			s.W.Error("ERR Target instance replied with error: " + errReply)
+		case readErr:
+			s.W.Error("IOERR error or timeout reading to target instance")
+		default:
+			s.W.OK()
+		}
+		return
+	}
 }

@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -155,5 +156,100 @@ func TestRestoreErrors(t *testing.T) {
 		if g != w {
 			t.Errorf("%q:\n got %q\nwant %q", args[:min(len(args), 2)], g, w)
 		}
+	}
+}
+
+// TestMigrateWithRedis runs the same MIGRATEs from redis-server and from
+// recached, each to a target redis-server of its own, and compares the
+// replies and what the sources and targets then hold; then redis-server
+// migrates into recached.
+func TestMigrateWithRedis(t *testing.T) {
+	type side struct {
+		src          *servertest.Client
+		target, auth string // host:port of the targets without and with a password
+		tc, ta       *servertest.Client
+	}
+	addr, _ := servertest.StartRecached(t, server.Config{})
+	var sides []side
+	for _, src := range []string{servertest.StartRedis(t), addr} {
+		tgt := servertest.StartRedis(t)
+		auth := servertest.StartRedis(t, "--requirepass", "pw")
+		ta := servertest.Dial(t, auth)
+		servertest.MustDo(t, ta, "AUTH", "pw")
+		sides = append(sides, side{servertest.Dial(t, src), tgt, auth, servertest.Dial(t, tgt), ta})
+	}
+	closed := func() string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		return l.Addr().String()
+	}()
+	hp := func(a string) []string { h, p, _ := net.SplitHostPort(a); return []string{h, p} }
+	for _, c := range []struct {
+		name   string
+		target string // "plain", "auth" or "closed"
+		args   []string
+	}{
+		{"move", "plain", []string{"a", "0", "1000"}},
+		{"copy with ttl", "plain", []string{"b", "0", "1000", "COPY"}},
+		{"busy key", "plain", []string{"b", "0", "1000"}},
+		{"replace", "plain", []string{"b", "0", "1000", "REPLACE"}},
+		{"keys", "plain", []string{"", "0", "1000", "KEYS", "l", "nosuch", "h"}},
+		{"no key", "plain", []string{"nosuch", "0", "1000"}},
+		{"keys with a key", "plain", []string{"x", "0", "1000", "KEYS", "c"}},
+		{"other db", "plain", []string{"c", "3", "1000"}},
+		{"wrong password", "auth", []string{"d", "0", "1000", "AUTH", "bad"}},
+		{"no password", "auth", []string{"d", "0", "1000"}},
+		{"password", "auth", []string{"d", "0", "1000", "AUTH", "pw"}},
+		{"auth2", "auth", []string{"e", "0", "1000", "AUTH2", "default", "pw"}},
+		{"auth without value", "auth", []string{"e", "0", "1000", "AUTH"}},
+		{"bad timeout", "plain", []string{"e", "0", "x"}},
+		{"bad db", "plain", []string{"e", "y", "1000"}},
+		{"syntax", "plain", []string{"e", "0", "1000", "BOGUS"}},
+		{"refused", "closed", []string{"e", "0", "100"}},
+	} {
+		var replies, states []string
+		for _, sd := range sides {
+			for _, a := range [][]string{
+				{"SET", "a", "1"}, {"SET", "b", "2", "EX", "1000"}, {"SET", "c", "3"}, {"SET", "d", "4"}, {"SET", "e", "5"},
+				{"DEL", "l", "h"}, {"RPUSH", "l", "x", "y"}, {"HSET", "h", "f", "v"},
+			} {
+				servertest.MustDo(t, sd.src, a...)
+			}
+			target := map[string]string{"plain": sd.target, "auth": sd.auth, "closed": closed}[c.target]
+			replies = append(replies, servertest.MustDo(t, sd.src, append(append([]string{"MIGRATE"}, hp(target)...), c.args...)...))
+			var st strings.Builder
+			for _, k := range []string{"a", "b", "c", "d", "e", "l", "h"} {
+				st.WriteString(k + " src:" + servertest.MustDo(t, sd.src, "EXISTS", k))
+				for _, tc := range []*servertest.Client{sd.tc, sd.ta} {
+					st.WriteString(" target:" + servertest.MustDo(t, tc, "EXISTS", k))
+				}
+				st.WriteString("\n")
+			}
+			st.WriteString("db3 c:" + servertest.MustDo(t, sd.tc, "SELECT", "3") + servertest.MustDo(t, sd.tc, "EXISTS", "c") + servertest.MustDo(t, sd.tc, "SELECT", "0"))
+			st.WriteString("ttl b>0:" + fmt.Sprint(servertest.MustDo(t, sd.tc, "TTL", "b") > ":0"))
+			states = append(states, st.String())
+		}
+		if replies[0] != replies[1] {
+			t.Errorf("%s: recached replied %q, redis-server %q", c.name, replies[1], replies[0])
+		}
+		if states[0] != states[1] {
+			t.Errorf("%s: after the migrate, recached side:\n%s\nredis-server side:\n%s", c.name, states[1], states[0])
+		}
+	}
+	// redis-server migrates into recached.
+	redis := servertest.Dial(t, servertest.StartRedis(t))
+	rc := servertest.Dial(t, addr)
+	servertest.MustDo(t, redis, "RPUSH", "into", "1", "2", "3")
+	if r := servertest.MustDo(t, redis, append(append([]string{"MIGRATE"}, hp(addr)...), "into", "0", "1000")...); r != "+OK\r\n" {
+		t.Fatalf("MIGRATE into recached: %q", r)
+	}
+	if r := servertest.MustDo(t, rc, "LRANGE", "into", "0", "-1"); r != "*3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n" {
+		t.Errorf("migrated into recached: %q", r)
+	}
+	if r := servertest.MustDo(t, rc, "INFO", "stats"); !strings.Contains(r, "migrate_cached_sockets:") {
+		t.Errorf("INFO stats has no migrate_cached_sockets")
 	}
 }

@@ -148,6 +148,8 @@ type Server struct {
 	blocking blockRegistry
 	// scripts is the Lua script cache and running script (script.go).
 	scripts scriptEngine
+	// migrate caches MIGRATE's connections to target servers (cmd_dump.go).
+	migrate migrateCache
 
 	start   time.Time
 	nextID  atomic.Int64

@@ -3406,6 +3406,7 @@ const COMMAND_LIST = [
   {"name":"memory|purge","arity":2},
   {"name":"memory|usage","arity":-3,"readonly":true,"keys":[2,2,1]},
   {"name":"mget","arity":-2,"readonly":true,"keys":[1,-1,1]},
+  {"name":"migrate","arity":-6,"write":true,"movableKeys":true},
   {"name":"move","arity":3,"write":true,"keys":[1,1,1]},
   {"name":"mset","arity":-3,"write":true,"keys":[1,-1,2]},
   {"name":"msetnx","arity":-3,"write":true,"keys":[1,-1,2]},
