@@ -195,7 +195,8 @@ func removeBusSub(subs []*BusSub, sub *BusSub) []*BusSub {
 // {"name":…,"data":…,"connectionId":…,"timestamp":…} (name and data
 // omitted when the publish had none, timestamp in ms since the epoch), bus
 // subscribers the BusMessage with Realtime set, and the channel's history
-// records it (unless the history TTL is zero). It returns the number of receptions, counted as PUBLISH
+// records it (unless the history TTL is zero or the payload is over
+// HistoryMaxPayload). It returns the number of receptions, counted as PUBLISH
 // counts them, and the message. meta.Data should be JSON text; anything
 // else is published as a JSON string of its bytes.
 //
@@ -210,7 +211,7 @@ func (srv *Server) BusPublish(channel []byte, meta RealtimeMeta) (int, *BusMessa
 	now := srv.pubsub.hist.now()
 	bm := &BusMessage{Channel: append([]byte(nil), channel...), Time: now, Realtime: m}
 	bm.Payload = appendRealtimeJSON(nil, m, now.UnixMilli())
-	return srv.pubsub.send(nil, bm, bm.Channel, bm.Payload, srv.pubsub.hist.enabled()), bm
+	return srv.pubsub.send(nil, bm, bm.Channel, bm.Payload, srv.pubsub.hist.records(bm.Payload)), bm
 }
 
 // appendRealtimeJSON appends the RESP payload of a Blackevin Publish

@@ -16,7 +16,8 @@ import (
 //
 // What is recorded: every publication on a plain channel made by RESP
 // PUBLISH (TCP, the bridge, Amaquet COMMAND, scripts) or BusPublish, as the
-// one bus says "every channel published to". Not recorded: keyspace
+// one bus says "every channel published to", up to HistoryMaxPayload bytes
+// of payload. Not recorded: keyspace
 // notifications, which would cost a copy and a log record on every write
 // (a client that wants the state reads the keys), and shard channels
 // (SPUBLISH), which stay RESP-only.
@@ -37,6 +38,11 @@ import (
 // HistoryLimit is how many messages of each channel the history keeps, the
 // most a rewind returns.
 const HistoryLimit = 100
+
+// HistoryMaxPayload is the largest payload the history records (a
+// Blackevin frame's limit, 64 KiB): a bigger RESP PUBLISH is delivered but
+// not recorded, so that a hundred huge messages cannot pin gigabytes.
+const HistoryMaxPayload = 64 << 10
 
 // DefaultHistoryTTL is how long a channel's history is kept after its last
 // publication unless the configuration says otherwise.
@@ -121,6 +127,11 @@ func (h *history) stripeOf(ch string) *historyStripe {
 
 // enabled reports whether publications are recorded.
 func (h *history) enabled() bool { return h.ttl.Load() > 0 }
+
+// records reports whether a publication of payload is recorded.
+func (h *history) records(payload []byte) bool {
+	return len(payload) <= HistoryMaxPayload && h.enabled()
+}
 
 // recordLocked appends bm to its channel's history and to the log. The
 // caller holds st's lock, st being bm's stripe.

@@ -153,3 +153,20 @@ func TestHistoryRestart(t *testing.T) {
 		t.Fatalf("%d messages past the TTL loaded", len(got))
 	}
 }
+
+// TestHistoryMaxPayload: a payload over HistoryMaxPayload is delivered but
+// not recorded.
+func TestHistoryMaxPayload(t *testing.T) {
+	_, ss := newPubSubSessions(2, false)
+	sub, pub := ss[0], ss[1]
+	run(sub, "SUBSCRIBE", "big")
+	for _, n := range []int{HistoryMaxPayload, HistoryMaxPayload + 1} {
+		if got := run(pub, "PUBLISH", "big", string(make([]byte, n))); got != ":1\r\n" {
+			t.Fatalf("PUBLISH of %d bytes: %q", n, got)
+		}
+	}
+	h := historyOf(pub.srv, "big", 100)
+	if len(h) != 1 || len(h[0].Payload) != HistoryMaxPayload {
+		t.Fatalf("history holds %d messages", len(h))
+	}
+}

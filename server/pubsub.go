@@ -328,7 +328,7 @@ func (r *pubsubRegistry) publish(pub *Session, shard bool, ch, payload []byte) i
 		return r.publishShard(pub, ch, payload)
 	}
 	var bm *BusMessage
-	if r.hist.enabled() {
+	if r.hist.records(payload) {
 		bm = newBusMessage(ch, payload, r.hist.now())
 		return r.send(pub, bm, bm.Channel, bm.Payload, true)
 	}
