@@ -58,7 +58,7 @@ func startIn(t *testing.T, bin, dir string, args ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := append([]string{"--port", strconv.Itoa(port), "--ws-port", "0", "--dir", dir, "--save", ""}, args...)
+	all := append([]string{"--port", strconv.Itoa(port), "--ws-port", "0", "--amaquet-port", "0", "--dir", dir, "--save", ""}, args...)
 	p := &proc{cmd: exec.Command(bin, all...), addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), logs: &bytes.Buffer{}, mu: &sync.Mutex{}}
 	p.cmd.Stdout = lockedWriter{p.mu, p.logs}
 	p.cmd.Stderr = p.cmd.Stdout

@@ -72,7 +72,7 @@ func startBinary(t *testing.T, bin string, args ...string) (*exec.Cmd, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := append([]string{"--port", strconv.Itoa(port), "--ws-port", "0", "--dir", t.TempDir()}, args...)
+	all := append([]string{"--port", strconv.Itoa(port), "--ws-port", "0", "--amaquet-port", "0", "--dir", t.TempDir()}, args...)
 	cmd := exec.Command(bin, all...)
 	var logs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs

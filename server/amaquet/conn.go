@@ -244,8 +244,12 @@ func (c *conn) readFrame() bool {
 }
 
 // authRequired reports whether requests other than HELLO and AUTH need
-// an AUTH first.
-func (c *conn) authRequired() bool { return c.srv.APIKeys() != nil }
+// an AUTH first: API keys are configured, or a password is (then, with
+// no API keys, nothing can authenticate: the port is closed to commands,
+// as it must not bypass requirepass).
+func (c *conn) authRequired() bool {
+	return c.srv.APIKeys() != nil || c.srv.Config().RequirePass != ""
+}
 
 // dispatch handles one well-formed frame; reserved is its payload's
 // budget reservation, released once its response is written.
@@ -315,6 +319,14 @@ func (c *conn) command(h Header, p []byte, reserved int64) {
 		s.ExecTransaction(sl.req.txn)
 	} else {
 		s.Exec(sl.req.args)
+	}
+	if s.Quit {
+		// The engine drops the connection (a cross-protocol attack's
+		// POST or Host:), as the RESP port does, with no reply.
+		c.l.inflight.Add(-1)
+		c.l.release(reserved)
+		c.nc.Close()
+		return
 	}
 	if waiting, _ := s.Waiting(); !waiting {
 		c.l.inflight.Add(-1)
