@@ -2,9 +2,13 @@ package server
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/recached/recached/snapshot"
 )
 
 // historyOf returns channel's history as a rewind of n sees it.
@@ -168,5 +172,40 @@ func TestHistoryMaxPayload(t *testing.T) {
 	h := historyOf(pub.srv, "big", 100)
 	if len(h) != 1 || len(h[0].Payload) != HistoryMaxPayload {
 		t.Fatalf("history holds %d messages", len(h))
+	}
+}
+
+// TestOldDataDirLoads: a data directory holding a snapshot written before
+// history existed (the committed fixture) opens, with keys and no history,
+// and the history works from there.
+func TestOldDataDirLoads(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "snapshot", "testdata", "v1.rcd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, snapshot.SnapshotName), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Dir, cfg.Save = dir, ""
+	srv := New(cfg)
+	if err := srv.OpenPersistence(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.ClosePersistence()
+	s, err := srv.NewSession(nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := run(s, "GET", "string"); got != bulk("hello, world") {
+		t.Fatalf("GET string: %q", got)
+	}
+	if srv.pubsub.hist.channels() != 0 {
+		t.Fatal("history out of an old snapshot")
+	}
+	run(s, "PUBLISH", "c", "m")
+	if len(historyOf(srv, "c", 1)) != 1 {
+		t.Fatal("no history after loading an old snapshot")
 	}
 }

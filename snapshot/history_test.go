@@ -170,3 +170,12 @@ func historySnapshot(f *testing.F) []byte {
 	}
 	return b
 }
+
+// TestFixtureHasNoHistory: the committed version 1 fixture, written before
+// history existed, loads through LoadWith with no history message.
+func TestFixtureHasNoHistory(t *testing.T) {
+	n := 0
+	if _, _, _, err := LoadWith(fixturePath, keyspace.New(3, nil), Hooks{History: func(History) { n++ }}, 0, true); err != nil || n != 0 {
+		t.Fatalf("LoadWith(%s): %d history messages, %v", fixturePath, n, err)
+	}
+}
