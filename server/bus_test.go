@@ -383,11 +383,16 @@ func TestRewindBoundary(t *testing.T) {
 }
 
 // BenchmarkPublish is RESP PUBLISH through the engine (no transport) to a
-// channel with no subscriber, one RESP subscriber, and one bus subscriber.
+// channel with no subscriber, one RESP subscriber, and one bus subscriber,
+// and with no subscriber and the history off.
 func BenchmarkPublish(b *testing.B) {
-	for _, kind := range []string{"nosub", "respsub", "bussub"} {
+	for _, kind := range []string{"nosub", "respsub", "bussub", "nohistory"} {
 		b.Run(kind, func(b *testing.B) {
-			srv := server.New(server.DefaultConfig())
+			cfg := server.DefaultConfig()
+			if kind == "nohistory" {
+				cfg.RealtimeHistoryTTL = 0
+			}
+			srv := server.New(cfg)
 			pub, err := srv.NewSession(nil, false)
 			if err != nil {
 				b.Fatal(err)
