@@ -108,7 +108,7 @@ func parseFlags(args []string, stderr io.Writer) (server.Config, error) {
 	fs.IntVar(&cfg.Loops, "loops", cfg.Loops, "event loops serving RESP (1 measured best on 2 cores)")
 	fs.IntVar(&cfg.Procs, "procs", cfg.Procs, "GOMAXPROCS: cores the server may use at once (0: all; 1 measured best on 2 cores, where the clients need the other)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: recached [/path/to/redis.conf] [--config FILE] [flags] [--directive value ...]\n       recached token --secret S --patterns 'p1,p2' [--ttl 1h]\n       recached check FILE [--fix]\n\nFlags:\n")
+		fmt.Fprintf(fs.Output(), "Usage: recached [/path/to/redis.conf] [--config FILE] [flags] [--directive value ...]\n       recached token --secret S --patterns 'p1,p2' [--ttl 1h]\n       recached realtime-token --api-keys FILE --key k1 --ttl 1h [--capability JSON] [--client-id ID]\n       recached check FILE [--fix]\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	args, err := loadConfigArgs(fs, &cfg, args, stderr)
