@@ -511,7 +511,17 @@ func (srv *Server) serveOne(w *waiter, k blockKey) serveResult {
 	if w.kind == waitMove {
 		srv.preimage(k.db, w.dst)
 	}
+	tr := w.s.trk.Load()
+	if tr != nil {
+		tr.enter()
+	}
 	w.reply = w.s.serveWaiter(w, key, e.Obj)
+	if tr != nil {
+		// Invalidations of the keys the served command changed follow
+		// its reply, as in Redis.
+		srv.broadcastTracking()
+		w.reply = append(w.reply, tr.leave()...)
+	}
 	srv.doneServe(w)
 	return serveDone
 }

@@ -41,6 +41,10 @@ func connectionCommands() []*Command {
 			{Name: "reply", Arity: 3, Flags: FlagNoScript | FlagLoading | FlagStale | FlagStateful, Since: "3.2.0", Syntax: "ON | OFF | SKIP", Summary: "Instructs the server whether to reply to commands.", Complexity: "O(1)", Categories: "slow connection", Handler: cmdClientReply},
 			{Name: "no-touch", Arity: 3, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "7.2.0", Syntax: "ON | OFF", Summary: "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", Categories: "slow connection", Handler: cmdClientNoTouch},
 			{Name: "help", Arity: 2, Flags: FlagLoading | FlagStale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Categories: "slow connection", Handler: cmdClientHelp},
+			{Name: "tracking", Arity: -3, Flags: FlagNoScript | FlagLoading | FlagStale | FlagStateful, Since: "6.0.0", Syntax: "ON | OFF [REDIRECT client-id] [PREFIX prefix [PREFIX prefix ...]] [BCAST] [OPTIN] [OPTOUT] [NOLOOP]", Summary: "Controls server-assisted client-side caching for the connection.", Complexity: "O(1). Some options may introduce additional complexity.", Categories: "slow connection", Handler: cmdClientTracking},
+			{Name: "caching", Arity: 3, Flags: FlagNoScript | FlagLoading | FlagStale | FlagStateful, Since: "6.0.0", Syntax: "YES | NO", Summary: "Instructs the server whether to track the keys in the next request.", Complexity: "O(1)", Categories: "slow connection", Handler: cmdClientCaching},
+			{Name: "getredir", Arity: 2, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "6.0.0", Summary: "Returns the client ID to which the connection's tracking notifications are redirected.", Complexity: "O(1)", Categories: "slow connection", Handler: cmdClientGetRedir},
+			{Name: "trackinginfo", Arity: 2, Flags: FlagNoScript | FlagLoading | FlagStale, Since: "6.2.0", Summary: "Returns information about server-assisted client-side caching for the connection.", Complexity: "O(1)", Categories: "slow connection", Handler: cmdClientTrackingInfo},
 			{Name: "unblock", Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, Since: "5.0.0", Syntax: "client-id [TIMEOUT | ERROR]", Summary: "Unblocks a client blocked by a blocking command from a different connection.", Complexity: "O(log N) where N is the number of client connections", Categories: "admin slow dangerous connection", Handler: cmdClientUnblock},
 		}},
 	}
@@ -348,6 +352,10 @@ func (s *Session) clientLine(now time.Time) string {
 	if s.isBlocked() {
 		flags = "b"
 	}
+	tflags, redir := clientListTracking(s)
+	if tflags != "" {
+		flags = strings.TrimPrefix(flags+tflags, "N")
+	}
 	addr, laddr := "", ""
 	qbuf, omem := 0, 0
 	if s.conn != nil {
@@ -355,9 +363,9 @@ func (s *Session) clientLine(now time.Time) string {
 		qbuf, omem = s.conn.Buffered()
 	}
 	idle := int64(s.srv.ks.Clock()) - s.lastActive.Load()
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=%d qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%d tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=%d qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%d tot-mem=0 events=r cmd=%s user=default redir=%d resp=%d lib-name=%s lib-ver=%s\n",
 		s.ID, addr, laddr, s.ID+7, str(&s.name), int64(now.Sub(s.created)/time.Second), idle, flags,
-		s.dbShown.Load(), ch, pat, shard, multi, qbuf, omem, cmd, s.proto.Load(), str(&s.libName), str(&s.libVer))
+		s.dbShown.Load(), ch, pat, shard, multi, qbuf, omem, cmd, redir, s.proto.Load(), str(&s.libName), str(&s.libVer))
 }
 
 func cmdClientInfo(s *Session) {

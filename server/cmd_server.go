@@ -664,7 +664,7 @@ func (srv *Server) infoSections() []infoSection {
 			return [][2]string{
 				{"connected_clients", strconv.Itoa(n)}, {"cluster_connections", "0"},
 				{"maxclients", strconv.Itoa(srv.Config().MaxClients)}, {"client_recent_max_input_buffer", "0"},
-				{"client_recent_max_output_buffer", "0"}, {"blocked_clients", strconv.FormatInt(srv.BlockedClients(), 10)}, {"tracking_clients", "0"},
+				{"client_recent_max_output_buffer", "0"}, {"blocked_clients", strconv.FormatInt(srv.BlockedClients(), 10)}, {"tracking_clients", strconv.FormatInt(srv.tracking.clients.Load(), 10)},
 				{"clients_in_timeout_table", "0"},
 			}
 		}},
@@ -685,6 +685,7 @@ func (srv *Server) infoSections() []infoSection {
 		{"stats", func(srv *Server) [][2]string {
 			pubsubChannels, pubsubPatterns, _ := srv.pubsub.stats()
 			inst := srv.instantaneousInfo()
+			_, trackKeys, trackItems, trackPrefixes := srv.trackingInfo()
 			return [][2]string{
 				{"total_connections_received", strconv.FormatInt(srv.totalConns.Load(), 10)},
 				{"total_commands_processed", strconv.FormatInt(srv.totalCmds.Load(), 10)},
@@ -699,6 +700,8 @@ func (srv *Server) infoSections() []infoSection {
 				{"keyspace_hits", strconv.FormatInt(srv.keyHits.Load(), 10)},
 				{"keyspace_misses", strconv.FormatInt(srv.keyMisses.Load(), 10)},
 				{"pubsub_channels", strconv.Itoa(pubsubChannels)}, {"pubsub_patterns", strconv.Itoa(pubsubPatterns)},
+				{"tracking_total_keys", strconv.Itoa(trackKeys)}, {"tracking_total_items", strconv.Itoa(trackItems)},
+				{"tracking_total_prefixes", strconv.Itoa(trackPrefixes)},
 				{"migrate_cached_sockets", strconv.Itoa(srv.migrate.Len())},
 				{"total_error_replies", strconv.FormatInt(srv.errorReplies.Load(), 10)},
 			}

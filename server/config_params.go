@@ -351,7 +351,10 @@ func configParamList() []*configParam {
 		memParam("stream-node-max-bytes", "", 0, 0, maxInt64, 4096, true),
 		memParam("zset-max-listpack-value", "zset-max-ziplist-value", 0, 0, maxInt64, 64, true),
 		memParam("hll-sparse-max-bytes", "", 0, 0, maxInt64, 3000, true),
-		uintParam("tracking-table-max-keys", "", 0, 0, maxInt64, 1000000),
+		withApply(uintParam("tracking-table-max-keys", "", 0, 0, maxInt64, 1000000), func(srv *Server, v string) {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			srv.tracking.maxKeys.Store(n)
+		}),
 		withApply(memParam("client-query-buffer-limit", "", 0, 1024*1024, maxInt64, 1<<30, true), applyQueryLimit),
 		{name: "maxmemory-clients", kind: kindPercent, min: -100, max: maxInt64, def: "0"},
 		intParam("repl-backlog-ttl", "", 0, 0, maxInt64, 3600),

@@ -242,9 +242,18 @@ func (s *Session) callLocked(cmd *Command) {
 		s.scratch = s.scratch[:0]
 	}
 	defer s.recoverPanic(cmd, n)
+	tr := s.trk.Load()
+	if tr != nil {
+		tr.enter()
+	}
 	cmd.Handler(s)
 	if timed {
 		cmd.stats.endTimed(time.Since(start), track)
+	}
+	if tr != nil {
+		s.endTracked(tr, cmd)
+	} else if s.srv.tracking.dirty.Load() && !s.inExec && !s.inScript {
+		s.srv.broadcastTracking() // a command's BCAST changes in one message
 	}
 	s.srv.totalCmds.Add(1)
 	// A script's error reply that a command it called already counted

@@ -606,7 +606,9 @@ func (st *luaState) call(L *lua.LState, raise bool) int {
 		run.wrote.Store(true)
 	}
 	s.lastCmd.Store(cmd)
+	s.inScript = true
 	s.callLocked(cmd)
+	s.inScript = false
 	st.w = s.W
 	s.W, s.Args = savedW, savedArgs
 	v, _, err := resp.ParseValue(st.w.B)
@@ -1055,6 +1057,7 @@ func (s *Session) startScript(cmd *Command) {
 	w.DBIndex, w.db = s.DBIndex, s.db
 	w.authed, w.scope, w.W.Proto = s.authed, s.scope, s.W.Proto
 	w.chanScope = s.chanScope
+	w.trk.Store(s.trk.Load()) // the script's reads and writes are the connection's (tracking.go)
 	w.Args, w.script = args, run
 	s.blocked.Store(blockWaiting)
 	go func() {

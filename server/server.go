@@ -189,6 +189,7 @@ type Server struct {
 	netOut       atomic.Int64
 	errorReplies atomic.Int64
 	errStats     errorStats
+	tracking     trackingTable
 	instMu       sync.Mutex
 	inst         instStats
 	// latencyTracking is latency-tracking: timed calls feed INFO
@@ -215,6 +216,9 @@ func New(cfg Config) *Server {
 	srv.watches.keys = make(map[watchedKey]map[*Session]struct{})
 	srv.hooks = append(srv.hooks, func(e *Effect) { srv.watches.touch(e.DB, e.Key) })
 	srv.hooks = append(srv.hooks, srv.blocking.onEffect)
+	srv.hooks = append(srv.hooks, func(e *Effect) { srv.tracking.onEffect(srv, e) })
+	srv.resetHooks = append(srv.resetHooks, srv.disableTracking)
+	srv.tracking.maxKeys.Store(1000000) // tracking-table-max-keys's default
 	srv.initPubSub()
 	srv.ks = keyspace.New(cfg.Databases, srv.onExpire)
 	srv.dedup = dedup.New(nil)
@@ -309,6 +313,8 @@ func (srv *Server) Run(ctx context.Context) {
 			srv.serverCron(now, t, &period)
 			srv.ks.Tick()
 			srv.sampleStats(now)
+			srv.trimTracking()
+			srv.broadcastTracking()
 			srv.activeExpire()
 			srv.pubsub.hist.prune(now)
 		case <-sweep.C:

@@ -27,6 +27,11 @@ type Session struct {
 	// was already counted in INFO errorstats as the reply of a command
 	// the script called; callLocked then counts it as a failed call only.
 	errCounted bool
+	// trk is the session's CLIENT TRACKING state, nil while tracking is
+	// off; other sessions' writes read it (tracking.go).
+	trk atomic.Pointer[tracker]
+	// inScript is set while a command a script called runs.
+	inScript bool
 	// WS is set for sessions on the WebSocket port.
 	WS bool
 	// Quit is set once the client asked to close (QUIT) or must be dropped;
@@ -146,6 +151,7 @@ func (s *Session) release() {
 	s.unwatchAll()
 	s.pubsubRelease()
 	s.dropSync()
+	s.srv.disableTracking(s)
 }
 
 // str returns a session string field, "" when unset.
