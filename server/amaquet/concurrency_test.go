@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/recached/recached/server/amaquet"
 	"github.com/recached/recached/server/servertest"
@@ -268,5 +269,60 @@ func TestBlockedClientsVisible(t *testing.T) {
 	}
 	if f := c.read(); f.id != 1 || string(f.env(t).Result) != "null" {
 		t.Fatalf("unblocked: %s", f.payload)
+	}
+}
+
+// TestCloseReleases: closing a connection with a blocked request ends its
+// wait (a later push stays in the list) and frees its in-flight slot.
+func TestCloseReleases(t *testing.T) {
+	e := start(t, amaquet.Options{GlobalInflight: 2}, "")
+	a := dial(t, e.amq)
+	a.send(amaquet.OpCommand, 1, cmd("BLPOP", "q", "0"))
+	a.send(amaquet.OpCommand, 2, cmd("BLPOP", "q", "0"))
+	if f := a.do(amaquet.OpCommand, 3, cmd("PING")); f.code(t) != amaquet.CodeOverloaded {
+		t.Fatalf("third: %s", f.payload)
+	}
+	a.nc.Close()
+	b := dial(t, e.amq)
+	// The close is seen by the server at its own pace: poll, bounded.
+	deadline := time.Now().Add(10 * time.Second)
+	for id := uint64(1); ; id++ {
+		if f := b.do(amaquet.OpCommand, id, cmd("PING")); f.code(t) == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("in-flight slots not freed by the close")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := e.respDo(t, "INFO", "clients"); !strings.Contains(got, "blocked_clients:0") {
+		t.Fatalf("INFO clients after close: %q", got)
+	}
+	e.respDo(t, "RPUSH", "q", "v")
+	if got := e.respDo(t, "LLEN", "q"); got != ":1\r\n" {
+		t.Fatalf("a closed connection's wait popped: LLEN %q", got)
+	}
+}
+
+// TestScripts: a script runs away from the reader like a blocking
+// command: its result arrives with its id, and CANCEL finds it while it
+// runs but lets it finish.
+func TestScripts(t *testing.T) {
+	e := start(t, amaquet.Options{}, "")
+	c := dial(t, e.amq)
+	if got := c.result(1, cmd("EVAL", "redis.call('set', KEYS[1], ARGV[1]) return {1, 'two', {3}}", "1", "sk", "v")); got != `[1,"two",[3]]` {
+		t.Fatalf("EVAL %s", got)
+	}
+	if got := e.respDo(t, "GET", "sk"); got != "$1\r\nv\r\n" {
+		t.Fatalf("the script's write: %q", got)
+	}
+	c.send(amaquet.OpCommand, 2, cmd("EVAL", "local i = 0 while i < 3000000 do i = i + 1 end return i", "0"))
+	c.send(amaquet.OpCancel, 3, `{"request_id":2}`)
+	got := c.readN(2)
+	if r := got[3]; r.code(t) != "" {
+		t.Fatalf("CANCEL %s", r.payload)
+	}
+	if r := got[2]; string(r.env(t).Result) != "3000000" {
+		t.Fatalf("script %s", r.payload)
 	}
 }

@@ -141,6 +141,15 @@ func (c *conn) stopReading() {
 	_ = c.nc.SetReadDeadline(time.Unix(1, 0))
 }
 
+// readDeadline sets the socket's read deadline, or one already past once
+// the listener stops (Stop may have set its own just before).
+func (c *conn) readDeadline(t time.Time) {
+	if c.stopping.Load() {
+		t = time.Unix(1, 0)
+	}
+	_ = c.nc.SetReadDeadline(t)
+}
+
 // serve runs the connection until it ends.
 func (c *conn) serve() {
 	go c.writer()
@@ -183,16 +192,13 @@ func (c *conn) readFrame() bool {
 			if t := c.l.opt.IdleTimeout; t > 0 {
 				dl = time.Now().Add(t)
 			}
-			_ = c.nc.SetReadDeadline(dl)
-			if c.stopping.Load() {
-				return false
-			}
+			c.readDeadline(dl)
 			if _, err := r.Peek(1); err != nil {
 				return false // closed, or idle too long: no frame to answer
 			}
 		}
 		if r.Buffered() < HeaderSize {
-			_ = c.nc.SetReadDeadline(time.Now().Add(c.l.opt.ReadTimeout))
+			c.readDeadline(time.Now().Add(c.l.opt.ReadTimeout))
 		}
 	}
 	h, err := c.fr.ReadHeader()
@@ -217,7 +223,7 @@ func (c *conn) readFrame() bool {
 	sl := c.cur
 	if r.Buffered() < int(h.Length) {
 		c.flush()
-		_ = c.nc.SetReadDeadline(time.Now().Add(c.l.opt.ReadTimeout))
+		c.readDeadline(time.Now().Add(c.l.opt.ReadTimeout))
 	}
 	sl.payload, err = c.fr.ReadPayload(sl.payload, h.Length)
 	if err != nil {
