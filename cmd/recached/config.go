@@ -31,11 +31,22 @@ func loadConfigArgs(fs *flag.FlagSet, cfg *server.Config, args []string, stderr 
 			rest = append(rest, args[i:]...)
 			break
 		}
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !strings.HasPrefix(a, "--") || name == "" {
+		if !strings.HasPrefix(a, "--") || len(a) == 2 {
 			rest = append(rest, a)
 			continue
 		}
+		body := a[2:]
+		if strings.ContainsAny(body, " \t") {
+			// "--maxmemory 700mb": a directive and its value in one
+			// argument, split as a configuration line.
+			words, ok := server.SplitConfigArgs(body)
+			if !ok || len(words) == 0 {
+				words = []string{body} // refused by the loader with the line
+			}
+			options = append(options, words)
+			continue
+		}
+		name, value, hasValue := strings.Cut(body, "=")
 		if name == "config" {
 			if !hasValue {
 				if i+1 == len(args) {
@@ -48,21 +59,28 @@ func loadConfigArgs(fs *flag.FlagSet, cfg *server.Config, args []string, stderr 
 			path = value
 			continue
 		}
-		if fs.Lookup(name) != nil || !server.IsConfigParam(name) {
+		// save is read as redis-server reads it, so that "--save 900 1",
+		// "--save" and "--save --port 7000" work; other flags are flags.
+		if name != "save" && (fs.Lookup(name) != nil || !server.IsConfigParam(name)) {
 			rest = append(rest, a) // a flag, or an error for fs.Parse
 			continue
 		}
-		// A directive: its arguments run to the next "--" argument; none
-		// is an empty one, as redis-server reads "--save".
 		o := []string{name}
 		if hasValue {
 			o = append(o, value)
 		} else {
-			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {
+			// As redis-server: the arguments run to the next "--" one,
+			// but the first may start with "--" itself (except after
+			// --save, which is then empty).
+			for i+1 < len(args) {
+				next := args[i+1]
+				if strings.HasPrefix(next, "--") && (len(o) > 1 || name == "save") {
+					break
+				}
 				i++
-				o = append(o, args[i])
+				o = append(o, next)
 			}
-			if len(o) == 1 {
+			if name == "save" && len(o) == 1 {
 				o = append(o, "")
 			}
 		}

@@ -61,9 +61,55 @@ func TestParseFlagsConfigFile(t *testing.T) {
 				t.Errorf("got %+v", c)
 			}
 		}},
-		{"empty directive", []string{"--requirepass", "x", "--logfile"}, func(t *testing.T, c server.Config) {
-			if c.RequirePass != "x" || c.Params["logfile"] != "" {
+		// The cases of Redis's "redis-server command line arguments" tests.
+		{"name and value in one argument", []string{"--tcp-keepalive 60", "--port 7003"}, func(t *testing.T, c server.Config) {
+			if c.Params["tcp-keepalive"] != "60" || c.Port != 7003 {
 				t.Errorf("got %+v", c)
+			}
+		}},
+		{"value with the -- prefix", []string{"--proc-title-template", "--my--title--template", "--loglevel", "verbose"}, func(t *testing.T, c server.Config) {
+			if c.Params["proc-title-template"] != "--my--title--template" || c.Params["loglevel"] != "verbose" {
+				t.Errorf("params %v", c.Params)
+			}
+		}},
+		{"one value with the -- prefix in one argument", []string{"--proc-title-template --my--title--template", "--loglevel verbose"}, func(t *testing.T, c server.Config) {
+			if c.Params["proc-title-template"] != "--my--title--template" || c.Params["loglevel"] != "verbose" {
+				t.Errorf("params %v", c.Params)
+			}
+		}},
+		{"save with empty input first", []string{"--save", "--loglevel", "verbose"}, func(t *testing.T, c server.Config) {
+			if c.Save != "" || c.Params["loglevel"] != "verbose" {
+				t.Errorf("got %+v", c)
+			}
+		}},
+		{"save with empty input last", []string{"--loglevel", "verbose", "--save"}, func(t *testing.T, c server.Config) {
+			if c.Save != "" || c.Params["loglevel"] != "verbose" {
+				t.Errorf("got %+v", c)
+			}
+		}},
+		{"save empty string", []string{"--save", "", "--loglevel", "verbose"}, func(t *testing.T, c server.Config) {
+			if c.Save != "" {
+				t.Errorf("got %+v", c)
+			}
+		}},
+		{"title --save then save", []string{"--proc-title-template", "--save", "--save", "", "--loglevel", "verbose"}, func(t *testing.T, c server.Config) {
+			if c.Params["proc-title-template"] != "--save" || c.Save != "" || c.Params["loglevel"] != "verbose" {
+				t.Errorf("got %+v", c)
+			}
+		}},
+		{"save rules as redis-server takes them", []string{"--save", "900", "1", "300", "10"}, func(t *testing.T, c server.Config) {
+			if c.Save != "900 1 300 10" {
+				t.Errorf("save %q", c.Save)
+			}
+		}},
+		{"save as the flag took it", []string{"--save", "900 1"}, func(t *testing.T, c server.Config) {
+			if c.Save != "900 1" {
+				t.Errorf("save %q", c.Save)
+			}
+		}},
+		{"multi-arg value", []string{"--shutdown-on-sigint", "nosave", "force", "now", "--shutdown-on-sigterm", "nosave force"}, func(t *testing.T, c server.Config) {
+			if c.Params["shutdown-on-sigint"] != "nosave now force" || c.Params["shutdown-on-sigterm"] != "nosave force" {
+				t.Errorf("params %v", c.Params)
 			}
 		}},
 	}
@@ -85,6 +131,12 @@ func TestParseFlagsConfigFile(t *testing.T) {
 		{[]string{conf, "--nosuch", "1"}, "Usage: recached"},
 		{[]string{conf, "--timeout", "x"}, "argument couldn't be parsed into an integer"},
 		{[]string{"--config"}, "--config needs a file"},
+		// Redis's error cases (those with a flag of ours are the flag's).
+		{[]string{"--loglevel"}, ">>> 'loglevel'\nwrong number of arguments"},
+		{[]string{"--loglevel", "--timeout", "5"}, ">>> 'loglevel \"--timeout\" \"5\"'\nwrong number of arguments"},
+		{[]string{"--logfile", "--my--log--file", "--loglevel", "--bla"}, ">>> 'loglevel \"--bla\"'\nargument(s) must be one of the following"},
+		{[]string{"--shutdown-on-sigint"}, ">>> 'shutdown-on-sigint'\nwrong number of arguments"},
+		{[]string{"--shutdown-on-sigint", "now force", "--shutdown-on-sigterm"}, ">>> 'shutdown-on-sigterm'\nwrong number of arguments"},
 	}
 	for _, tt := range bad {
 		var out bytes.Buffer
