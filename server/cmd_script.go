@@ -86,6 +86,13 @@ func cmdEval(s *Session, bySHA, readonly bool) {
 			return
 		}
 		readonly = readonly || sc.flags&scriptNoWrites != 0
+		if s.scriptOOM(sc.flags) {
+			s.W.Error(errOOM)
+			return
+		}
+		if sc.flags&scriptAllowOOM != 0 {
+			s.oom = false
+		}
 	}
 	if sc.selects && !s.lockAllDBs() {
 		s.W.Error(errScriptSelect)

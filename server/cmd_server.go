@@ -381,24 +381,6 @@ func cmdObjectRefcount(s *Session) {
 	s.W.Int(1)
 }
 
-func cmdObjectIdletime(s *Session) {
-	s.noTouch = true
-	e := s.db.Peek(s.Args[2])
-	if e == nil {
-		s.W.Null()
-		return
-	}
-	s.W.Int(int64(s.srv.ks.Clock() - e.Atime))
-}
-
-func cmdObjectFreq(s *Session) {
-	if s.db.Peek(s.Args[2]) == nil {
-		s.W.Null()
-		return
-	}
-	s.W.Error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
-}
-
 func cmdObjectHelp(s *Session) {
 	help(s, "OBJECT",
 		"ENCODING <key>", "    Return the kind of internal representation used in order to store the value",
@@ -409,19 +391,6 @@ func cmdObjectHelp(s *Session) {
 		"    seconds elapsed since the last access to the key.",
 		"REFCOUNT <key>", "    Return the number of references of the value associated with the specified",
 		"    <key>.")
-}
-
-// memoryUsage estimates the bytes a key takes: the key, the entry, the map
-// slot and the value.
-func memoryUsage(key []byte, e *keyspace.Entry) int64 {
-	n := int64(len(key)) + 48 + 32
-	if e.Obj == nil {
-		return n + int64(cap(e.Str))
-	}
-	if m, ok := e.Obj.(interface{ MemoryUsage() int64 }); ok {
-		return n + m.MemoryUsage()
-	}
-	return n + 64
 }
 
 // cmdMemoryPurge returns freed heap memory to the operating system, as
@@ -441,12 +410,11 @@ func cmdMemoryUsage(s *Session) {
 			return
 		}
 	}
-	e := s.db.Lookup(s.Args[2])
-	if e == nil {
+	if s.db.Peek(s.Args[2]) == nil {
 		s.W.Null()
 		return
 	}
-	s.W.Int(memoryUsage(s.Args[2], e))
+	s.W.Int(s.db.Account(s.Args[2]))
 }
 
 func yesNo(b bool) string {
@@ -668,19 +636,7 @@ func (srv *Server) infoSections() []infoSection {
 				{"clients_in_timeout_table", "0"},
 			}
 		}},
-		{"memory", func(srv *Server) [][2]string {
-			var m runtime.MemStats
-			runtime.ReadMemStats(&m)
-			rss := residentBytes()
-			return [][2]string{
-				{"used_memory", strconv.FormatUint(m.HeapAlloc, 10)}, {"used_memory_human", human(m.HeapAlloc)},
-				{"used_memory_rss", strconv.FormatUint(rss, 10)}, {"used_memory_rss_human", human(rss)},
-				{"used_memory_peak", strconv.FormatUint(m.HeapSys, 10)}, {"used_memory_peak_human", human(m.HeapSys)},
-				{"total_system_memory", "0"}, {"maxmemory", "0"}, {"maxmemory_human", "0B"},
-				{"maxmemory_policy", "noeviction"}, {"mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(m.HeapAlloc, 1)))},
-				{"mem_allocator", "go"}, {"gc_cycles", strconv.FormatUint(uint64(m.NumGC), 10)},
-			}
-		}},
+		{"memory", func(srv *Server) [][2]string { return srv.memoryInfo() }},
 		{"persistence", func(srv *Server) [][2]string { return srv.persist.info() }},
 		{"stats", func(srv *Server) [][2]string {
 			pubsubChannels, pubsubPatterns, _ := srv.pubsub.stats()
@@ -696,7 +652,7 @@ func (srv *Server) infoSections() []infoSection {
 				inst[1], inst[2],
 				{"rejected_connections", strconv.FormatInt(srv.rejected.Load(), 10)},
 				{"expired_keys", strconv.FormatInt(srv.expiredKeys.Load(), 10)},
-				{"evicted_keys", "0"},
+				{"evicted_keys", strconv.FormatInt(srv.mem.evicted.Load(), 10)},
 				{"keyspace_hits", strconv.FormatInt(srv.keyHits.Load(), 10)},
 				{"keyspace_misses", strconv.FormatInt(srv.keyMisses.Load(), 10)},
 				{"pubsub_channels", strconv.Itoa(pubsubChannels)}, {"pubsub_patterns", strconv.Itoa(pubsubPatterns)},

@@ -74,6 +74,11 @@ func (s *Session) exec(args [][]byte) {
 	if run := s.srv.scripts.running.Load(); run != nil && run.s != s && !s.waitScript(run, cmd) {
 		return
 	}
+	// Over maxmemory, evict first; refuse what would grow memory when
+	// nothing can be evicted (evict.go).
+	if s.srv.mem.limit.Load() != 0 && !s.admitMemory(cmd) {
+		return
+	}
 	if s.multi != nil && cmd.Flags&FlagNoMulti == 0 {
 		s.queue(cmd)
 		return
@@ -246,7 +251,11 @@ func (s *Session) callLocked(cmd *Command) {
 	if tr != nil {
 		tr.enter()
 	}
+	emitted := s.emitted
 	cmd.Handler(s)
+	if s.emitted != emitted && cmd.Flags&FlagWrite != 0 {
+		s.accountKeys(cmd)
+	}
 	if timed {
 		cmd.stats.endTimed(time.Since(start), track)
 	}

@@ -583,6 +583,10 @@ func (st *luaState) call(L *lua.LState, raise bool) int {
 		return fail(errNoPermWS)
 	case cmd.Flags&FlagWrite != 0 && run.readonly:
 		return fail("ERR " + errScriptReadonly)
+	case s.oom && cmd.Flags&FlagDenyOOM != 0 && !run.wrote.Load() && s.srv.mem.limit.Load() != 0:
+		// Out of memory when the script started: its first write may not
+		// grow memory (Redis's scriptVerifyOOM).
+		return fail(errOOM)
 	}
 	if cmd.Name == "select" && !s.lockSelected(args[1]) {
 		return fail("ERR SELECT from a script to a database it has not locked: name SELECT in the script's code")
@@ -1058,7 +1062,7 @@ func (s *Session) startScript(cmd *Command) {
 	w.authed, w.scope, w.W.Proto = s.authed, s.scope, s.W.Proto
 	w.chanScope = s.chanScope
 	w.trk.Store(s.trk.Load()) // the script's reads and writes are the connection's (tracking.go)
-	w.Args, w.script = args, run
+	w.Args, w.script, w.oom = args, run, s.oom
 	s.blocked.Store(blockWaiting)
 	go func() {
 		w.call(cmd)

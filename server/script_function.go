@@ -370,6 +370,13 @@ func cmdFcall(s *Session, readonly bool) {
 		s.W.Error("ERR Can not execute a script with write flag using *_ro command.")
 		return
 	}
+	if s.scriptOOM(f.flags | scriptShebang) {
+		s.W.Error(errOOM)
+		return
+	}
+	if f.flags&scriptAllowOOM != 0 {
+		s.oom = false
+	}
 	if f.lib.selects && !s.lockAllDBs() {
 		s.W.Error(errScriptSelect)
 		return

@@ -36,6 +36,10 @@ type Config struct {
 	AppendFsync string
 	Loops       int
 	Procs       int
+	// MaxMemory is maxmemory in bytes (0: no limit) and MaxMemoryPolicy
+	// maxmemory-policy (evict.go).
+	MaxMemory       uint64
+	MaxMemoryPolicy string
 	// DBFilename names a Redis RDB file (relative to Dir unless absolute)
 	// loaded at a start that finds no recached snapshot or log in Dir;
 	// "" loads Dir/dump.rdb when it exists.
@@ -89,6 +93,8 @@ func DefaultConfig() Config {
 		AppendFsync: "everysec",
 		Loops:       1,
 		Procs:       1,
+
+		MaxMemoryPolicy: "noeviction",
 
 		AmaquetPort:          6382,
 		AmaquetMaxPayload:    1 << 20,
@@ -148,6 +154,8 @@ type Server struct {
 	blocking blockRegistry
 	// scripts is the Lua script cache and running script (script.go).
 	scripts scriptEngine
+	// mem is maxmemory and the eviction state (evict.go).
+	mem memoryState
 	// migrate caches MIGRATE's connections to target servers (cmd_dump.go).
 	migrate migrateCache
 
@@ -221,6 +229,7 @@ func New(cfg Config) *Server {
 	srv.tracking.maxKeys.Store(1000000) // tracking-table-max-keys's default
 	srv.initPubSub()
 	srv.ks = keyspace.New(cfg.Databases, srv.onExpire)
+	srv.initMemory()
 	srv.dedup = dedup.New(nil)
 	srv.coarseNow.Store(time.Now().UnixMilli())
 	srv.syncer = newSyncer(srv, cfg.Databases)
@@ -304,6 +313,9 @@ func (srv *Server) Run(ctx context.Context) {
 	defer t.Stop()
 	sweep := time.NewTicker(time.Minute)
 	defer sweep.Stop()
+	// The keyspace's access clock, which LRU eviction compares.
+	clock := time.NewTicker(10 * time.Millisecond)
+	defer clock.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -311,12 +323,14 @@ func (srv *Server) Run(ctx context.Context) {
 		case now := <-t.C:
 			srv.coarseNow.Store(now.UnixMilli())
 			srv.serverCron(now, t, &period)
-			srv.ks.Tick()
 			srv.sampleStats(now)
 			srv.trimTracking()
 			srv.broadcastTracking()
 			srv.activeExpire()
+			srv.memoryTick()
 			srv.pubsub.hist.prune(now)
+		case <-clock.C:
+			srv.ks.Tick()
 		case <-sweep.C:
 			srv.dedup.Sweep()
 		}

@@ -59,6 +59,11 @@ type Session struct {
 	proto      atomic.Int32
 	noEvict    bool
 	noTouch    bool
+	// oom is set when the running command found memory over maxmemory
+	// with nothing to evict (evict.go): its script may not write.
+	oom bool
+	// acctKeys is accountKeys' scratch list.
+	acctKeys [][]byte
 
 	multi *multiState
 	// multiLen is 1 + the commands queued in an open MULTI, 0 without one,

@@ -68,6 +68,7 @@ func main() {
 	streamEntries := flag.Int("streamentries", 1000000, "entries for the stream memory row of -datatypes (0 skips)")
 	loops := flag.Int("loops", 1, "recached event loops")
 	aof := flag.String("aof", "", `append-only log policy for both servers ("everysec", "always"); empty: no log`)
+	evict := flag.Bool("evict", false, "a row for SET at pipeline 16 with maxmemory reached and allkeys-lru evicting")
 	only := flag.String("only", "", "run only the rows whose name contains one of these comma-separated texts (e.g. xadd,xreadgroup)")
 	var cmds cmdFlags
 	flag.Var(&cmds, "cmd", `custom command row at pipeline 16: "label|COMMAND args…" (redis-benchmark's __rand_int__ placeholders take -r 1000000; repeatable)`)
@@ -96,6 +97,9 @@ func main() {
 	}
 	if *dataTypes {
 		rows = append(rows, dataTypeRows(scale)...)
+	}
+	if *evict {
+		rows = append(rows, evictRows(scale)...)
 	}
 	for _, c := range cmds {
 		rows = append(rows, row{test: c.label, clients: 50, pipeline: 16, threads: 1, n: 1000000 / scale, extra: append([]string{"-r", "1000000"}, c.args...)})

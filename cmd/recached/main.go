@@ -107,6 +107,16 @@ func parseFlags(args []string, stderr io.Writer) (server.Config, error) {
 	fs.StringVar(&cfg.AppendFsync, "appendfsync", cfg.AppendFsync, "log fsync policy: always, everysec or no")
 	fs.IntVar(&cfg.Loops, "loops", cfg.Loops, "event loops serving RESP (1 measured best on 2 cores)")
 	fs.IntVar(&cfg.Procs, "procs", cfg.Procs, "GOMAXPROCS: cores the server may use at once (0: all; 1 measured best on 2 cores, where the clients need the other)")
+	fs.Func("maxmemory", "most memory the dataset may use, in Redis's units (100mb, 2gb; 0: no limit)", func(v string) error {
+		n, err := server.CheckParam("maxmemory", v)
+		cfg.MaxMemory, _ = strconv.ParseUint(n, 10, 64)
+		return err
+	})
+	fs.Func("maxmemory-policy", "what to evict past maxmemory: noeviction, allkeys-lru, allkeys-lfu, allkeys-random, volatile-lru, volatile-lfu, volatile-random or volatile-ttl", func(v string) error {
+		var err error
+		cfg.MaxMemoryPolicy, err = server.CheckParam("maxmemory-policy", v)
+		return err
+	})
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: recached [/path/to/redis.conf] [--config FILE] [flags] [--directive value ...]\n       recached token --secret S --patterns 'p1,p2' [--ttl 1h]\n       recached realtime-token --api-keys FILE --key k1 --ttl 1h [--capability JSON] [--client-id ID]\n       recached check FILE [--fix]\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -188,6 +198,7 @@ func serve(cfg server.Config) error {
 		runtime.GOMAXPROCS(cfg.Procs)
 	}
 	srv := server.New(cfg)
+	srv.SetMemoryLimitHook(goMemoryLimit())
 	if err := srv.LoadAPIKeys(); err != nil {
 		return err
 	}

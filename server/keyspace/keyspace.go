@@ -46,10 +46,20 @@ type Object interface {
 // Entry is one key's value. A string value lives in Str with Obj nil; any
 // other type lives in Obj.
 type Entry struct {
-	Str   []byte
-	Obj   Object
-	Atime uint32 // last access, seconds since the keyspace started
+	Str []byte
+	Obj Object
+	// Atime is the last access in hundredths of a second since the
+	// keyspace started (AccessClock): the LRU clock, and the LFU counter's
+	// last decrement time. Set, Load and ReplaceString stamp new entries.
+	Atime uint32
 	flags uint8
+	// freq is the LFU counter (Redis's 8-bit logarithmic counter), kept
+	// only under an LFU policy (memory.go).
+	freq uint8
+	// size is what the entry counts in the used memory, encoded
+	// (memory.go); 0 for an entry not in a map. Three fields share the
+	// padding after Atime so that an Entry stays 48 bytes.
+	size uint16
 }
 
 const (
@@ -96,6 +106,8 @@ type Shard struct {
 	mu  sync.Mutex
 	m   map[string]*Entry
 	exp map[string]int64 // absolute expiry in unix milliseconds
+	// used is the sum of the shard's entry sizes (memory.go).
+	used int64
 }
 
 // Lock locks the shard.
@@ -109,6 +121,8 @@ type DB struct {
 	Index  int
 	ks     *Keyspace
 	shards [NumShards]Shard
+	// used is the sum of the shards' used (memory.go).
+	used atomic.Int64
 }
 
 // ExpireFunc is called, under the key's shard lock, when a key is found
@@ -121,7 +135,11 @@ type Keyspace struct {
 	seed     maphash.Seed
 	start    time.Time
 	onExpire ExpireFunc
-	clock    atomic.Uint32
+	// clock is AccessClock's hundredths of a second.
+	clock atomic.Uint32
+	// lfu is on under an LFU maxmemory policy, with its parameters
+	// (memory.go).
+	lfu lfuConfig
 	// Now returns the current time in unix milliseconds; tests replace it.
 	Now func() int64
 }
@@ -151,12 +169,19 @@ func (ks *Keyspace) ShardOf(key []byte) int {
 	return int(maphash.Bytes(ks.seed, key) & (NumShards - 1))
 }
 
-// Clock returns the access clock: seconds since the keyspace started, as of
-// the last Tick. It is cheap enough to read on every access.
-func (ks *Keyspace) Clock() uint32 { return ks.clock.Load() }
+// Clock returns seconds since the keyspace started, as of the last Tick.
+// It is cheap enough to read on every request.
+func (ks *Keyspace) Clock() uint32 { return ks.clock.Load() / 100 }
 
-// Tick advances the access clock; the server calls it a few times a second.
-func (ks *Keyspace) Tick() { ks.clock.Store(uint32(time.Since(ks.start) / time.Second)) }
+// AccessClock returns the clock entries' Atime holds: hundredths of a
+// second since the keyspace started, as of the last Tick, fine enough for
+// LRU eviction to tell apart keys written a moment apart. A uint32 of them
+// lasts 497 days; idle times are differences, so only a key idle longer
+// than that is misjudged (as fresh).
+func (ks *Keyspace) AccessClock() uint32 { return ks.clock.Load() }
+
+// Tick advances the clocks; the server calls it every 10 ms.
+func (ks *Keyspace) Tick() { ks.clock.Store(uint32(time.Since(ks.start) / (10 * time.Millisecond))) }
 
 // Shard returns shard i of the database.
 func (db *DB) Shard(i int) *Shard { return &db.shards[i] }
@@ -175,7 +200,7 @@ func (db *DB) Lookup(key []byte) *Entry {
 		db.expire(s, string(key))
 		return nil
 	}
-	e.Atime = db.ks.clock.Load()
+	db.ks.touch(e)
 	return e
 }
 
@@ -194,6 +219,7 @@ func (db *DB) Peek(key []byte) *Entry {
 }
 
 func (db *DB) expire(s *Shard, key string) {
+	db.release(s, s.m[key])
 	delete(s.m, key)
 	delete(s.exp, key)
 	if db.ks.onExpire != nil {
@@ -208,14 +234,19 @@ func (db *DB) Set(key []byte, e *Entry) {
 		if old.flags&flagExpires != 0 {
 			delete(s.exp, string(key))
 		}
-		if old != e {
-			s.m[string(key)] = e
-		}
 		e.flags &^= flagExpires
+		if old != e {
+			db.release(s, old)
+			s.m[string(key)] = e
+			db.admit(s, string(key), e, old)
+		} else {
+			db.account(s, string(key), e)
+		}
 		return
 	}
 	e.flags &^= flagExpires
 	s.m[string(key)] = e
+	db.admit(s, string(key), e, nil)
 }
 
 // Reserve sizes the empty shards of the database for about n keys in all,
@@ -239,7 +270,11 @@ func (db *DB) Load(k string, e *Entry, at int64) {
 		e.flags |= flagExpires
 		s.exp[k] = at
 	}
+	if old := s.m[k]; old != nil {
+		db.release(s, old)
+	}
 	s.m[k] = e
+	db.admit(s, k, e, nil)
 }
 
 // SetString stores a string value under key, reusing the existing entry and
@@ -254,10 +289,13 @@ func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
 func (db *DB) ReplaceString(key []byte, cur *Entry, val []byte, keepTTL bool) *Entry {
 	e := cur
 	if e == nil {
-		e = &Entry{Str: append(make([]byte, 0, len(val)), val...), Atime: db.ks.Clock()}
-		db.shardFor(key).m[string(key)] = e
+		e = &Entry{Str: append(make([]byte, 0, len(val)), val...)}
+		s := db.shardFor(key)
+		s.m[string(key)] = e
+		db.admit(s, string(key), e, nil)
 		return e
 	}
+	c, obj, exp := cap(e.Str), e.Obj, e.flags&flagExpires
 	if e.Obj == nil && cap(e.Str) >= len(val) && cap(e.Str) <= 2*len(val)+16 {
 		e.Str = append(e.Str[:0], val...)
 	} else {
@@ -269,6 +307,9 @@ func (db *DB) ReplaceString(key []byte, cur *Entry, val []byte, keepTTL bool) *E
 		e.flags &^= flagExpires
 		delete(db.shardFor(key).exp, string(key))
 	}
+	if obj != nil || cap(e.Str) != c || e.flags&flagExpires != exp {
+		db.account(db.shardFor(key), string(key), e)
+	}
 	return e
 }
 
@@ -279,6 +320,7 @@ func (db *DB) Delete(key []byte) bool {
 		return false
 	}
 	s := db.shardFor(key)
+	db.release(s, s.m[string(key)])
 	delete(s.m, string(key))
 	delete(s.exp, string(key))
 	return true
@@ -291,7 +333,10 @@ func (db *DB) SetExpiry(key []byte, at int64) {
 	if e == nil {
 		return
 	}
-	e.flags |= flagExpires
+	if e.flags&flagExpires == 0 {
+		e.flags |= flagExpires
+		db.account(s, string(key), e)
+	}
 	s.exp[string(key)] = at
 }
 
@@ -304,6 +349,7 @@ func (db *DB) Persist(key []byte) bool {
 	}
 	e.flags &^= flagExpires
 	delete(s.exp, string(key))
+	db.account(s, string(key), e)
 	return true
 }
 
@@ -355,6 +401,8 @@ func (db *DB) Keys(i int) []string {
 
 // Clear empties shard i.
 func (db *DB) Clear(i int) {
+	db.used.Add(-db.shards[i].used)
+	db.shards[i].used = 0
 	db.shards[i].m = make(map[string]*Entry)
 	db.shards[i].exp = make(map[string]int64)
 }
@@ -365,7 +413,11 @@ func Swap(a, b *DB) {
 	for i := range a.shards {
 		a.shards[i].m, b.shards[i].m = b.shards[i].m, a.shards[i].m
 		a.shards[i].exp, b.shards[i].exp = b.shards[i].exp, a.shards[i].exp
+		a.shards[i].used, b.shards[i].used = b.shards[i].used, a.shards[i].used
 	}
+	u := a.used.Load()
+	a.used.Store(b.used.Load())
+	b.used.Store(u)
 }
 
 // ExpireSample deletes up to limit expired keys of shard i, which the caller

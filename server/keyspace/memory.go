@@ -1,0 +1,307 @@
+package keyspace
+
+import (
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"sync/atomic"
+)
+
+// Used memory.
+//
+// Every entry in a shard's map counts its estimated size in the shard's
+// used bytes and in the keyspace's total (Used), maintained as entries come
+// and go (Set, Load, ReplaceString, Delete, expiry, Clear, Swap) and as
+// they change in place (Account, which the server calls on every key a
+// write command touched). The figure is an estimate of what the Go heap
+// holds for the entry, not a reading of the heap: it follows the dataset
+// exactly, so what eviction removes is what it frees, and it is not moved
+// by garbage waiting for the collector.
+//
+// The estimate (SizeOf) is the allocations the entry makes, each rounded
+// up as the allocator's size classes round it (the key's bytes, the Entry,
+// the value's buffer or the value's own MemoryUsage, the map slots of the
+// key and of its expiry), times heapFactor: the collector lets the heap
+// grow past the live data before it runs (GOGC=50, recached's setting),
+// and the resident memory a key costs includes that share. heapFactor is
+// calibrated so that Used grows as the process's RSS grows while keys are
+// added (README, "Memory").
+
+// heapFactor is the resident bytes per live heap byte under GOGC=50:
+// halfway between the live heap just after a collection (1) and the 1.5x
+// at which the next one starts, plus the allocator's fragmentation.
+const heapFactor = 1.3
+
+// mapSlot is a swiss-table slot of map[string]*Entry or map[string]int64
+// (a 16-byte string header, 8 bytes of value, a control byte) divided by
+// the tables' typical load.
+const mapSlot = 36
+
+// entrySize is unsafe.Sizeof(Entry{}), a size class of its own.
+const entrySize = 48
+
+// allocSize rounds n up roughly as Go's size classes do: to 8 or 16 bytes
+// below 128, then to an eighth of the power of two below it.
+func allocSize(n int) int64 {
+	switch {
+	case n <= 0:
+		return 0
+	case n <= 8:
+		return 8
+	case n <= 128:
+		return int64(n+15) &^ 15
+	}
+	step := 1 << (bits.Len(uint(n)) - 4)
+	return int64(n+step-1) &^ int64(step-1)
+}
+
+// SizeOf estimates the resident bytes the entry of key takes, as used
+// memory counts it.
+func SizeOf(key string, e *Entry) int64 {
+	n := mapSlot + entrySize + allocSize(len(key))
+	if e.flags&flagExpires != 0 {
+		n += mapSlot
+	}
+	switch {
+	case e.Obj == nil:
+		n += allocSize(cap(e.Str))
+	default:
+		if m, ok := e.Obj.(interface{ MemoryUsage() int64 }); ok {
+			n += m.MemoryUsage()
+		} else {
+			n += 64
+		}
+	}
+	return int64(float64(n) * heapFactor)
+}
+
+// encodeSize packs a size into 16 bits: a 5-bit exponent e and an 11-bit
+// mantissa m standing for m<<e, rounded up, so that a size up to 4 TB is
+// kept within 0.1%. What a shard counts is always the decoded value, so
+// its sums stay exact.
+func encodeSize(n int64) uint16 {
+	if n < 1<<11 {
+		return uint16(max(n, 0))
+	}
+	e := bits.Len64(uint64(n)) - 11
+	m := (uint64(n) + 1<<e - 1) >> e
+	if m == 1<<11 {
+		m >>= 1
+		e++
+	}
+	if e > 31 {
+		return math.MaxUint16
+	}
+	return uint16(e)<<11 | uint16(m)
+}
+
+// decodeSize is encodeSize's inverse.
+func decodeSize(v uint16) int64 { return int64(v&(1<<11-1)) << (v >> 11) }
+
+// Used returns the used memory of the whole keyspace: the sum of every
+// entry's size.
+func (ks *Keyspace) Used() int64 {
+	var n int64
+	for _, db := range ks.DBs {
+		n += db.used.Load()
+	}
+	return n
+}
+
+// UsedAll returns the used memory of the database, every shard's.
+func (db *DB) UsedAll() int64 { return db.used.Load() }
+
+// SizeOfEntry returns what the entry counts in the used memory now.
+func SizeOfEntry(e *Entry) int64 { return decodeSize(e.size) }
+
+// admit counts a new entry of shard s and stamps its access time; old,
+// when not nil, is the entry it replaces (already released), whose LFU
+// counter it inherits as Redis's dbOverwrite keeps it.
+func (db *DB) admit(s *Shard, key string, e *Entry, old *Entry) {
+	e.Atime = db.ks.clock.Load()
+	e.freq = lfuInitVal
+	if old != nil && db.ks.lfu.on.Load() {
+		e.freq = old.freq
+	}
+	e.size = 0
+	db.account(s, key, e)
+}
+
+// account brings the entry's counted size up to date.
+func (db *DB) account(s *Shard, key string, e *Entry) {
+	v := encodeSize(SizeOf(key, e))
+	if v == e.size {
+		return
+	}
+	d := decodeSize(v) - decodeSize(e.size)
+	e.size = v
+	s.used += d
+	db.used.Add(d)
+}
+
+// release uncounts an entry leaving shard s.
+func (db *DB) release(s *Shard, e *Entry) {
+	if e == nil || e.size == 0 {
+		return
+	}
+	d := decodeSize(e.size)
+	e.size = 0
+	s.used -= d
+	db.used.Add(-d)
+}
+
+// Account brings the used memory of key up to date after a write changed
+// its value in place, and returns the entry's size (0 when the key does
+// not exist). The caller holds the key's shard lock.
+func (db *DB) Account(key []byte) int64 {
+	s := db.shardFor(key)
+	e := s.m[string(key)]
+	if e == nil {
+		return 0
+	}
+	db.account(s, string(key), e)
+	return decodeSize(e.size)
+}
+
+// Used returns the used memory of shard i. The caller holds its lock.
+func (db *DB) Used(i int) int64 { return db.shards[i].used }
+
+// Sample calls fn for up to n keys of shard i, which the caller has
+// locked, read from a random place of the map: of every key, or with
+// volatile of the keys with a time to live, with their expiry (0 for
+// none). Go starts each walk of a map at a random slot, so consecutive
+// keys from there are a sample as Redis's dictGetSomeKeys takes one. It
+// returns how many keys it passed to fn.
+func (db *DB) Sample(i int, volatile bool, n int, fn func(key string, e *Entry, at int64)) int {
+	s := &db.shards[i]
+	seen := 0
+	if volatile {
+		for k, at := range s.exp {
+			if seen >= n {
+				break
+			}
+			if e := s.m[k]; e != nil {
+				fn(k, e, at)
+				seen++
+			}
+		}
+		return seen
+	}
+	for k, e := range s.m {
+		if seen >= n {
+			break
+		}
+		at := int64(0)
+		if e.flags&flagExpires != 0 {
+			at = s.exp[k]
+		}
+		fn(k, e, at)
+		seen++
+	}
+	return seen
+}
+
+// Get returns the entry of key in shard i, which the caller has locked,
+// expired or not, without counting an access.
+func (db *DB) Get(i int, key string) *Entry { return db.shards[i].m[key] }
+
+// Evict removes key from shard i, which the caller has locked, whatever
+// its expiry, and reports whether it was there. The server turns it into
+// a DEL effect.
+func (db *DB) Evict(i int, key string) bool {
+	s := &db.shards[i]
+	e := s.m[key]
+	if e == nil {
+		return false
+	}
+	db.release(s, e)
+	delete(s.m, key)
+	delete(s.exp, key)
+	return true
+}
+
+// LFU: Redis's logarithmic access counter. A new key starts at
+// lfuInitVal so that it is not evicted before it had a chance to be used;
+// each access increments the counter with a probability that falls as it
+// grows (lfu-log-factor), and each lfu-decay-time minutes without access
+// take one from it.
+
+// lfuInitVal is Redis's LFU_INIT_VAL.
+const lfuInitVal = 5
+
+// lfuConfig is the LFU settings, read on every access.
+type lfuConfig struct {
+	on        atomic.Bool
+	logFactor atomic.Int32
+	decay     atomic.Int32 // minutes per decrement; 0 never decays
+}
+
+// SetLFU turns access-frequency counting on or off (it is on under the
+// allkeys-lfu and volatile-lfu policies) and sets lfu-log-factor and
+// lfu-decay-time.
+func (ks *Keyspace) SetLFU(on bool, logFactor, decayMinutes int) {
+	ks.lfu.logFactor.Store(int32(logFactor))
+	ks.lfu.decay.Store(int32(decayMinutes))
+	ks.lfu.on.Store(on)
+}
+
+// touch records an access to e.
+func (ks *Keyspace) touch(e *Entry) {
+	now := ks.clock.Load()
+	if ks.lfu.on.Load() {
+		e.freq = ks.lfuIncr(ks.lfuDecayed(e, now))
+	}
+	e.Atime = now
+}
+
+// Touch records an access to e as a lookup does (TOUCH, RESTORE's
+// IDLETIME and FREQ set these afterwards).
+func (ks *Keyspace) Touch(e *Entry) { ks.touch(e) }
+
+// lfuDecayed returns e's counter less one per lfu-decay-time minutes since
+// its last access, as Redis's LFUDecrAndReturn.
+func (ks *Keyspace) lfuDecayed(e *Entry, now uint32) uint8 {
+	c := e.freq
+	d := ks.lfu.decay.Load()
+	if d <= 0 {
+		return c
+	}
+	periods := (now - e.Atime) / 6000 / uint32(d)
+	if periods >= uint32(c) {
+		return 0
+	}
+	return c - uint8(periods)
+}
+
+// lfuIncr is Redis's LFULogIncr: one more with probability
+// 1/((c-lfuInitVal)*lfu-log-factor+1).
+func (ks *Keyspace) lfuIncr(c uint8) uint8 {
+	if c == 255 {
+		return c
+	}
+	base := float64(c) - lfuInitVal
+	if base < 0 {
+		base = 0
+	}
+	if rand.Float64() < 1/(base*float64(ks.lfu.logFactor.Load())+1) {
+		c++
+	}
+	return c
+}
+
+// Freq returns e's LFU counter as of now, decayed, without counting an
+// access (OBJECT FREQ).
+func (ks *Keyspace) Freq(e *Entry) uint8 { return ks.lfuDecayed(e, ks.clock.Load()) }
+
+// SetFreq sets e's LFU counter (RESTORE … FREQ).
+func (ks *Keyspace) SetFreq(e *Entry, f uint8) { e.freq = f }
+
+// Idle returns how long e has not been accessed, in hundredths of a
+// second.
+func (ks *Keyspace) Idle(e *Entry) uint32 { return ks.clock.Load() - e.Atime }
+
+// SetIdle backdates e's last access by idle tenths of a second (RESTORE
+// … IDLETIME), at most half the clock's range (248 days).
+func (ks *Keyspace) SetIdle(e *Entry, idle uint32) {
+	e.Atime = ks.clock.Load() - uint32(min(uint64(idle)*10, 1<<31))
+}
