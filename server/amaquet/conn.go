@@ -236,6 +236,10 @@ func (c *conn) readFrame() bool {
 	}
 	c.inbound.Store(int64(r.Buffered()))
 	c.dispatch(h, sl.payload, n)
+	if c.cur == sl && cap(sl.payload) > 1<<20 {
+		// A large payload's buffer is not kept for the next frame.
+		sl.payload, sl.req = nil, commandRequest{}
+	}
 	if c.queued.Load() >= flushAt {
 		c.flush()
 		for c.queued.Load() > outLimit {
