@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -232,6 +231,7 @@ func LoadConfigFile(cfg *Config, path string, options [][]string) error {
 func (l *confLoader) readFile(path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
+		//lint:ignore ST1005 redis-server's exact message
 		return fmt.Errorf("Fatal error, can't open config file '%s': %s", path, errnoText(err))
 	}
 	l.reading = append(l.reading, path)
@@ -433,38 +433,6 @@ func (srv *Server) applyStartParams() {
 		}
 		p.apply(srv, srv.paramValue(p))
 	}
-}
-
-// ConfigParamValue returns a parameter's value as CONFIG GET shows it,
-// "" for an unknown name: for what the transports configure themselves
-// with (timeout, tcp-keepalive, client-output-buffer-limit).
-func (srv *Server) ConfigParamValue(name string) string {
-	p := paramTable.lookup(name)
-	if p == nil {
-		return ""
-	}
-	srv.cfgMu.RLock()
-	defer srv.cfgMu.RUnlock()
-	return srv.paramValue(p)
-}
-
-// configInt is a numeric parameter's current value.
-func (srv *Server) configInt(name string) int64 {
-	n, _ := strconv.ParseInt(srv.ConfigParamValue(name), 10, 64)
-	return n
-}
-
-// quoteConfigLine joins args into a line that SplitConfigArgs splits
-// back into them: the name bare, each argument quoted.
-func quoteConfigLine(args []string) string {
-	var b strings.Builder
-	for i, a := range args {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(quoteConfigArg(a))
-	}
-	return b.String()
 }
 
 // IsConfigParam reports whether name (any case) is a CONFIG parameter or

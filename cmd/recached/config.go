@@ -93,6 +93,7 @@ func loadConfigArgs(fs *flag.FlagSet, cfg *server.Config, args []string, stderr 
 		fmt.Fprintln(stderr, err)
 		return nil, err
 	}
+	warnIgnored(cfg, stderr)
 	// The flags are bound to cfg's fields, which now hold the file's
 	// values, except --appendonly (a yes/no text): it learns the file's
 	// value through its Set, so that it stays unless given.
@@ -106,4 +107,19 @@ func loadConfigArgs(fs *flag.FlagSet, cfg *server.Config, args []string, stderr 
 		}
 	}
 	return rest, nil
+}
+
+// warnIgnored tells the user of the directives of a Redis setup that
+// recached accepts and does not act on, where acting matters to them.
+func warnIgnored(cfg *server.Config, stderr io.Writer) {
+	p := cfg.Params
+	if p["daemonize"] == "yes" {
+		fmt.Fprintln(stderr, "recached: daemonize yes is ignored: recached runs in the foreground (run it under a service manager)")
+	}
+	if p["logfile"] != "" {
+		fmt.Fprintf(stderr, "recached: logfile %s is ignored: recached logs to stderr\n", p["logfile"])
+	}
+	if p["pidfile"] != "" {
+		fmt.Fprintf(stderr, "recached: pidfile %s is ignored: recached writes no pid file\n", p["pidfile"])
+	}
 }
