@@ -40,7 +40,8 @@ type BusMessage struct {
 	// a notification's event or key, or for a BusPublish the JSON text
 	// {"name":…,"data":…,"connectionId":…,"timestamp":…}.
 	Payload []byte
-	// Time is when the server accepted the publish.
+	// Time is when the server accepted the publish. In a channel's publish
+	// order times never go backwards.
 	Time time.Time
 	// Realtime is set only when BusPublish (a Blackevin Publish) made it.
 	Realtime *RealtimeMeta
@@ -208,10 +209,9 @@ func (srv *Server) BusPublish(channel []byte, meta RealtimeMeta) (int, *BusMessa
 	if meta.Data != nil {
 		m.Data = append(json.RawMessage(nil), meta.Data...)
 	}
-	now := srv.pubsub.hist.now()
-	bm := &BusMessage{Channel: append([]byte(nil), channel...), Time: now, Realtime: m}
-	bm.Payload = appendRealtimeJSON(nil, m, now.UnixMilli())
-	return srv.pubsub.send(nil, bm, bm.Channel, bm.Payload, srv.pubsub.hist.records(bm.Payload)), bm
+	// send stamps the time and renders the payload in the channel's order.
+	bm := &BusMessage{Channel: append([]byte(nil), channel...), Realtime: m}
+	return srv.pubsub.send(nil, bm, bm.Channel, nil, srv.pubsub.hist.records(m.Data)), bm
 }
 
 // appendRealtimeJSON appends the RESP payload of a Blackevin Publish
@@ -264,8 +264,9 @@ type smallBusMessage struct {
 const smallBusBytes = 64
 
 // newBusMessage copies a publication's channel and payload into a new
-// message: one allocation when they are small, two otherwise.
-func newBusMessage(ch, payload []byte, now time.Time) *BusMessage {
+// message, without its time: one allocation when they are small, two
+// otherwise.
+func newBusMessage(ch, payload []byte) *BusMessage {
 	var m *BusMessage
 	var buf []byte
 	if size := len(ch) + len(payload); size <= smallBusBytes {
@@ -276,7 +277,7 @@ func newBusMessage(ch, payload []byte, now time.Time) *BusMessage {
 	}
 	n := copy(buf, ch)
 	copy(buf[n:], payload)
-	m.Channel, m.Payload, m.Time = buf[:n:n], buf[n:], now
+	m.Channel, m.Payload = buf[:n:n], buf[n:]
 	return m
 }
 
@@ -295,7 +296,8 @@ func (r *pubsubRegistry) deliverBus(bm *BusMessage, ch, payload []byte) int {
 	n := 0
 	get := func() *BusMessage {
 		if bm == nil {
-			bm = newBusMessage(ch, payload, r.hist.now())
+			bm = newBusMessage(ch, payload)
+			bm.Time = r.hist.stripe(ch).stamp(r.hist.now())
 			bm.Notification = true
 		}
 		return bm

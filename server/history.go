@@ -75,6 +75,8 @@ type history struct {
 type historyStripe struct {
 	mu    sync.Mutex
 	chans map[string]*chanHistory
+	// last is the latest time stamped on a publication of the stripe.
+	last time.Time
 	// oldest and newest end the list of chans by last publication.
 	oldest, newest *chanHistory
 }
@@ -162,6 +164,17 @@ func (st *historyStripe) add(bm *BusMessage) {
 		c.head = (c.head + 1) % HistoryLimit
 	}
 	c.last = bm.Time.UnixNano()
+}
+
+// stamp returns the time of a publication accepted at now: now, or the
+// stripe's last time if the clock went back, so that times follow each
+// channel's publish order. The caller holds st.mu.
+func (st *historyStripe) stamp(now time.Time) time.Time {
+	if now.Before(st.last) {
+		return st.last
+	}
+	st.last = now
+	return now
 }
 
 func (st *historyStripe) unlink(c *chanHistory) {
@@ -326,7 +339,8 @@ func historyRecord(bm *BusMessage) snapshot.History {
 // busMessageOf rebuilds a recorded message, copying what r's reader may
 // reuse.
 func busMessageOf(r snapshot.History) *BusMessage {
-	bm := newBusMessage(r.Channel, r.Payload, time.Unix(0, r.Time))
+	bm := newBusMessage(r.Channel, r.Payload)
+	bm.Time = time.Unix(0, r.Time)
 	if r.Realtime {
 		m := &RealtimeMeta{Name: r.Name, HasName: r.HasName, ConnectionID: r.ConnectionID}
 		if r.Data != nil {

@@ -63,11 +63,11 @@ func TestHistoryPrune(t *testing.T) {
 	base := time.Now()
 	n := historyPruneBudget + 10
 	for i := 0; i < n; i++ {
-		h.restore(newBusMessage([]byte(fmt.Sprintf("old:%d", i)), []byte("x"), base.Add(-2*time.Hour)))
+		h.restore(timedMessage(fmt.Sprintf("old:%d", i), base.Add(-2*time.Hour)))
 	}
-	h.restore(newBusMessage([]byte("fresh"), []byte("x"), base))
+	h.restore(timedMessage("fresh", base))
 	// A channel published to again is fresh whatever its older messages.
-	h.restore(newBusMessage([]byte("old:0"), []byte("y"), base))
+	h.restore(timedMessage("old:0", base))
 	if got := h.prune(base); got != historyPruneBudget {
 		t.Fatalf("first prune dropped %d, want %d", got, historyPruneBudget)
 	}
@@ -208,4 +208,11 @@ func TestOldDataDirLoads(t *testing.T) {
 	if len(historyOf(srv, "c", 1)) != 1 {
 		t.Fatal("no history after loading an old snapshot")
 	}
+}
+
+// timedMessage is a message on channel accepted at t.
+func timedMessage(channel string, t time.Time) *BusMessage {
+	bm := newBusMessage([]byte(channel), []byte("x"))
+	bm.Time = t
+	return bm
 }

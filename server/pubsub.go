@@ -329,7 +329,7 @@ func (r *pubsubRegistry) publish(pub *Session, shard bool, ch, payload []byte) i
 	}
 	var bm *BusMessage
 	if r.hist.records(payload) {
-		bm = newBusMessage(ch, payload, r.hist.now())
+		bm = newBusMessage(ch, payload)
 		return r.send(pub, bm, bm.Channel, bm.Payload, true)
 	}
 	return r.send(pub, nil, ch, payload, false)
@@ -343,16 +343,24 @@ func (r *pubsubRegistry) notify(pub *Session, ch, payload []byte) int {
 }
 
 // send is the one delivery pass of a plain channel: under the registry's
-// read lock and the channel's order lock it records bm (when record is
-// set), then delivers to the channel's sessions, the matching patterns'
-// sessions and the bus subscriptions. bm may be nil when record is not
-// set and no bus message exists yet.
+// read lock and the channel's order lock it stamps bm with the time (and
+// renders a realtime message's payload, then delivered instead of
+// payload), records it when record is set, then delivers to the channel's
+// sessions, the matching patterns' sessions and the bus subscriptions. bm
+// may be nil when record is not set and no bus message exists yet.
 func (r *pubsubRegistry) send(pub *Session, bm *BusMessage, ch, payload []byte, record bool) int {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	st := r.hist.stripe(ch)
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if bm != nil {
+		bm.Time = st.stamp(r.hist.now())
+		if bm.Realtime != nil {
+			bm.Payload = appendRealtimeJSON(nil, bm.Realtime, bm.Time.UnixMilli())
+		}
+		payload = bm.Payload
+	}
 	if record {
 		r.hist.recordLocked(st, bm)
 	}
