@@ -180,6 +180,12 @@ func TestBusOrder(t *testing.T) {
 		return out
 	}
 	ref := payloads(exact)
+	got := exact.wait(t, total)
+	for i := 1; i < len(got); i++ {
+		if got[i].Time.Before(got[i-1].Time) {
+			t.Fatalf("message %d's time %v is before the previous one's %v", i, got[i].Time, got[i-1].Time)
+		}
+	}
 	if got := payloads(glob); strings.Join(got, "\n") != strings.Join(ref, "\n") {
 		t.Fatal("the bus glob subscription saw another order than the bus channel subscription")
 	}
