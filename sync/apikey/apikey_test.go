@@ -303,6 +303,12 @@ func TestReload(t *testing.T) {
 		t.Error("Current reports a removed key")
 	}
 	k1 := s.Key("k1")
+	if err := s.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Current(k1) {
+		t.Error("a reload of the same file changed Current for an unchanged key")
+	}
 	write(`[{"id": "k1"`)
 	if err := s.Reload(); err == nil || !strings.Contains(err.Error(), path) {
 		t.Errorf("reloading a bad file: %v, want an error naming it", err)

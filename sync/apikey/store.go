@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -173,14 +174,21 @@ func (s *Store) Reload() error {
 	return nil
 }
 
+// set replaces the keys. A key equal to the one it replaces (same id,
+// secret, capability and scope) stays the same *Key, so that Current
+// holds for it across a reload that did not change it.
 func (s *Store) set(keys []*Key) {
-	m := make(map[string]*Key, len(keys))
-	for _, k := range keys {
-		m[k.ID] = k
-	}
 	s.mu.Lock()
-	s.keys, s.list = m, append([]*Key(nil), keys...)
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	m := make(map[string]*Key, len(keys))
+	list := make([]*Key, len(keys))
+	for i, k := range keys {
+		if old := s.keys[k.ID]; old != nil && reflect.DeepEqual(old, k) {
+			k = old
+		}
+		m[k.ID], list[i] = k, k
+	}
+	s.keys, s.list = m, list
 }
 
 // Path returns the file the store was loaded from, "" for NewStore.
@@ -201,8 +209,9 @@ func (s *Store) Keys() []*Key {
 }
 
 // Current reports whether k is still the store's key of its id: false once
-// a reload removed it or changed it (its secret, capability or scope).
-// Transports use it to close the sessions of a revoked key.
+// a reload removed it or changed it (its secret, capability or scope),
+// true across reloads that left it as it was. Transports use it to close
+// the sessions of a revoked key.
 func (s *Store) Current(k *Key) bool {
 	return k != nil && s.Key(k.ID) == k
 }
