@@ -108,7 +108,7 @@ func (l *Listener) Listen() error {
 	if err != nil {
 		return fmt.Errorf("websocket listener on %s: %w", l.addr, err)
 	}
-	l.ln = ln
+	l.ln = keepAliveListener{ln, l.srv}
 	l.addr = ln.Addr().String()
 	return nil
 }
