@@ -334,11 +334,20 @@ func configParamList() []*configParam {
 		{name: "unixsocketperm", kind: kindOctal, flags: imm, min: 0, max: 0o777, unsigned: true, def: "0"},
 		uintParam("socket-mark-id", "", imm, 0, maxUint32, 0),
 		intParam("active-defrag-max-scan-fields", "", 0, 1, maxInt64, 1000),
-		intParam("slowlog-max-len", "", 0, 0, maxInt64, 128),
+		withApply(intParam("slowlog-max-len", "", 0, 0, maxInt64, 128), func(srv *Server, v string) {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			srv.slowlog.maxLen.Store(n)
+			srv.slowlog.mu.Lock()
+			srv.slowlog.trim()
+			srv.slowlog.mu.Unlock()
+		}),
 		intParam("acllog-max-len", "", 0, 0, maxInt64, 128),
 		intParam("busy-reply-threshold", "lua-time-limit", 0, 0, maxInt64, 5000),
 		intParam("cluster-node-timeout", "", 0, 0, maxInt64, 15000),
-		intParam("slowlog-log-slower-than", "", 0, -1, maxInt64, 10000),
+		withApply(intParam("slowlog-log-slower-than", "", 0, -1, maxInt64, 10000), func(srv *Server, v string) {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			srv.slowlog.threshold.Store(n)
+		}),
 		intParam("latency-monitor-threshold", "", 0, 0, maxInt64, 0),
 		// recached's bulk limit is 64 MB (Redis: 512 MB).
 		withApply(memParam("proto-max-bulk-len", "", 0, 1024*1024, maxInt64, 64<<20, false), applyBulkLimit),

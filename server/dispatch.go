@@ -237,7 +237,7 @@ func (s *Session) callLocked(cmd *Command) {
 	}
 	s.noteAbsent(cmd)
 	track := s.srv.latencyTracking.Load()
-	timed := cmd.stats.startCall(track)
+	timed := cmd.stats.startCall(track) || cmd.timeAll || s.srv.slowlog.logsAll()
 	var start time.Time
 	if timed {
 		start = time.Now()
@@ -257,7 +257,9 @@ func (s *Session) callLocked(cmd *Command) {
 		s.accountKeys(cmd)
 	}
 	if timed {
-		cmd.stats.endTimed(time.Since(start), track)
+		d := time.Since(start)
+		cmd.stats.endTimed(d, track)
+		s.srv.slowlog.note(s, cmd, d)
 	}
 	if tr != nil {
 		s.endTracked(tr, cmd)

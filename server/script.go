@@ -1083,7 +1083,7 @@ func (s *Session) startScript(cmd *Command) {
 // anybody's.
 func (s *Session) scriptSession() *Session {
 	if s.scriptSess == nil {
-		s.scriptSess = &Session{srv: s.srv, ID: s.ID, WS: s.WS, created: s.created, masks: make([]uint64, len(s.masks))}
+		s.scriptSess = &Session{srv: s.srv, ID: s.ID, WS: s.WS, created: s.created, masks: make([]uint64, len(s.masks)), scriptOf: s}
 	}
 	return s.scriptSess
 }

@@ -198,6 +198,7 @@ type Server struct {
 	errorReplies atomic.Int64
 	errStats     errorStats
 	tracking     trackingTable
+	slowlog      slowLog
 	instMu       sync.Mutex
 	inst         instStats
 	// latencyTracking is latency-tracking: timed calls feed INFO
@@ -227,6 +228,8 @@ func New(cfg Config) *Server {
 	srv.hooks = append(srv.hooks, func(e *Effect) { srv.tracking.onEffect(srv, e) })
 	srv.resetHooks = append(srv.resetHooks, srv.disableTracking)
 	srv.tracking.maxKeys.Store(1000000) // tracking-table-max-keys's default
+	srv.slowlog.threshold.Store(10000)  // slowlog-log-slower-than's
+	srv.slowlog.maxLen.Store(128)       // slowlog-max-len's
 	srv.initPubSub()
 	srv.ks = keyspace.New(cfg.Databases, srv.onExpire)
 	srv.initMemory()

@@ -102,7 +102,9 @@ type Session struct {
 	// (script.go).
 	script     *scriptRun
 	scriptSess *Session
-	scratch    []byte // per-command formatting space (itoa)
+	// scriptOf is, in a script session, the connection's session.
+	scriptOf *Session
+	scratch  []byte // per-command formatting space (itoa)
 	// reply is the CLIENT REPLY mode; while it is not replyOn, pushSpans
 	// are the parts of W the running request wrote that are pushes
 	// (subscribe confirmations, its own messages), kept when its replies

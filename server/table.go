@@ -42,6 +42,9 @@ const (
 	// modes): a request/response transport with no such state (Amaquet
 	// COMMAND) refuses it.
 	FlagStateful
+	// FlagNoSlowlog: SLOWLOG never logs it (EXEC, whose commands are
+	// logged instead; AUTH and HELLO, which carry passwords).
+	FlagNoSlowlog
 )
 
 var flagNames = []struct {
@@ -108,6 +111,9 @@ type Command struct {
 	// category admin or dangerous, or the flags); a scoped connection may
 	// not run it.
 	restricted bool
+	// timeAll: every call is timed (stats.go), for SLOWLOG: the command
+	// is not O(1).
+	timeAll bool
 }
 
 // Relocation is how an effect moves keys between names or databases. The
@@ -142,7 +148,7 @@ func families() [][]*Command {
 		geoCommands(), sortCommands(),
 		hllCommands(),
 		scriptCommands(), functionCommands(),
-		dumpCommands(),
+		dumpCommands(), slowlogCommands(),
 	}
 }
 
@@ -165,6 +171,7 @@ func (t *Table) add(c *Command, parent *Command) {
 		t.cmds[c.Name] = c
 	}
 	c.args = parseSyntax(c.Syntax)
+	c.timeAll = c.Flags&FlagFast == 0 && !strings.HasPrefix(c.Complexity, "O(1)")
 	c.restricted = c.Flags&(FlagAdmin|FlagDangerous) != 0 || hasWord(c.Categories, "admin") ||
 		(hasWord(c.Categories, "dangerous") && c.PatternKeys == nil)
 	if len(c.Subs) > 0 {
