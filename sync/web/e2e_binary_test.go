@@ -3,6 +3,9 @@ package web_test
 import (
 	"fmt"
 	"testing"
+
+	"github.com/recached/recached/server/servertest"
+	"github.com/recached/recached/server/servertest/browsertest"
 )
 
 // A backend writes values that are not UTF-8 to keys in a page's scope: the
@@ -11,19 +14,19 @@ import (
 // stays connected, receives the values (each byte that is not UTF-8 as
 // U+FFFD), and a new page hydrates them too.
 func TestBrowserStaysConnectedThroughBinaryValues(t *testing.T) {
-	bin := buildRecached(t)
+	bin := servertest.BuildRecached(t)
 	s := startServer(t, bin, "--appendonly", "no")
-	b := browser(t)
+	b := browsertest.Browser(t)
 	p := newPage(t, b, "page", true)
 	p.open(s, `{patterns: ['bin:*'], name: 'binary'}`)
-	p.eval(`c.query('bin:*', () => {}).ready`, nil)
+	p.Eval(`c.query('bin:*', () => {}).ready`, nil)
 	p.waitOpen()
 
 	s.do("SET", "bin:raw", "\xff\x00\xfe")       // a push, then a keychange
 	s.do("HSET", "bin:h", "f\xc0", "ok\xe2\x82") // a hash field and value
 	s.do("SET", "bin:text", "caf\u00e9")         // UTF-8: a text frame
 	var got map[string]any
-	p.eval(`waitFor(() => c.get('bin:text') !== null).then(() => ({
+	p.Eval(`waitFor(() => c.get('bin:text') !== null).then(() => ({
 	  raw: c.get('bin:raw'), h: c.hgetall('bin:h'), text: c.get('bin:text'),
 	  states: states.map((e) => e.state).join(' ')}))`, &got)
 	want := map[string]any{
@@ -38,9 +41,9 @@ func TestBrowserStaysConnectedThroughBinaryValues(t *testing.T) {
 	// and the hash's pushes are binary frames too.
 	q := newPage(t, b, "new page", false)
 	q.open(s, `{patterns: ['bin:*'], name: 'binary2'}`)
-	q.eval(`c.query('bin:*', () => {}).ready`, nil)
+	q.Eval(`c.query('bin:*', () => {}).ready`, nil)
 	q.waitOpen()
-	q.eval(`waitFor(() => c.get('bin:raw') !== null && c.hgetall('bin:h') !== null).then(() => ({
+	q.Eval(`waitFor(() => c.get('bin:raw') !== null && c.hgetall('bin:h') !== null).then(() => ({
 	  raw: c.get('bin:raw'), h: c.hgetall('bin:h'), text: c.get('bin:text'),
 	  states: states.map((e) => e.state).join(' ')}))`, &got)
 	if fmt.Sprint(got) != fmt.Sprint(want) {

@@ -11,10 +11,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/recached/recached/server/servertest"
+	"github.com/recached/recached/server/servertest/browsertest"
 	"net"
 	"net/http"
 	"os"
@@ -32,69 +32,6 @@ import (
 	"github.com/recached/recached/resp"
 )
 
-// chromium returns the path of the browser, or skips the test.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, p := range []string{os.Getenv("RECACHED_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if p == "" {
-			continue
-		}
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("chromium"); err == nil {
-		return p
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium not found and CI is set: run scripts/install-test-deps.sh (or set RECACHED_CHROMIUM)")
-	}
-	t.Skip("chromium not found: run scripts/install-test-deps.sh (or set RECACHED_CHROMIUM)")
-	return ""
-}
-
-// moduleRoot returns the directory of go.mod.
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
-}
-
-// buildRecached builds the server binary into a temporary directory.
-func buildRecached(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "recached")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/recached")
-	cmd.Dir = moduleRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/recached: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// freePort returns a loopback TCP port nobody listens on now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // server is a recached process on loopback ports, restartable on the same
 // ports and directory.
 type server struct {
@@ -111,7 +48,7 @@ type server struct {
 
 func startServer(t *testing.T, bin string, extra ...string) *server {
 	t.Helper()
-	s := &server{t: t, bin: bin, dir: t.TempDir(), port: freePort(t), wsPort: freePort(t), args: extra, out: &servertest.SafeBuffer{}}
+	s := &server{t: t, bin: bin, dir: t.TempDir(), port: servertest.FreePort(t), wsPort: servertest.FreePort(t), args: extra, out: &servertest.SafeBuffer{}}
 	s.start()
 	t.Cleanup(func() {
 		s.stop()
@@ -212,123 +149,13 @@ func sendRecv(t *testing.T, c net.Conn, r *bufio.Reader, args ...string) resp.Va
 	return v
 }
 
-// browser starts headless Chromium with a fresh profile; its first tab is
-// the returned context.
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium(t)),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-background-timer-throttling", true),
-		chromedp.Flag("disable-renderer-backgrounding", true),
-		chromedp.Flag("disable-backgrounding-occluded-windows", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1200, 820),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	if err := chromedp.Do(bctx); err != nil {
-		cancelBrowser()
-		cancelAlloc()
-		t.Fatalf("start chromium: %v", err)
-	}
-	t.Cleanup(func() {
-		cancelBrowser()
-		cancelAlloc()
-	})
-	return bctx
-}
+// page is a browser tab with the recached-edge harness.
+type page struct{ *browsertest.Page }
 
-// page is one browser tab.
-type page struct {
-	t    *testing.T
-	name string
-	ctx  context.Context
-	logs *servertest.SafeBuffer
-}
-
-// newPage opens a tab (the browser's first one when first is set) and
-// collects its console output, shown when the test fails.
+// newPage opens a tab (the browser's first one when first is set).
 func newPage(t *testing.T, bctx context.Context, name string, first bool) *page {
 	t.Helper()
-	ctx := bctx
-	if !first {
-		var cancel context.CancelFunc
-		ctx, cancel = chromedp.NewContext(bctx)
-		t.Cleanup(cancel)
-		if err := chromedp.Do(ctx); err != nil {
-			t.Fatalf("open tab %s: %v", name, err)
-		}
-	}
-	p := &page{t: t, name: name, ctx: ctx, logs: &servertest.SafeBuffer{}}
-	lctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for m, err := range chromedp.Console(lctx) {
-			if err != nil {
-				return
-			}
-			fmt.Fprintf(p.logs, "%s\n", m)
-		}
-	}()
-	t.Cleanup(func() {
-		stop()
-		<-done
-		if t.Failed() && p.logs.String() != "" {
-			t.Logf("console of %s:\n%s", name, p.logs.String())
-		}
-	})
-	return p
-}
-
-// run runs actions with a time limit.
-func (p *page) run(actions ...chromedp.Action[chromedp.Void]) {
-	p.t.Helper()
-	ctx, cancel := context.WithTimeout(p.ctx, 60*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, actions...); err != nil {
-		p.t.Fatalf("%s: %v", p.name, err)
-	}
-}
-
-// eval evaluates a script (awaiting a promise it returns) and decodes its
-// JSON value into out (nil: ignore it).
-func (p *page) eval(script string, out any) {
-	p.t.Helper()
-	if err := p.tryEval(script, out); err != nil {
-		p.t.Fatalf("%s: %v\nscript: %s", p.name, err, script)
-	}
-}
-
-func (p *page) tryEval(script string, out any) error {
-	ctx, cancel := context.WithTimeout(p.ctx, 90*time.Second)
-	defer cancel()
-	raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](script, chromedp.EvalAwaitPromise))
-	if err != nil {
-		return err
-	}
-	if out != nil && len(raw) > 0 {
-		return json.Unmarshal(raw, out)
-	}
-	return nil
-}
-
-// str evaluates a script whose value is a string.
-func (p *page) str(script string) string {
-	p.t.Helper()
-	var s string
-	p.eval(script, &s)
-	return s
+	return &page{browsertest.NewPage(t, bctx, name, first)}
 }
 
 // harness is the script that sets a test page up: waitFor polls a
@@ -360,22 +187,22 @@ window.setup = async (opts) => {
 
 // open loads a blank page of the server's origin and connects a client.
 func (p *page) open(s *server, opts string) string {
-	p.t.Helper()
-	p.run(chromedp.Navigate(s.httpURL("/healthz")))
-	p.eval(harness+";1", nil)
-	return p.str(`setup(` + opts + `)`)
+	p.T.Helper()
+	p.Run(chromedp.Navigate(s.httpURL("/healthz")))
+	p.Eval(harness+";1", nil)
+	return p.Str(`setup(` + opts + `)`)
 }
 
 // waitOpen waits for the client's session to be established.
 func (p *page) waitOpen() {
-	p.t.Helper()
-	p.eval(`waitFor(() => c.state === 'open')`, nil)
+	p.T.Helper()
+	p.Eval(`waitFor(() => c.state === 'open')`, nil)
 }
 
 func TestBrowserTwoPagesSeeEachOthersWritesLive(t *testing.T) {
-	bin := buildRecached(t)
+	bin := servertest.BuildRecached(t)
 	s := startServer(t, bin, "--appendonly", "no")
-	b := browser(t)
+	b := browsertest.Browser(t)
 	a := newPage(t, b, "A", true)
 	bb := newPage(t, b, "B", false)
 	opts := `{patterns: ['e2e:*'], name: 'e2e'}`
@@ -385,12 +212,12 @@ func TestBrowserTwoPagesSeeEachOthersWritesLive(t *testing.T) {
 		t.Fatalf("two tabs share client id %q and %q: each tab needs its own", idA, idB)
 	}
 	for _, p := range []*page{a, bb} {
-		p.eval(`window.changes = []; c.query('e2e:*', (k, v) => changes.push([k, v])).ready`, nil)
+		p.Eval(`window.changes = []; c.query('e2e:*', (k, v) => changes.push([k, v])).ready`, nil)
 		p.waitOpen()
 	}
 
 	// A writes; B sees every write without asking.
-	a.eval(`(async () => {
+	a.Eval(`(async () => {
 	  await c.set('e2e:greeting', 'hello');
 	  for (let i = 0; i < 5; i++) await c.incr('e2e:n');
 	  await c.hset('e2e:h', {a: '1', b: '2'});
@@ -398,7 +225,7 @@ func TestBrowserTwoPagesSeeEachOthersWritesLive(t *testing.T) {
 	  await c.zadd('e2e:z', {m: 2, n: 1});
 	})()`, nil)
 	var got map[string]any
-	bb.eval(`waitFor(() => c.get('e2e:greeting') === 'hello' && c.get('e2e:n') === '5' && c.hget('e2e:h', 'b') === '2' &&
+	bb.Eval(`waitFor(() => c.get('e2e:greeting') === 'hello' && c.get('e2e:n') === '5' && c.hget('e2e:h', 'b') === '2' &&
 	  c.scard('e2e:s') === 2 && c.zcard('e2e:z') === 2).then(() => ({
 	    greeting: c.get('e2e:greeting'), n: c.get('e2e:n'), h: c.hgetall('e2e:h'), s: c.smembers('e2e:s'),
 	    z: c.zrange('e2e:z'), changed: [...new Set(changes.map((x) => x[0]))].sort()}))`, &got)
@@ -411,8 +238,8 @@ func TestBrowserTwoPagesSeeEachOthersWritesLive(t *testing.T) {
 	}
 
 	// B writes back; A sees it, and so does a backend on the RESP port.
-	bb.eval(`c.rpush('e2e:list', 'from B').then(() => c.del('e2e:greeting'))`, nil)
-	a.eval(`waitFor(() => c.lrange('e2e:list').join() === 'from B' && c.get('e2e:greeting') === null)`, nil)
+	bb.Eval(`c.rpush('e2e:list', 'from B').then(() => c.del('e2e:greeting'))`, nil)
+	a.Eval(`waitFor(() => c.lrange('e2e:list').join() === 'from B' && c.get('e2e:greeting') === null)`, nil)
 	if v := s.do("LRANGE", "e2e:list", "0", "-1"); len(v.Elems) != 1 || v.Elems[0].Text() != "from B" {
 		t.Fatalf("server list = %+v", v)
 	}
@@ -420,31 +247,31 @@ func TestBrowserTwoPagesSeeEachOthersWritesLive(t *testing.T) {
 	// A backend write on the RESP port reaches both pages.
 	s.do("SET", "e2e:tcp", "from the backend")
 	for _, p := range []*page{a, bb} {
-		p.eval(`waitFor(() => c.get('e2e:tcp') === 'from the backend')`, nil)
+		p.Eval(`waitFor(() => c.get('e2e:tcp') === 'from the backend')`, nil)
 	}
 }
 
 func TestBrowserOfflineWritesSurviveReloadAndRestartExactlyOnce(t *testing.T) {
-	bin := buildRecached(t)
+	bin := servertest.BuildRecached(t)
 	help, _ := exec.Command(bin, "--help").CombinedOutput()
 	if !bytes.Contains(help, []byte("appendfsync")) {
 		t.Skip("this recached binary has no --appendonly/--appendfsync: the restart variant needs persistence")
 	}
 	s := startServer(t, bin, "--appendonly", "yes", "--appendfsync", "always")
-	b := browser(t)
+	b := browsertest.Browser(t)
 	p := newPage(t, b, "page", true)
 	opts := `{patterns: ['ctr:*'], name: 'offline'}`
 	id := p.open(s, opts)
-	p.eval(`c.query('ctr:*', () => {}).ready`, nil)
+	p.Eval(`c.query('ctr:*', () => {}).ready`, nil)
 	p.waitOpen()
 	var epoch1 int
-	p.eval(`c.epoch`, &epoch1)
+	p.Eval(`c.epoch`, &epoch1)
 
 	// The test closes the page's WebSocket and keeps it offline; the page
 	// writes 500 times: 250 INCR and 250 RPUSH, interleaved.
-	p.eval(`c.goOffline(); waitFor(() => c.state === 'offline')`, nil)
+	p.Eval(`c.goOffline(); waitFor(() => c.state === 'offline')`, nil)
 	var local map[string]any
-	p.eval(`(() => {
+	p.Eval(`(() => {
 	  for (let i = 0; i < 500; i++) {
 	    const w = i % 2 === 0 ? c.incr('ctr:a') : c.rpush('ctr:log', String(i));
 	    w.catch(() => {}); // the page reloads before the replies
@@ -461,13 +288,13 @@ func TestBrowserOfflineWritesSurviveReloadAndRestartExactlyOnce(t *testing.T) {
 	// Reload: the new page finds its identity and the saved outbox. It
 	// reconnects and replays; when half the outbox is acknowledged it drops
 	// the connection (the other half is in flight, fate unknown) ...
-	p.run(chromedp.Reload())
-	p.eval(harness+";1", nil)
-	p.eval(`window.paused = new Promise((resolve) => {
+	p.Run(chromedp.Reload())
+	p.Eval(harness+";1", nil)
+	p.Eval(`window.paused = new Promise((resolve) => {
 	  let fired = false;
 	  window.pauseHook = (n) => { if (!fired && n <= 250 && window.c && c.state === 'open') { fired = true; c.goOffline(); resolve(n); } };
 	}); 1`, nil)
-	p.eval(`(async () => {
+	p.Eval(`(async () => {
 	  const m = await import('/recached-edge.js');
 	  window.m = m;
 	  const c = m.connect('ws://' + location.host + '/', `+opts+`);
@@ -483,12 +310,12 @@ func TestBrowserOfflineWritesSurviveReloadAndRestartExactlyOnce(t *testing.T) {
 		Epoch  int    `json:"epoch"`
 		Outbox int    `json:"outbox"`
 	}
-	p.eval(`waitFor(() => c.epoch).then(() => ({id: c.clientId, epoch: c.epoch, outbox: c.outboxSize}))`, &after)
+	p.Eval(`waitFor(() => c.epoch).then(() => ({id: c.clientId, epoch: c.epoch, outbox: c.outboxSize}))`, &after)
 	if after.ID != id || after.Epoch != epoch1+1 {
 		t.Fatalf("after reload: client id %q epoch %d, want %q and epoch %d", after.ID, after.Epoch, id, epoch1+1)
 	}
 	var left int
-	p.eval(`paused`, &left)
+	p.Eval(`paused`, &left)
 	t.Logf("replay paused with %d writes unacknowledged", left)
 
 	// ... and the server restarts in the middle of it.
@@ -499,7 +326,7 @@ func TestBrowserOfflineWritesSurviveReloadAndRestartExactlyOnce(t *testing.T) {
 	// Back online: the rest of the outbox replays; writes the server had
 	// already executed answer +DUP and do not apply again.
 	var final map[string]any
-	p.eval(`c.goOnline(); waitFor(() => c.state === 'open' && c.outboxSize === 0, 60000).then(() =>
+	p.Eval(`c.goOnline(); waitFor(() => c.state === 'open' && c.outboxSize === 0, 60000).then(() =>
 	  ({a: c.get('ctr:a'), log: c.llen('ctr:log'), dups: c.stats.dups}))`, &final)
 	t.Logf("after replay: %v", final)
 	if final["a"] != "250" || final["log"] != float64(250) {
@@ -524,7 +351,7 @@ func TestBrowserOfflineWritesSurviveReloadAndRestartExactlyOnce(t *testing.T) {
 }
 
 func TestBrowserScopedTokenCannotReachOutOfScope(t *testing.T) {
-	bin := buildRecached(t)
+	bin := servertest.BuildRecached(t)
 	const secret = "e2e-secret"
 	s := startServer(t, bin, "--appendonly", "no", "--token-secret", secret)
 	out, err := exec.Command(bin, "token", "--secret", secret, "--patterns", "user:1:*").Output()
@@ -535,19 +362,19 @@ func TestBrowserScopedTokenCannotReachOutOfScope(t *testing.T) {
 	s.do("SET", "user:1:name", "alice")
 	s.do("SET", "user:2:secret", "bob's")
 
-	b := browser(t)
+	b := browsertest.Browser(t)
 	p := newPage(t, b, "scoped", true)
 	p.open(s, `{token: `+strconv.Quote(token)+`, name: 'scoped'}`)
-	p.eval(`c.query('user:*', () => {}).ready`, nil)
+	p.Eval(`c.query('user:*', () => {}).ready`, nil)
 	p.waitOpen()
 	var keys []string
-	p.eval(`c.keys('*')`, &keys)
+	p.Eval(`c.keys('*')`, &keys)
 	if !slices.Equal(keys, []string{"user:1:name"}) {
 		t.Fatalf("scoped page sees keys %v, want only user:1:name", keys)
 	}
 
 	var results map[string]string
-	p.eval(`(async () => {
+	p.Eval(`(async () => {
 	  const r = {};
 	  const outcome = (pr) => pr.then((v) => 'ok ' + v, (e) => e.message);
 	  r.writeOut = await outcome(c.set('user:2:secret', 'stolen'));
@@ -575,9 +402,9 @@ func TestBrowserScopedTokenCannotReachOutOfScope(t *testing.T) {
 	// scope made after them arrives, and they still have not.
 	s.do("SET", "user:2:secret", "rotated")
 	s.do("SET", "user:1:name", "alice2")
-	p.eval(`waitFor(() => c.get('user:1:name') === 'alice2')`, nil)
+	p.Eval(`waitFor(() => c.get('user:1:name') === 'alice2')`, nil)
 	var seen []string
-	p.eval(`c.keys('*')`, &seen)
+	p.Eval(`c.keys('*')`, &seen)
 	if slices.Contains(seen, "user:2:secret") {
 		t.Fatalf("out-of-scope key reached the page: %v", seen)
 	}
@@ -587,37 +414,27 @@ func TestBrowserScopedTokenCannotReachOutOfScope(t *testing.T) {
 	q := newPage(t, b, "forged", false)
 	q.open(s, `{token: `+strconv.Quote(token[:len(token)-2]+"xx")+`, name: 'forged'}`)
 	var st map[string]any
-	q.eval(`waitFor(() => c.state === 'closed').then(() => states[states.length - 1])`, &st)
+	q.Eval(`waitFor(() => c.state === 'closed').then(() => states[states.length - 1])`, &st)
 	if st["reason"] != "NOPERM invalid token" {
 		t.Fatalf("forged token: state %v, want closed with NOPERM invalid token", st)
 	}
 	r := newPage(t, b, "open-mode", false)
 	r.open(s, `{patterns: ['user:*'], name: 'open'}`)
-	r.eval(`waitFor(() => c.state === 'closed').then(() => states[states.length - 1])`, &st)
+	r.Eval(`waitFor(() => c.state === 'closed').then(() => states[states.length - 1])`, &st)
 	if reason, _ := st["reason"].(string); !strings.HasPrefix(reason, "NOPERM") {
 		t.Fatalf("open mode on a strict server: state %v, want closed with NOPERM", st)
 	}
 }
 
-// artifactDir returns test-artifacts/ at the module root.
-func artifactDir(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(moduleRoot(t), "test-artifacts")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 func TestDemoSyncsTwoTabsAndQueuesOffline(t *testing.T) {
-	bin := buildRecached(t)
+	bin := servertest.BuildRecached(t)
 	s := startServer(t, bin, "--appendonly", "no")
-	b := browser(t)
+	b := browsertest.Browser(t)
 	a := newPage(t, b, "demo A", true)
 	bb := newPage(t, b, "demo B", false)
 	for _, p := range []*page{a, bb} {
-		p.run(chromedp.Navigate(s.httpURL("/demo/")))
-		p.eval(`new Promise((resolve, reject) => {
+		p.Run(chromedp.Navigate(s.httpURL("/demo/")))
+		p.Eval(`new Promise((resolve, reject) => {
 		  const t0 = Date.now();
 		  const tick = () => document.getElementById('conn-label').textContent === 'open' ? resolve(true)
 		    : Date.now() - t0 > 30000 ? reject(new Error('demo did not connect')) : setTimeout(tick, 10);
@@ -626,7 +443,7 @@ func TestDemoSyncsTwoTabsAndQueuesOffline(t *testing.T) {
 	}
 	waitText := func(p *page, cond string) {
 		t.Helper()
-		p.eval(`new Promise((resolve, reject) => {
+		p.Eval(`new Promise((resolve, reject) => {
 		  const t0 = Date.now();
 		  const $ = (id) => document.getElementById(id).textContent;
 		  const tick = () => { try { if (`+cond+`) return resolve(true); } catch (e) {}
@@ -638,35 +455,35 @@ func TestDemoSyncsTwoTabsAndQueuesOffline(t *testing.T) {
 	}
 
 	// Tab A adds a todo and bumps the counter through the UI; tab B shows both.
-	a.run(
+	a.Run(
 		chromedp.SendKeys(chromedp.CSS("#text"), "Buy oat milk"),
 		chromedp.Click(chromedp.CSS("#add button")),
 		chromedp.Click(chromedp.CSS("#inc")),
 		chromedp.Click(chromedp.CSS("#inc")),
 		chromedp.Click(chromedp.CSS("#inc")),
 	)
-	a.run(chromedp.SendKeys(chromedp.CSS("#text"), "Write the release notes"), chromedp.Click(chromedp.CSS("#add button")))
+	a.Run(chromedp.SendKeys(chromedp.CSS("#text"), "Write the release notes"), chromedp.Click(chromedp.CSS("#add button")))
 	waitText(bb, `$('list').includes('Buy oat milk') && $('list').includes('Write the release notes') && $('count') === '3' && $('tabs-count') === '2'`)
 	// B ticks the first todo off; A sees it.
-	bb.run(chromedp.Click(chromedp.CSS(`#list li:first-child input[type=checkbox]`)))
+	bb.Run(chromedp.Click(chromedp.CSS(`#list li:first-child input[type=checkbox]`)))
 	waitText(a, `document.querySelector('#list li.done') && document.querySelector('#list li.done').textContent.includes('Buy oat milk') && $('left') === '1 item left'`)
 
 	// A goes offline with the toggle: its writes queue, B does not see them.
-	a.run(chromedp.Click(chromedp.CSS(".switch")))
+	a.Run(chromedp.Click(chromedp.CSS(".switch")))
 	waitText(a, `document.getElementById('conn').dataset.state === 'offline'`)
-	a.run(chromedp.SendKeys(chromedp.CSS("#text"), "Queued while offline"), chromedp.Click(chromedp.CSS("#add button")), chromedp.Click(chromedp.CSS("#inc")))
+	a.Run(chromedp.SendKeys(chromedp.CSS("#text"), "Queued while offline"), chromedp.Click(chromedp.CSS("#add button")), chromedp.Click(chromedp.CSS("#inc")))
 	waitText(a, `$('outbox') === '2' && $('list').includes('Queued while offline') && $('count') === '4'`)
-	shotOffline := screenshot(t, a)
-	if bb.str(`document.getElementById('list').textContent`) != "" && strings.Contains(bb.str(`document.getElementById('list').textContent`), "Queued while offline") {
+	shotOffline := a.Screenshot()
+	if bb.Str(`document.getElementById('list').textContent`) != "" && strings.Contains(bb.Str(`document.getElementById('list').textContent`), "Queued while offline") {
 		t.Fatal("a write made offline reached the other tab before the replay")
 	}
 	// Back online: the outbox replays and B shows the queued writes.
-	a.run(chromedp.Click(chromedp.CSS(".switch")))
+	a.Run(chromedp.Click(chromedp.CSS(".switch")))
 	waitText(a, `$('outbox') === '0' && $('conn-label') === 'open'`)
 	waitText(bb, `$('list').includes('Queued while offline') && $('count') === '4' && $('tabs-count') === '2'`)
 
-	shot := screenshot(t, bb)
-	dir := artifactDir(t)
+	shot := bb.Screenshot()
+	dir := browsertest.ArtifactDir(t)
 	for name, img := range map[string][]byte{"demo.png": shot, "demo-offline.png": shotOffline} {
 		if err := os.WriteFile(filepath.Join(dir, name), img, 0o644); err != nil {
 			t.Fatal(err)
@@ -682,7 +499,7 @@ func TestDemoSyncsTwoTabsAndQueuesOffline(t *testing.T) {
 		Conn  string   `json:"conn"`
 		Box   string   `json:"outbox"`
 	}
-	bb.eval(`(() => {
+	bb.Eval(`(() => {
 	  const $ = (id) => document.getElementById(id).textContent;
 	  const items = [...document.querySelectorAll('#list li[data-key] .text')];
 	  return {todos: items.map((e) => e.textContent), done: [...document.querySelectorAll('#list li.done .text')].map((e) => e.textContent),
@@ -698,18 +515,6 @@ func TestDemoSyncsTwoTabsAndQueuesOffline(t *testing.T) {
 	}
 }
 
-// screenshot captures a tab as PNG.
-func screenshot(t *testing.T, p *page) []byte {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(p.ctx, 30*time.Second)
-	defer cancel()
-	img, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-	if err != nil {
-		t.Fatalf("screenshot of %s: %v", p.name, err)
-	}
-	return img
-}
-
 // TestBrowserKeychangeLatency measures the time from a write on the RESP
 // port to the keychange callback in the page, over 1 000 writes one at a
 // time, and logs the percentiles (run with -v to see them). It asserts
@@ -718,9 +523,9 @@ func TestBrowserKeychangeLatency(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser benchmark skipped in -short mode")
 	}
-	bin := buildRecached(t)
+	bin := servertest.BuildRecached(t)
 	s := startServer(t, bin, "--appendonly", "no")
-	b := browser(t)
+	b := browsertest.Browser(t)
 	p := newPage(t, b, "bench", true)
 	type seen struct {
 		value string
@@ -728,7 +533,7 @@ func TestBrowserKeychangeLatency(t *testing.T) {
 		recv  time.Time
 	}
 	got := make(chan seen, 16)
-	p.run(chromedp.ExposeFunc("benchSeen", func(_ context.Context, args []any) (chromedp.Void, error) {
+	p.Run(chromedp.ExposeFunc("benchSeen", func(_ context.Context, args []any) (chromedp.Void, error) {
 		if len(args) != 2 {
 			return chromedp.Void{}, errors.New("want (value, time)")
 		}
@@ -739,7 +544,7 @@ func TestBrowserKeychangeLatency(t *testing.T) {
 	}))
 	p.open(s, `{name: 'bench'}`)
 	p.waitOpen()
-	p.eval(`c.watch('bench:k', (k, v) => benchSeen(v, performance.timeOrigin + performance.now())).ready`, nil)
+	p.Eval(`c.watch('bench:k', (k, v) => benchSeen(v, performance.timeOrigin + performance.now())).ready`, nil)
 
 	conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", s.port))
 	if err != nil {
@@ -782,13 +587,13 @@ func TestBrowserKeychangeLatency(t *testing.T) {
 }
 
 func TestBrowserJSONDocumentsAndRateLimitersSync(t *testing.T) {
-	bin := buildRecached(t)
+	bin := servertest.BuildRecached(t)
 	s := startServer(t, bin, "--appendonly", "no")
-	b := browser(t)
+	b := browsertest.Browser(t)
 	a := newPage(t, b, "A", true)
 	opts := `{patterns: ['doc:*'], name: 'json'}`
 	a.open(s, opts)
-	a.eval(`c.query('doc:*', () => {}).ready`, nil)
+	a.Eval(`c.query('doc:*', () => {}).ready`, nil)
 	a.waitOpen()
 
 	// A backend's json writes on the RESP port reach the page's store with
@@ -800,7 +605,7 @@ func TestBrowserJSONDocumentsAndRateLimitersSync(t *testing.T) {
 		}
 	}
 	mustOK("JSET", "doc:1", "$", `{"n": 9007199254740993, "tags": ["a"], "o": {"x": 1}, "2": 2, "1": 1}`)
-	a.eval(`waitFor(() => c.jget('doc:1', '$.n') === '9007199254740993')`, nil)
+	a.Eval(`waitFor(() => c.jget('doc:1', '$.n') === '9007199254740993')`, nil)
 	mustOK("JMERGE", "doc:1", "$.o", `{"x": null, "y": [1.50, {"z": null}]}`)
 	mustOK("JSET", "doc:1", `$.tags[-1]`, `"b"`)
 	mustOK("JDEL", "doc:1", "$['2']")
@@ -809,18 +614,18 @@ func TestBrowserJSONDocumentsAndRateLimitersSync(t *testing.T) {
 		t.Fatalf("server JGET doc:1 = %s, want %s", v.Text(), want)
 	}
 	var got string
-	a.eval(`waitFor(() => c.jget('doc:1') === `+strconv.Quote(want)+`).then(() => c.jget('doc:1'))`, &got)
+	a.Eval(`waitFor(() => c.jget('doc:1') === `+strconv.Quote(want)+`).then(() => c.jget('doc:1'))`, &got)
 	if got != want {
 		t.Fatalf("page sees %s, want %s", got, want)
 	}
 	var types []string
-	a.eval(`[c.type('doc:1'), c.jtype('doc:1', '$.n'), c.jtype('doc:1', '$.o.y[0]'), c.jtype('doc:1', '$.o.y[-1].z')]`, &types)
+	a.Eval(`[c.type('doc:1'), c.jtype('doc:1', '$.n'), c.jtype('doc:1', '$.o.y[0]'), c.jtype('doc:1', '$.o.y[-1].z')]`, &types)
 	if !slices.Equal(types, []string{"json", "integer", "number", "null"}) {
 		t.Fatalf("types %v", types)
 	}
 
 	// The page's own json writes reach the server as the page shows them.
-	a.eval(`(async () => {
+	a.Eval(`(async () => {
 	  const p = c.jset('doc:2', '$', '{"big": 12345678901234567890, "list": []}');
 	  if (c.jget('doc:2', '$.big') !== '12345678901234567890') throw new Error('jset is not shown at once');
 	  await p;
@@ -835,7 +640,7 @@ func TestBrowserJSONDocumentsAndRateLimitersSync(t *testing.T) {
 		if v := s.do("JGET", key); v.Text() != want {
 			t.Fatalf("server JGET %s = %s, want %s", key, v.Text(), want)
 		}
-		a.eval(`waitFor(() => c.jget(`+strconv.Quote(key)+`) === `+strconv.Quote(want)+`)`, nil)
+		a.Eval(`waitFor(() => c.jget(`+strconv.Quote(key)+`) === `+strconv.Quote(want)+`)`, nil)
 	}
 
 	// Times to live and a rate limiter, then a new page hydrates from the
@@ -843,14 +648,14 @@ func TestBrowserJSONDocumentsAndRateLimitersSync(t *testing.T) {
 	mustOK("PEXPIRE", "doc:1", "600000")
 	mustOK("SET", "doc:s", "v", "PX", "600000")
 	mustOK("THROTTLE", "doc:rl", "5", "1", "60")
-	a.eval(`waitFor(() => c.type('doc:rl') === 'ratelimit' && c.pttl('doc:rl') > 0 && c.pttl('doc:1') > 0)`, nil)
+	a.Eval(`waitFor(() => c.type('doc:rl') === 'ratelimit' && c.pttl('doc:rl') > 0 && c.pttl('doc:1') > 0)`, nil)
 
 	bb := newPage(t, b, "B", false)
 	bb.open(s, `{patterns: ['doc:*'], name: 'json-b'}`)
-	bb.eval(`c.query('doc:*', () => {}).ready`, nil)
+	bb.Eval(`c.query('doc:*', () => {}).ready`, nil)
 	bb.waitOpen()
 	var state map[string]any
-	bb.eval(`waitFor(() => c.pttl('doc:rl') > 0 && c.pttl('doc:1') > 0 && c.pttl('doc:s') > 0).then(() => ({
+	bb.Eval(`waitFor(() => c.pttl('doc:rl') > 0 && c.pttl('doc:1') > 0 && c.pttl('doc:s') > 0).then(() => ({
 	  doc1: c.jget('doc:1'), doc2: c.jget('doc:2'), rl: c.type('doc:rl'), rlTTL: c.pttl('doc:rl') <= 60000,
 	  doc1TTL: c.pttl('doc:1') <= 600000, doc2TTL: c.pttl('doc:2'), sTTL: c.pttl('doc:s') <= 600000,
 	  keys: c.keys('doc:*'), unknown: c.stats.unknownEffects}))`, &state)
@@ -865,9 +670,9 @@ func TestBrowserJSONDocumentsAndRateLimitersSync(t *testing.T) {
 
 	// A key made persistent while a page is away has no expiry after its
 	// re-hydration.
-	bb.eval(`c.goOffline()`, nil)
+	bb.Eval(`c.goOffline()`, nil)
 	mustOK("PERSIST", "doc:s")
 	mustOK("JMERGE", "doc:1", "$", "null")
-	bb.eval(`c.goOnline(); waitFor(() => c.state === 'open' && c.pttl('doc:s') === -1 && c.type('doc:1') === 'none')`, nil)
-	a.eval(`waitFor(() => c.pttl('doc:s') === -1 && c.jget('doc:1') === null)`, nil)
+	bb.Eval(`c.goOnline(); waitFor(() => c.state === 'open' && c.pttl('doc:s') === -1 && c.type('doc:1') === 'none')`, nil)
+	a.Eval(`waitFor(() => c.pttl('doc:s') === -1 && c.jget('doc:1') === null)`, nil)
 }

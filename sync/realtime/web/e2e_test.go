@@ -190,7 +190,7 @@ func TestBrowserTokenRenewedBeforeExpiry(t *testing.T) {
 		minted.Add(1)
 		return rttest.MintToken(bin, srv.KeysFile, "k1", 3*time.Second, "", "carol")
 	}))
-	p.setup(srv.URL(), `{authCallback: () => mintToken(''), renewBefore: 1500}`)
+	p.setup(srv.URL(), `{authCallback: () => mintToken(''), renewBefore: 1500, clientId: 'carol'}`)
 	p.Eval(`join('chat:tok')`, nil)
 	id := p.Str(`rt.connectionId`)
 	// Tokens live 3 s and are renewed 1.5 s ahead: by the fourth the
@@ -200,7 +200,7 @@ func TestBrowserTokenRenewedBeforeExpiry(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if minted.Load() < 4 {
-		t.Fatalf("authCallback called %d times", minted.Load())
+		t.Fatalf("authCallback called %d times; states %v, errors %v", minted.Load(), p.strings(`states`), p.strings(`errors`))
 	}
 	p.Eval(`say('still here')`, nil)
 	p.Eval(`waitFor(() => logText().includes('carol: still here'))`, nil)
