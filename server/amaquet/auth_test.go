@@ -207,3 +207,21 @@ func TestScope(t *testing.T) {
 		t.Errorf("k2 SUBSCRIBE news:x: %s", f.payload)
 	}
 }
+
+// TestRequirePass: with a password and no API keys nothing can
+// authenticate on the Amaquet port: it never bypasses requirepass.
+func TestRequirePass(t *testing.T) {
+	cfg := server.DefaultConfig()
+	cfg.RequirePass = "pw"
+	e := startConfig(t, cfg, amaquet.Options{}, "")
+	c := dial(t, e.amq)
+	if f := c.do(amaquet.OpHello, 1, `{"nonce":"AAAAAAAAAAAAAAAAAAAAAA=="}`); !strings.Contains(string(f.payload), `"auth_required":true`) {
+		t.Fatalf("HELLO %s", f.payload)
+	}
+	if f := c.do(amaquet.OpCommand, 2, cmd("FLUSHALL")); f.code(t) != amaquet.CodeUnauthenticated {
+		t.Fatalf("COMMAND %s", f.payload)
+	}
+	if f := c.do(amaquet.OpAuth, 3, `{"api_key":"pw.x"}`); f.code(t) != amaquet.CodeUnauthenticated {
+		t.Fatalf("AUTH %s", f.payload)
+	}
+}

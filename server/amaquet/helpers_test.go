@@ -34,7 +34,12 @@ type env struct {
 // are the API keys (the JSON of an --api-keys file).
 func start(t testing.TB, opt amaquet.Options, keys string) *env {
 	t.Helper()
-	cfg := server.DefaultConfig()
+	return startConfig(t, server.DefaultConfig(), opt, keys)
+}
+
+// startConfig is start with the engine's configuration cfg.
+func startConfig(t testing.TB, cfg server.Config, opt amaquet.Options, keys string) *env {
+	t.Helper()
 	cfg.AppendOnly = false
 	cfg.Save = ""
 	cfg.Dir = t.TempDir()

@@ -238,3 +238,26 @@ func TestSameEffectsAsRESP(t *testing.T) {
 		t.Errorf("sync push: Amaquet %q, RESP %q", viaAmq[1], viaRESP[1])
 	}
 }
+
+// TestSubscriptionLimit: a connection holds at most 1000 subscriptions;
+// re-subscribing one it holds is not a new one.
+func TestSubscriptionLimit(t *testing.T) {
+	e := start(t, amaquet.Options{}, "")
+	c := dial(t, e.amq)
+	var batch []byte
+	for i := 0; i < 1000; i++ {
+		batch = append(batch, request(amaquet.OpSubscribe, uint64(i), `{"key":"k","channel":"c`+strconv.Itoa(i)+`"}`)...)
+	}
+	c.write(batch)
+	for i := 0; i < 1000; i++ {
+		if f := c.read(); f.code(t) != "" {
+			t.Fatalf("subscription %d: %s", i, f.payload)
+		}
+	}
+	if f := c.do(amaquet.OpSubscribe, 1000, `{"key":"k","channel":"one-more"}`); f.code(t) != amaquet.CodeOverloaded {
+		t.Fatalf("1001st: %s", f.payload)
+	}
+	if f := c.do(amaquet.OpSubscribe, 1001, `{"key":"k","channel":"c7"}`); f.code(t) != "" {
+		t.Fatalf("re-subscribe at the limit: %s", f.payload)
+	}
+}
