@@ -110,21 +110,19 @@ func (h *history) now() time.Time {
 	return time.Unix(0, h.offset.Load()+int64(time.Since(h.base)))
 }
 
-// stripe returns the stripe of channel ch (FNV-1a).
-func (h *history) stripe(ch []byte) *historyStripe {
-	x := uint32(2166136261)
-	for _, c := range ch {
-		x = (x ^ uint32(c)) * 16777619
-	}
-	return &h.stripes[x%historyStripes]
-}
+// stripe returns the stripe of channel ch.
+func (h *history) stripe(ch []byte) *historyStripe { return &h.stripes[stripeIndex(ch)] }
 
-func (h *history) stripeOf(ch string) *historyStripe {
+// stripeOf is stripe for a channel name held as a string.
+func (h *history) stripeOf(ch string) *historyStripe { return &h.stripes[stripeIndex(ch)] }
+
+// stripeIndex hashes a channel name (FNV-1a) to its stripe.
+func stripeIndex[T string | []byte](ch T) uint32 {
 	x := uint32(2166136261)
 	for i := 0; i < len(ch); i++ {
 		x = (x ^ uint32(ch[i])) * 16777619
 	}
-	return &h.stripes[x%historyStripes]
+	return x % historyStripes
 }
 
 // enabled reports whether publications are recorded.
@@ -257,6 +255,8 @@ func (h *history) restore(bm *BusMessage) {
 	st := h.stripe(bm.Channel)
 	st.mu.Lock()
 	st.add(bm)
+	// New publications are stamped no earlier than what was restored.
+	st.stamp(bm.Time)
 	st.mu.Unlock()
 }
 
