@@ -109,7 +109,7 @@ export function globMatch(p, s) {
         let hit = false;
         while (j < p.length && p[j] !== ']') {
           if (p[j] === '\\' && j + 1 < p.length) { j++; if (p[j] === s[si]) hit = true; j++; continue; }
-          if (p[j + 1] === '-' && j + 2 < p.length && p[j + 2] !== ']') {
+          if (p[j + 1] === '-' && j + 2 < p.length) {
             let lo = p[j], hi = p[j + 2];
             if (lo > hi) [lo, hi] = [hi, lo];
             if (s[si] >= lo && s[si] <= hi) hit = true;
