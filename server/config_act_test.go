@@ -192,9 +192,9 @@ func rawExchange(t *testing.T, addr string, prelude []string, raw []byte) (strin
 	for _, cmd := range prelude {
 		servertest.MustDo(t, c, strings.Fields(cmd)...)
 	}
-	if err := c.Send(raw); err != nil {
-		t.Fatal(err)
-	}
+	// The server may close the connection before it has taken all of raw
+	// (the query buffer limit): a failed write is what the read shows next.
+	_ = c.Send(raw)
 	_ = c.Conn().SetReadDeadline(time.Now().Add(10 * time.Second))
 	var out bytes.Buffer
 	_, err := io.Copy(&out, c.Conn())
