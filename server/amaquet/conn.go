@@ -105,17 +105,19 @@ type conn struct {
 	// stopping is set when the listener stops.
 	stopping atomic.Bool
 
-	wmu     sync.Mutex // held while writing to the socket
+	// The output: frames queued in out (under outMu) until the reader
+	// or the writer writes them (under wmu, which orders the two).
+	wmu     sync.Mutex
 	outMu   sync.Mutex
 	out     []byte
 	spare   []byte
-	release int64 // budget to release once out is written
-	queued  atomic.Int64
-	inbound atomic.Int64
-	wake    chan struct{}
-	drained chan struct{}
-	done    chan struct{}
-	wdone   chan struct{}
+	release int64         // budget to release once out is written
+	queued  atomic.Int64  // bytes queued and not yet written
+	inbound atomic.Int64  // bytes read and not yet run, for CLIENT LIST
+	wake    chan struct{} // wakes the writer
+	drained chan struct{} // the writer wrote: a reader over outLimit goes on
+	done    chan struct{} // closed when the reader ends
+	wdone   chan struct{} // closed when the writer ends
 }
 
 func newConn(l *Listener, nc net.Conn) *conn {

@@ -14,13 +14,14 @@ import (
 	"github.com/recached/recached/server"
 )
 
-// Defaults of the listener's limits (SPEC section 10).
+// Defaults of the listener's limits (SPEC section 10). The idle
+// timeout's default (300 s) is the server's configuration's: here zero
+// keeps idle connections forever.
 const (
 	DefaultMaxInflight    = 64
 	DefaultGlobalInflight = 4096
 	DefaultPayloadBudget  = 256 << 20
 	DefaultReadTimeout    = 10 * time.Second
-	DefaultIdleTimeout    = 300 * time.Second
 )
 
 // Options configures a Listener. Zero fields take the defaults, except
