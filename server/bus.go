@@ -115,6 +115,15 @@ type busPattern struct {
 // BusUnsubscribe returns, every publication on a matching channel reaches
 // Deliver exactly once, in the channel's publish order.
 func (srv *Server) BusSubscribe(o BusSubOptions) *BusSub {
+	return srv.BusReplace(nil, o)
+}
+
+// BusReplace removes old (when not nil and still registered) and registers
+// o in one step under the registry's lock, as BusUnsubscribe then
+// BusSubscribe would but with no publication between them: one that old
+// would have received and o matches reaches either old or o. A Blackevin
+// Subscribe replacing an earlier one on the same channel string uses it.
+func (srv *Server) BusReplace(old *BusSub, o BusSubOptions) *BusSub {
 	if o.Deliver == nil {
 		panic("server: BusSubscribe without a Deliver function")
 	}
@@ -122,6 +131,7 @@ func (srv *Server) BusSubscribe(o BusSubOptions) *BusSub {
 	r := &srv.pubsub
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.removeBus(old)
 	if o.Glob {
 		bp := r.busPatterns[o.Channel]
 		if bp == nil {
@@ -147,13 +157,16 @@ func (srv *Server) BusSubscribe(o BusSubOptions) *BusSub {
 // whether it was registered. Once it returns, Deliver is not called any
 // more.
 func (srv *Server) BusUnsubscribe(sub *BusSub) bool {
-	if sub == nil {
-		return false
-	}
 	r := &srv.pubsub
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !sub.active {
+	return r.removeBus(sub)
+}
+
+// removeBus unregisters sub and reports whether it was registered. The
+// caller holds r.mu.
+func (r *pubsubRegistry) removeBus(sub *BusSub) bool {
+	if sub == nil || !sub.active {
 		return false
 	}
 	sub.active = false

@@ -257,6 +257,56 @@ func TestBusUnsubscribe(t *testing.T) {
 	}
 }
 
+// TestBusReplace: replacing a subscription while a publisher runs loses
+// and duplicates nothing: every message reaches the old one or the new
+// one, the old one's before the new one's, and the old one gets nothing
+// once replaced.
+func TestBusReplace(t *testing.T) {
+	srv := server.New(server.DefaultConfig())
+	const total = 2000
+	var mu sync.Mutex
+	var got []string
+	deliver := func(tag string) func(*server.BusMessage) {
+		return func(m *server.BusMessage) {
+			mu.Lock()
+			got = append(got, tag+":"+m.Realtime.Name)
+			mu.Unlock()
+		}
+	}
+	sub := srv.BusSubscribe(server.BusSubOptions{Channel: "r", Deliver: deliver("0")})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < total; i++ {
+			srv.BusPublish([]byte("r"), server.RealtimeMeta{Name: strconv.Itoa(i), HasName: true, ConnectionID: "p"})
+		}
+	}()
+	for i := 1; i <= 20; i++ {
+		sub = srv.BusReplace(sub, server.BusSubOptions{Channel: "r", Deliver: deliver(strconv.Itoa(i))})
+	}
+	<-done
+	if srv.BusReplace(nil, server.BusSubOptions{Channel: "x", Deliver: func(*server.BusMessage) {}}) == nil {
+		t.Fatal("BusReplace(nil, …) returned nil")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != total {
+		t.Fatalf("%d deliveries, want %d", len(got), total)
+	}
+	lastTag := 0
+	for i, g := range got {
+		tag, name, _ := strings.Cut(g, ":")
+		if atoi(t, name) != i {
+			t.Fatalf("delivery %d is message %s", i, name)
+		}
+		if n := atoi(t, tag); n < lastTag {
+			t.Fatalf("delivery %d went to subscription %d after %d had been replaced", i, n, lastTag)
+		} else {
+			lastTag = n
+		}
+	}
+}
+
 // TestBusFilter: a publication a subscription's Filter refuses is neither
 // delivered nor counted.
 func TestBusFilter(t *testing.T) {
