@@ -206,6 +206,14 @@ func (c *Client) ConnectionID() string {
 	return c.connID
 }
 
+// Reason returns the last failure: why the client is failed, suspended or
+// disconnected (nil before any).
+func (c *Client) Reason() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reason
+}
+
 // WaitState waits until the state is one of want. It returns an error when
 // ctx ends first, or when the client reaches failed or closed and neither is
 // wanted (the error says why).

@@ -606,3 +606,41 @@ func TestCloseStopsEveryGoroutine(t *testing.T) {
 		t.Fatalf("%d goroutines after Close, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
 	}
 }
+
+func TestGlobFilterAndEcho(t *testing.T) {
+	srv := rttest.Start(t, bin)
+	a := dial(t, srv.URL(), realtime.Options{Key: rttest.Key1, NoEcho: true})
+	sub, err := a.Channel("room:*", realtime.ChannelOptions{Filter: `^room:[0-9]+$`}).Subscribe(ctx(t), realtime.SubscribeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.Channel("bad:*", realtime.ChannelOptions{Filter: `(`}).Subscribe(ctx(t), realtime.SubscribeOptions{})
+	var e *realtime.Error
+	if !errors.As(err, &e) || e.Code != 400 {
+		t.Fatalf("bad filter: %v, want 400", err)
+	}
+	b := dial(t, srv.URL(), realtime.Options{Key: rttest.Key1})
+	for _, name := range []string{"room:abc", "room:1", "lobby", "room:22"} {
+		publish(t, b.Channel(name), len(name), len(name))
+	}
+	// a's own publish is not echoed back to it.
+	publish(t, a.Channel("room:3"), 100, 100)
+	got := recv(t, sub, 2)
+	if got[0].Channel != "room:1" || got[1].Channel != "room:22" {
+		t.Fatalf("filtered glob delivered %v and %v", got[0].Channel, got[1].Channel)
+	}
+	noMore(t, sub, b.Channel("room:9"))
+}
+
+func TestTokenExpiringWithoutRenewalFails(t *testing.T) {
+	srv := rttest.Start(t, bin)
+	var st states
+	a := dial(t, srv.URL(), realtime.Options{Token: srv.Token("k1", 2*time.Second, "", ""), OnState: st.add})
+	if err := a.WaitState(ctx(t), realtime.Failed); err != nil {
+		t.Fatal(err)
+	}
+	var e *realtime.Error
+	if !errors.As(a.Reason(), &e) || e.Code != 401 || slices.Contains(st.list(), realtime.Disconnected) {
+		t.Fatalf("at expiry: %v (states %v), want failed with 401 and no retry", a.Reason(), st.list())
+	}
+}
