@@ -146,7 +146,7 @@ func TestHistorySurvivesSIGKILL(t *testing.T) {
 		}
 		got = append(got, f.num("data"))
 		if len(got) == 1 {
-			c.send(map[string]any{"op": opHeartbeat}) // marks the end of the history
+			c.send(map[string]any{"op": opHeartbeat, "id": "end"}) // marks the end of the history
 		}
 	}
 	if len(got) < n {

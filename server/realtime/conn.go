@@ -55,19 +55,37 @@ type conn struct {
 	recentPos  int
 	authGen    int // counts Auth swaps, so a stale expiry timer does nothing
 
-	lastSend atomic.Int64 // unix nanoseconds of the latest write
+	// pong is the payload of the pong owed to the peer's latest ping,
+	// when pongDue; pingDue asks the writer for a ping. Control frames
+	// are written before the queue and are not data: they do not put
+	// off the Heartbeat a browser's client, which cannot see them,
+	// relies on.
+	pong    []byte
+	pongDue bool
+	pingDue bool
+
+	lastSend atomic.Int64 // unix nanoseconds of the latest data frame written
+	lastRecv atomic.Int64 // unix nanoseconds of the latest frame read
 	beat     *time.Timer
 	expiry   *time.Timer
 }
 
 func newConn(l *Listener, wsc *websocket.Conn, echo bool) *conn {
 	c := &conn{l: l, ws: wsc, nc: wsc.NetConn(), id: newConnectionID(), echo: echo}
-	c.lastSend.Store(time.Now().UnixNano())
+	now := time.Now().UnixNano()
+	c.lastSend.Store(now)
+	c.lastRecv.Store(now)
 	// gorilla answers pings and close frames by writing to the socket
-	// itself; here every frame goes through the queue instead.
+	// itself; here the connection's writer writes every frame instead.
 	wsc.SetPingHandler(func(data string) error {
 		c.extend()
-		c.enqueue(wsFrame(wsPong, []byte(data)))
+		c.mu.Lock()
+		if !c.final {
+			c.pong = append(c.pong[:0], data...)
+			c.pongDue = true
+			c.startWriterLocked()
+		}
+		c.mu.Unlock()
 		return nil
 	})
 	wsc.SetPongHandler(func(string) error { c.extend(); return nil })
@@ -195,7 +213,7 @@ func (c *conn) closeLocked() {
 func (c *conn) flush() {
 	for {
 		c.mu.Lock()
-		if len(c.queue) == 0 || c.closed {
+		if len(c.queue) == 0 && !c.pongDue && !c.pingDue || c.closed {
 			c.writing = false
 			if c.final && !c.closed {
 				if c.readerGone {
@@ -213,11 +231,26 @@ func (c *conn) flush() {
 		batch := c.queue
 		c.queue, c.spare = c.spare[:0], nil
 		c.qbytes = 0
+		var ctrl []byte
+		if c.pongDue {
+			ctrl = wsFrame(wsPong, c.pong)
+			c.pongDue = false
+		}
+		if c.pingDue {
+			ctrl = append(ctrl, 0x80|wsPing, 0)
+			c.pingDue = false
+		}
 		c.mu.Unlock()
 
 		_ = c.nc.SetWriteDeadline(time.Now().Add(c.l.opts.WriteTimeout))
-		bufs := net.Buffers(batch)
-		_, err := bufs.WriteTo(c.nc)
+		var err error
+		if ctrl != nil {
+			_, err = c.nc.Write(ctrl)
+		}
+		if err == nil && len(batch) > 0 {
+			bufs := net.Buffers(batch)
+			_, err = bufs.WriteTo(c.nc)
+		}
 		if err != nil {
 			c.kill()
 			c.mu.Lock()
@@ -225,7 +258,9 @@ func (c *conn) flush() {
 			c.mu.Unlock()
 			return
 		}
-		c.lastSend.Store(time.Now().UnixNano())
+		if len(batch) > 0 {
+			c.lastSend.Store(time.Now().UnixNano())
+		}
 		clear(batch)
 		c.mu.Lock()
 		if cap(batch) <= 1024 {
@@ -238,13 +273,19 @@ func (c *conn) flush() {
 // extend moves the idle deadline: the peer has sent something.
 func (c *conn) extend() {
 	if !c.isFinal() {
-		_ = c.nc.SetReadDeadline(time.Now().Add(c.l.opts.IdleTimeout))
+		now := time.Now()
+		c.lastRecv.Store(now.UnixNano())
+		_ = c.nc.SetReadDeadline(now.Add(c.l.opts.IdleTimeout))
 	}
 }
 
 // heartbeat runs on the heartbeat timer: after HeartbeatInterval without
-// a write it queues a Heartbeat, then sets the timer again. An idle
-// connection whose credential was revoked meanwhile is ended here.
+// a data frame written it queues a Heartbeat; after HeartbeatInterval
+// without a frame read it sends a WebSocket ping, which any WebSocket
+// client (a browser included) answers by itself with a pong: a live
+// client that only listens is not taken for a dead one at IdleTimeout.
+// Then it sets the timer again. An idle connection whose credential was
+// revoked meanwhile is ended here.
 func (c *conn) heartbeat() {
 	if c.isFinal() {
 		return
@@ -254,10 +295,21 @@ func (c *conn) heartbeat() {
 		return
 	}
 	every := c.l.opts.HeartbeatInterval
-	idle := time.Duration(time.Now().UnixNano() - c.lastSend.Load())
+	now := time.Now().UnixNano()
+	idle := time.Duration(now - c.lastSend.Load())
 	if idle >= every {
 		c.enqueue(wsFrame(wsText, appendHeartbeat(nil, nil)))
 		idle = 0
+	}
+	if silent := time.Duration(now - c.lastRecv.Load()); silent >= every {
+		c.mu.Lock()
+		if !c.final {
+			c.pingDue = true
+			c.startWriterLocked()
+		}
+		c.mu.Unlock()
+	} else {
+		idle = max(idle, silent) // the timer also serves the next ping
 	}
 	c.beat.Reset(every - idle)
 }

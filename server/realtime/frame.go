@@ -424,6 +424,7 @@ func appendString(b []byte, s string) []byte {
 const (
 	wsText  = 0x1
 	wsClose = 0x8
+	wsPing  = 0x9
 	wsPong  = 0xA
 )
 

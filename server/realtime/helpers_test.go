@@ -128,6 +128,10 @@ type client struct {
 	frames chan frame
 	// closed receives the close error once the connection is gone.
 	closed chan error
+	// beats makes next return the server's own Heartbeats (op 11 with
+	// no id), which it skips otherwise: they come whenever the server
+	// has sent nothing for a while.
+	beats bool
 }
 
 // dial connects with the raw query string query and returns the client;
@@ -209,16 +213,21 @@ func (c *client) sendRaw(typ int, b []byte) {
 // 10 seconds (a bound, not a timing assertion) or the connection closed.
 func (c *client) next() frame {
 	c.t.Helper()
-	select {
-	case f, ok := <-c.frames:
-		if !ok {
-			c.t.Fatalf("connection closed: %v", <-c.closed)
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case f, ok := <-c.frames:
+			if !ok {
+				c.t.Fatalf("connection closed: %v", <-c.closed)
+			}
+			if !c.beats && f.op() == opHeartbeat && f["id"] == nil {
+				continue
+			}
+			return f
+		case <-timeout:
+			c.t.Fatalf("no frame within 10s")
 		}
-		return f
-	case <-time.After(10 * time.Second):
-		c.t.Fatalf("no frame within 10s")
 	}
-	return nil
 }
 
 // expect reads the next frame and checks that it has op and the given
@@ -252,6 +261,9 @@ func (c *client) expectClose(code int) {
 	for {
 		select {
 		case f, ok := <-c.frames:
+			if ok && !c.beats && f.op() == opHeartbeat && f["id"] == nil {
+				continue
+			}
 			if !ok {
 				err := <-c.closed
 				if !websocket.IsCloseError(err, code) {

@@ -197,14 +197,18 @@ func (r *rig) anyClosing() bool {
 
 // TestHeartbeat: a client Heartbeat is answered with its id; the server
 // sends one after HeartbeatInterval of silence; a client silent for
-// IdleTimeout gets 4000 and is closed, while one that sends heartbeats
-// stays.
+// IdleTimeout (not even answering WebSocket pings) gets 4000 and is
+// closed, while one that sends heartbeats stays, and so does one that
+// only listens but answers pings, as every WebSocket client does.
 func TestHeartbeat(t *testing.T) {
 	o := quickOptions()
 	o.HeartbeatInterval = 200 * time.Millisecond
 	o.IdleTimeout = time.Second
 	r := startRig(t, testKeys, o, nil)
 	c, _ := r.connect(t, keyQuery("k1"))
+	c.beats = true
+	pinged := make(chan struct{}, 100)
+	c.ws.SetPingHandler(func(string) error { pinged <- struct{}{}; return nil }) // no pong
 	c.send(map[string]any{"op": opHeartbeat, "id": "h"})
 	c.expect(opHeartbeat, map[string]any{"id": "h"})
 	f := c.expect(opHeartbeat, nil) // the server's, after 200 ms of silence
@@ -224,18 +228,31 @@ func TestHeartbeat(t *testing.T) {
 		}
 	}
 	c.expectClose(codeDisconnected)
+	if len(pinged) == 0 {
+		t.Fatalf("the silent client was never pinged")
+	}
 
 	// A client that keeps talking outlives several idle timeouts.
 	k, _ := r.connect(t, keyQuery("k1"))
 	start := time.Now()
 	for time.Since(start) < 3*o.IdleTimeout {
 		k.send(map[string]any{"op": opHeartbeat, "id": "k"})
-		for f := k.next(); f.str("id") != "k"; f = k.next() {
-			if f.op() != opHeartbeat {
-				t.Fatalf("frame %v", f)
-			}
-		}
+		k.expect(opHeartbeat, map[string]any{"id": "k"})
 		time.Sleep(300 * time.Millisecond) // the client's pace, under the idle timeout
+	}
+
+	// A client that only receives, answering pings (gorilla's default),
+	// outlives them too, while messages keep the server busy sending.
+	l, _ := r.connect(t, keyQuery("k1"))
+	l.request(sub("1", "chat:live"))
+	rc := servertest.Dial(t, r.resp)
+	start = time.Now()
+	for i := 0; time.Since(start) < 3*o.IdleTimeout; i++ {
+		if _, err := rc.Do("PUBLISH", "chat:live", strconv.Itoa(i)); err != nil {
+			t.Fatal(err)
+		}
+		l.expect(opMessage, map[string]any{"data": strconv.Itoa(i)})
+		time.Sleep(50 * time.Millisecond) // the publisher's pace
 	}
 }
 
