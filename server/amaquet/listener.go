@@ -129,6 +129,7 @@ func (l *Listener) Ready() <-chan struct{} { return l.ready }
 func (l *Listener) Serve() error {
 	log.Printf("recached: Amaquet listening on %s", l.Addr())
 	close(l.ready)
+	var backoff time.Duration
 	for {
 		nc, err := l.ln.Accept()
 		if err != nil {
@@ -138,12 +139,17 @@ func (l *Listener) Serve() error {
 			if stopped {
 				return nil
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
+			if errors.Is(err, net.ErrClosed) {
+				return fmt.Errorf("amaquet: %w", err)
 			}
-			return fmt.Errorf("amaquet: %w", err)
+			// Out of file descriptors and the like: wait and go on, as
+			// net/http does, instead of stopping the server.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			log.Printf("recached: Amaquet accept: %v; retrying in %v", err, backoff)
+			time.Sleep(backoff)
+			continue
 		}
+		backoff = 0
 		l.mu.Lock()
 		if l.stop {
 			l.mu.Unlock()
