@@ -245,3 +245,9 @@ func (srv *Server) closeIdleClients(clock, limit int64) {
 		s.conn.Close()
 	}
 }
+
+// NoteInput records that the client sent bytes that do not yet make a
+// whole request: like a command, they count as activity for timeout and
+// CLIENT LIST's idle (Redis's last interaction is its last read), so a
+// client uploading a large value slowly is not closed as idle.
+func (s *Session) NoteInput() { s.lastActive.Store(int64(s.srv.ks.Clock())) }

@@ -315,3 +315,30 @@ func serverSocketTimer(t *testing.T, server, client string) (bool, time.Duration
 	t.Fatalf("no socket %s -> %s in /proc/net/tcp", client, server)
 	return false, 0
 }
+
+// TestTimeoutSparesSlowUpload checks that a client sending a large request
+// slowly, each part within timeout, is not closed as idle, as in Redis
+// (its last interaction is its last read): the request completes.
+func TestTimeoutSparesSlowUpload(t *testing.T) {
+	addr, _ := servertest.StartRecached(t, server.DefaultConfig())
+	admin := servertest.Dial(t, addr)
+	servertest.MustDo(t, admin, "CONFIG", "SET", "timeout", "1")
+	slow := servertest.Dial(t, addr)
+	const parts, size = 20, 5000 // 20 parts 250 ms apart: 5 s, past the timeout
+	if err := slow.Send([]byte(fmt.Sprintf("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$%d\r\n", parts*size))); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < parts; i++ {
+		time.Sleep(250 * time.Millisecond) // the pace of the slow client under test
+		if err := slow.Send(bytes.Repeat([]byte("v"), size)); err != nil {
+			t.Fatalf("part %d: %v (closed as idle?)", i, err)
+		}
+	}
+	if err := slow.Send([]byte("\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	_ = slow.Conn().SetReadDeadline(time.Now().Add(5 * time.Second))
+	if rep, err := slow.Read(); err != nil || string(rep) != "+OK\r\n" {
+		t.Fatalf("the slow upload: %q %v", rep, err)
+	}
+}

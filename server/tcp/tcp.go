@@ -296,6 +296,7 @@ func (l *Listener) OnTraffic(gc gnet.Conn) gnet.Action {
 		return gnet.None
 	}
 	if need := cc.p.Need(); need > 0 && gc.InboundBuffered() < need {
+		cc.s.NoteInput() // part of a request: the client is not idle
 		return gnet.None
 	}
 	buf, _ := gc.Peek(-1)
