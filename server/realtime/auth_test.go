@@ -99,6 +99,23 @@ func TestAuthNarrows(t *testing.T) {
 	c.request(pub("8", "news:9", "", nil))
 }
 
+// TestAuthNarrowsGlob: a glob subscription the new capability still
+// allows by its text, but no longer covers as a whole, delivers only the
+// channels the new capability allows from the Ack on.
+func TestAuthNarrowsGlob(t *testing.T) {
+	r := startRig(t, testKeys, quickOptions(), nil)
+	c, _ := r.connect(t, keyQuery("k3"))
+	c.request(sub("1", "a*"))
+	r.respDo(t, "PUBLISH", "abc", "before")
+	c.expect(opMessage, map[string]any{"channel": "abc"})
+	c.request(map[string]any{"op": opAuth, "id": "a", "accessToken": r.token(t, "k3", time.Hour, apikey.Capability{"a?": {"subscribe"}}, "")})
+	c.expect(opConnected, nil)
+	r.respDo(t, "PUBLISH", "abc", "after")
+	r.respDo(t, "PUBLISH", "ab", "after")
+	c.expect(opMessage, map[string]any{"channel": "ab"})
+	c.quiet()
+}
+
 // TestAuthInvalid: an Auth with a bad credential gets a 401 Nack naming
 // it and the connection is closed (1008).
 func TestAuthInvalid(t *testing.T) {

@@ -149,15 +149,15 @@ func (c *conn) auth(req *request) {
 		}
 	}
 	c.setGrant(g)
+	for _, s := range c.subs {
+		s.checkEach.Store(s.glob && !covers(g, s.channel))
+	}
 	c.ack(req.id)
 	c.enqueue(wsFrame(wsText, appendConnected(nil, c.id)))
 	sort.Slice(gone, func(i, j int) bool { return gone[i].channel < gone[j].channel })
 	for _, s := range gone {
 		c.dropSub(s)
 		c.nack(nil, codeForbidden, s.channel, fmt.Sprintf("subscription to %q removed: the new capability does not allow subscribe", s.channel))
-	}
-	for _, s := range c.subs {
-		s.checkEach = s.glob && !covers(g, s.channel)
 	}
 	for _, ch := range sortedKeys(c.attached) {
 		if !g.cap.Allows(ch, opSubscribeCap) {

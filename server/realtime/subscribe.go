@@ -19,8 +19,9 @@ type subscription struct {
 	glob    bool
 	filter  *regexp.Regexp // nil for none
 	// checkEach is set for a glob the capability does not cover as a
-	// whole: each delivered channel is checked against it.
-	checkEach bool
+	// whole: each delivered channel is checked against it. An Auth may
+	// change it while publishers read it.
+	checkEach atomic.Bool
 	bus       *server.BusSub
 	// dead stops deliveries at once, before the bus subscription is gone
 	// (replaced by a new Subscribe, unsubscribed, refused by an Auth).
@@ -91,7 +92,7 @@ func (s *subscription) accepts(ch []byte) bool {
 	if s.filter != nil && !s.filter.Match(ch) {
 		return false
 	}
-	if s.checkEach {
+	if s.checkEach.Load() {
 		g := s.c.capab.Load()
 		return g != nil && g.cap.Allows(string(ch), opSubscribeCap)
 	}
@@ -128,7 +129,7 @@ func (c *conn) subscribe(req *request) {
 		return
 	}
 	s := &subscription{c: c, channel: req.channel, glob: glob, filter: filter}
-	s.checkEach = glob && !covers(c.grant, req.channel)
+	s.checkEach.Store(glob && !covers(c.grant, req.channel))
 	opts := server.BusSubOptions{
 		Channel: req.channel,
 		Glob:    glob,
@@ -146,7 +147,7 @@ func (c *conn) subscribe(req *request) {
 			}
 		},
 	}
-	if filter != nil || s.checkEach {
+	if filter != nil || glob {
 		opts.Filter = s.accepts
 	}
 	s.bus = c.l.srv.BusSubscribe(opts)
