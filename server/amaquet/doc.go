@@ -25,7 +25,11 @@
 // calls that session's Conn.Wake, which starts one goroutine to collect
 // and send the reply. So requests complete out of order, a blocked BLPOP
 // never delays the GETs after it, and only a request that blocks costs a
-// goroutine. BenchmarkGet64 measures it.
+// goroutine. BenchmarkGet64 measures it. The price: a command that runs
+// long without waiting (KEYS over a large keyspace, or any command while
+// another connection's script holds the keyspace, up to
+// busy-reply-threshold) delays the requests read after it, as on a RESP
+// pipeline; only waits are taken off the reader.
 //
 // Responses are queued in one buffer; when the reader is about to wait for
 // input it writes that buffer itself if the writer is idle (one write per
