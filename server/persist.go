@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -195,13 +196,11 @@ func (srv *Server) OpenPersistence() error {
 	srv.dirty.Store(0)
 	p.open = true
 	if p.fromRDB != "" {
-		// Keep what came from the Redis file in recached's own files at
-		// once: a restart finds the snapshot, not the RDB file again.
-		if err := p.save(saveRDB); err != nil {
-			p.open = false
-			p.unlock()
-			return fmt.Errorf("saving the keys loaded from %s: %w", p.fromRDB, err)
-		}
+		// What came from the Redis file goes into recached's own snapshot
+		// in the background, while serving; until that save commits, the
+		// base file makes a restart load the RDB file again and replay
+		// the logs on top.
+		p.startBackground(saveRDB)
 	}
 	p.wg.Add(1)
 	go p.background()
@@ -296,8 +295,20 @@ func (p *persister) load() (lastLog string, lastEnd int64, err error) {
 	if err != nil {
 		return "", 0, err
 	}
-	if !haveSnap && len(logs) == 0 {
-		if err := p.loadRDB(); err != nil {
+	if !haveSnap {
+		// A Redis RDB file is the initial state of a directory that has
+		// no snapshot yet: the one the base file names (its logs follow
+		// it), or at a first start --dbfilename's.
+		base, err := os.ReadFile(filepath.Join(p.dir, rdbBaseName))
+		switch {
+		case err == nil:
+			err = p.loadRDB(strings.TrimSuffix(string(base), "\n"), true)
+		case errors.Is(err, os.ErrNotExist) && len(logs) == 0:
+			err = p.loadRDB(p.srv.Config().DBFilename, false)
+		case errors.Is(err, os.ErrNotExist):
+			err = nil
+		}
+		if err != nil {
 			return "", 0, err
 		}
 	}
@@ -738,6 +749,11 @@ func (p *persister) saveLocked(kind int32) (err error) {
 	if err := w.Commit(); err != nil {
 		return err
 	}
+	// The snapshot now holds what a Redis RDB file started the directory
+	// with.
+	if os.Remove(filepath.Join(dir, rdbBaseName)) == nil {
+		_ = snapshot.SyncDir(dir)
+	}
 	p.gen.Store(gen)
 	srv.dirty.Add(-dirty)
 	if st.rdb != nil {
@@ -1037,12 +1053,18 @@ func (p *persister) info() [][2]string {
 	return out
 }
 
-// loadRDB loads a Redis RDB file into the empty keyspace at a start that
-// found no recached snapshot or log: Config.DBFilename (relative to the
-// data directory unless absolute), else dump.rdb in the directory when it
-// is there. Function libraries go to the function engine.
-func (p *persister) loadRDB() error {
-	name := p.srv.Config().DBFilename
+// rdbBaseName is the file that names the Redis RDB file a directory
+// started with, until the first snapshot holds its keys.
+const rdbBaseName = "rdb-base"
+
+// loadRDB loads a Redis RDB file into the empty keyspace. name is the
+// file (relative to the data directory unless absolute); "" means
+// dump.rdb when it is there. Unless fromBase (the base file named it, a
+// restart before the first snapshot), the base file is written, naming
+// it, before any log is created. Function libraries go to the function
+// engine. Expired keys are kept: the sweep after the logs' replay drops
+// them.
+func (p *persister) loadRDB(name string, fromBase bool) error {
 	explicit := name != ""
 	if !explicit {
 		name = "dump.rdb"
@@ -1052,12 +1074,18 @@ func (p *persister) loadRDB() error {
 		path = filepath.Join(p.dir, name)
 	}
 	if _, err := os.Stat(path); err != nil {
-		if !explicit && errors.Is(err, os.ErrNotExist) {
+		switch {
+		case fromBase:
+			return fmt.Errorf("%s names the Redis RDB file the data directory started with, which has no snapshot yet: %w", filepath.Join(p.dir, rdbBaseName), err)
+		case !explicit && errors.Is(err, os.ErrNotExist):
 			return nil
 		}
 		return fmt.Errorf("the Redis RDB file --dbfilename names: %w", err)
 	}
-	st, err := rdb.Load(path, p.srv.ks, time.Now().UnixMilli(), false)
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	st, err := rdb.Load(path, p.srv.ks, time.Now().UnixMilli(), true)
 	if err != nil {
 		return err
 	}
@@ -1069,9 +1097,28 @@ func (p *persister) loadRDB() error {
 	for _, n := range st.Notes {
 		log.Printf("recached: %s: %s", path, n)
 	}
-	log.Printf("recached: loaded the Redis RDB file %s (version %d): %d keys, %d expired, %d function libraries", path, st.Version, st.Loaded, st.Expired, len(st.Functions))
-	p.loadedKeys, p.loadExpired = st.Loaded, st.Expired
+	log.Printf("recached: loaded the Redis RDB file %s (version %d): %d keys, %d function libraries", path, st.Version, st.Loaded, len(st.Functions))
 	p.fromRDB = path
+	if fromBase {
+		return nil
+	}
+	base := filepath.Join(p.dir, rdbBaseName)
+	f, err := os.Create(base)
+	if err == nil {
+		_, err = f.WriteString(path + "\n")
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err == nil {
+		err = snapshot.SyncDir(p.dir)
+	}
+	if err != nil {
+		return fmt.Errorf("recording the Redis RDB file the directory starts with: %w", err)
+	}
 	return nil
 }
 

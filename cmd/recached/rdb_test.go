@@ -91,7 +91,14 @@ func TestStartOnRedisDump(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := startIn(t, bin, dir, noPorts...)
-	sameData(t, servertest.Dial(t, p.addr), redis)
+	c := servertest.Dial(t, p.addr)
+	sameData(t, c, redis)
+	// The snapshot of what was loaded is saved in the background; once it
+	// is, the directory no longer needs dump.rdb.
+	waitBgsave(t, c)
+	if _, err := os.Stat(filepath.Join(dir, "rdb-base")); !os.IsNotExist(err) {
+		t.Errorf("rdb-base after the first save: %v", err)
+	}
 	p.kill(t)
 	os.Remove(filepath.Join(dir, "dump.rdb"))
 	p = startIn(t, bin, dir, noPorts...)
@@ -146,13 +153,7 @@ func TestSaveRDB(t *testing.T) {
 			servertest.MustDo(t, c, "JSET", "doc", "$", `{"a":1}`)
 			servertest.MustDo(t, c, "SELECT", "0")
 			servertest.MustDo(t, c, save)
-			// BGSAVE is done when INFO says so (bounded: the save is small).
-			for i := 0; i < 500; i++ {
-				if strings.Contains(servertest.MustDo(t, c, "INFO", "persistence"), "rdb_bgsave_in_progress:0") {
-					break
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			waitBgsave(t, c)
 			if _, err := os.Stat(filepath.Join(dir, "dump.rdb")); err != nil {
 				t.Fatal(err)
 			}
@@ -167,4 +168,17 @@ func TestSaveRDB(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waitBgsave waits until INFO says no save runs (bounded: the saves here
+// are small).
+func waitBgsave(t *testing.T, c *servertest.Client) {
+	t.Helper()
+	for i := 0; i < 1000; i++ {
+		if strings.Contains(servertest.MustDo(t, c, "INFO", "persistence"), "rdb_bgsave_in_progress:0") {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("the save did not end within 10 s")
 }

@@ -21,8 +21,10 @@ type dec struct {
 	// arena holds the bytes of keys and small strings kept by the
 	// keyspace: one allocation serves many keys.
 	arena []byte
-	// ibuf holds integers formatted as text for one collection at a time.
-	ibuf []byte
+	// ibuf holds integers formatted as text for one collection at a time,
+	// elems the elements of one compact encoding.
+	ibuf  []byte
+	elems [][]byte
 }
 
 // arena sizes: values larger than arenaMax get their own allocation.

@@ -124,14 +124,15 @@ func (d *dec) blobValue(t byte) keyspace.Object {
 	var err error
 	switch t {
 	case TypeHashZipmap:
-		elems, err = zipmapElems(b, nil)
+		elems, err = zipmapElems(b, d.elems[:0])
 	case TypeSetIntset:
-		elems, err = intsetElems(b, nil, &d.ibuf)
+		elems, err = intsetElems(b, d.elems[:0], &d.ibuf)
 	case TypeListZiplist, TypeZSetZiplist, TypeHashZiplist:
-		elems, err = ziplistElems(b, nil, &d.ibuf)
+		elems, err = ziplistElems(b, d.elems[:0], &d.ibuf)
 	default:
-		elems, err = listpackElems(b, nil, &d.ibuf)
+		elems, err = listpackElems(b, d.elems[:0], &d.ibuf)
 	}
+	d.elems = elems[:0]
 	if err != nil {
 		d.failAt(start, "%s: %v", typeName(t), err)
 		return nil
@@ -188,7 +189,8 @@ func (d *dec) blobValue(t byte) keyspace.Object {
 func (d *dec) quicklist(t byte) keyspace.Object {
 	n := d.count("quicklist", 2)
 	l := keyspace.NewList()
-	var elems [][]byte
+	elems := d.elems[:0]
+	defer func() { d.elems = elems[:0] }()
 	for i := 0; i < n && d.err == nil; i++ {
 		container := uint64(containerPacked)
 		if t == TypeListQuicklist2 {
