@@ -165,6 +165,18 @@ func (s *Session) Blocked() bool {
 	if s.blocked.Load() == blockNone {
 		return false
 	}
+	if s.blocked.Load() == blockServed && s.postponed != nil {
+		// The pause that held the request is over: it runs now, and may
+		// wait again (pause.go).
+		args := s.postponed
+		s.postponed = nil
+		s.blocked.Store(blockNone)
+		s.Exec(args)
+		if s.blocked.Load() == blockNone {
+			s.conn.Wake()
+		}
+		return true
+	}
 	if s.blocked.Load() == blockServed {
 		s.W.Raw(s.blockReply)
 		s.blockReply = nil

@@ -69,6 +69,10 @@ func (s *Session) exec(args [][]byte) {
 	if cmd == nil {
 		return
 	}
+	if m := s.srv.pause.mode.Load(); m != pauseNone && s.conn != nil && s.held(cmd, m) {
+		s.hold(args)
+		return
+	}
 	// While another session's script holds every shard, wait for it up to
 	// busy-reply-threshold, then answer -BUSY (script.go).
 	if run := s.srv.scripts.running.Load(); run != nil && run.s != s && !s.waitScript(run, cmd) {

@@ -581,7 +581,7 @@ func (st *luaState) call(L *lua.LState, raise bool) int {
 		return fail("ERR This Redis command is not allowed from script")
 	case s.WS && cmd.Flags&(FlagNoWS|FlagAdmin|FlagDangerous) != 0:
 		return fail(errNoPermWS)
-	case cmd.Flags&FlagWrite != 0 && run.readonly:
+	case cmd.Flags&(FlagWrite|FlagMayReplicate) != 0 && run.readonly:
 		return fail("ERR " + errScriptReadonly)
 	case s.oom && cmd.Flags&FlagDenyOOM != 0 && !run.wrote.Load() && s.srv.mem.limit.Load() != 0:
 		// Out of memory when the script started: its first write may not

@@ -199,6 +199,7 @@ type Server struct {
 	errStats     errorStats
 	tracking     trackingTable
 	slowlog      slowLog
+	pause        pauseState
 	instMu       sync.Mutex
 	inst         instStats
 	// latencyTracking is latency-tracking: timed calls feed INFO
@@ -344,6 +345,9 @@ func (srv *Server) Run(ctx context.Context) {
 // the expired ones, repeating on a shard while more than a quarter of its
 // sample had expired, as Redis's active expiry cycle does.
 func (srv *Server) activeExpire() {
+	if srv.Paused() {
+		return // CLIENT PAUSE holds expiry too, as Redis does
+	}
 	for _, db := range srv.ks.DBs {
 		for i := 0; i < keyspace.NumShards; i++ {
 			for round := 0; round < 16; round++ {

@@ -32,6 +32,8 @@ type Session struct {
 	trk atomic.Pointer[tracker]
 	// inScript is set while a command a script called runs.
 	inScript bool
+	// postponed is the request CLIENT PAUSE holds (pause.go).
+	postponed [][]byte
 	// WS is set for sessions on the WebSocket port.
 	WS bool
 	// Quit is set once the client asked to close (QUIT) or must be dropped;
@@ -159,6 +161,9 @@ func (s *Session) release() {
 	s.pubsubRelease()
 	s.dropSync()
 	s.srv.disableTracking(s)
+	if s.postponed != nil {
+		s.srv.dropHeld(s)
+	}
 }
 
 // str returns a session string field, "" when unset.

@@ -45,6 +45,9 @@ const (
 	// FlagNoSlowlog: SLOWLOG never logs it (EXEC, whose commands are
 	// logged instead; AUTH and HELLO, which carry passwords).
 	FlagNoSlowlog
+	// FlagMayReplicate: not a write, yet it reaches other clients or may
+	// change data (PUBLISH, PFCOUNT): CLIENT PAUSE WRITE holds it.
+	FlagMayReplicate
 )
 
 var flagNames = []struct {

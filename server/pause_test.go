@@ -1,0 +1,68 @@
+package server_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/recached/recached/server"
+	"github.com/recached/recached/server/servertest"
+)
+
+// TestClientPause holds writes under CLIENT PAUSE WRITE while reads and a
+// read-only transaction go on, runs the held writes in order at UNPAUSE,
+// and ends a pause by its timeout.
+func TestClientPause(t *testing.T) {
+	addr, _ := servertest.StartRecached(t, server.DefaultConfig())
+	admin, reader := servertest.Dial(t, addr), servertest.Dial(t, addr)
+	servertest.MustDo(t, admin, "set", "k", "v0")
+	if got := servertest.MustDo(t, admin, "client", "pause", "60000", "write"); got != "+OK\r\n" {
+		t.Fatalf("CLIENT PAUSE: %q", got)
+	}
+	writers := make([]*servertest.Client, 3)
+	for i := range writers {
+		writers[i] = servertest.Dial(t, addr)
+		if err := writers[i].Send(servertest.Encode("append", "k", string(rune('a'+i)))); err != nil {
+			t.Fatal(err)
+		}
+		waitBlocked(t, admin, i+1)
+	}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"get", "k"}, "$2\r\nv0\r\n"},
+		{[]string{"set", "x"}, "-ERR wrong number of arguments for 'set' command\r\n"},
+	}
+	for _, c := range cases {
+		if got := servertest.MustDo(t, reader, c.args...); got != c.want {
+			t.Errorf("%q during the pause: %q, want %q", c.args, got, c.want)
+		}
+	}
+	servertest.MustDo(t, reader, "multi")
+	servertest.MustDo(t, reader, "get", "k")
+	if got := servertest.MustDo(t, reader, "exec"); got != "*1\r\n$2\r\nv0\r\n" {
+		t.Errorf("read-only EXEC during the pause: %q", got)
+	}
+	servertest.MustDo(t, admin, "client", "unpause")
+	for i, w := range writers {
+		if rep, err := w.Read(); err != nil || rep[0] != ':' {
+			t.Fatalf("held APPEND %d: %q, %v", i, rep, err)
+		}
+	}
+	if got := servertest.MustDo(t, admin, "get", "k"); got != "$5\r\nv0abc\r\n" {
+		t.Errorf("after UNPAUSE: %q, want the held writes in order", got)
+	}
+	if got := servertest.MustDo(t, admin, "info", "clients"); !strings.Contains(got, "blocked_clients:0\r\n") {
+		t.Errorf("blocked clients left after UNPAUSE: %q", got)
+	}
+	// A pause ends by itself.
+	servertest.MustDo(t, admin, "client", "pause", "50", "all")
+	if got := servertest.MustDo(t, reader, "incr", "n"); got != ":1\r\n" {
+		t.Errorf("INCR after a 50 ms pause: %q", got)
+	}
+	for _, bad := range [][]string{{"client", "pause", "-1"}, {"client", "pause", "x"}, {"client", "pause", "10", "maybe"}} {
+		if got := servertest.MustDo(t, admin, bad...); !strings.HasPrefix(got, "-ERR") {
+			t.Errorf("%q: %q, want an error", bad, got)
+		}
+	}
+}
