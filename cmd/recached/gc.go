@@ -13,12 +13,12 @@ import (
 func debugSetGC() { debug.SetGCPercent(50) }
 
 // goMemoryLimit returns the hook that makes the Go runtime's soft memory
-// limit (GOMEMLIMIT) follow maxmemory: the limit is maxmemory plus a tenth
-// plus what the runtime held at start, and never less than 64 MiB over
-// that, so that the collector keeps the resident memory near maxmemory
-// when garbage piles up (eviction churn) without collecting continuously
-// at a tiny maxmemory. maxmemory 0 lifts the limit. A GOMEMLIMIT set in
-// the environment wins.
+// limit (GOMEMLIMIT) follow maxmemory: what the runtime held at start plus
+// maxmemory and a tenth. The collector then runs as often as it must to
+// keep the heap, garbage included, near maxmemory: under eviction churn
+// the garbage of evicted keys would otherwise grow the process by up to
+// GOGC's half again. maxmemory 0 lifts the limit; a GOMEMLIMIT set in the
+// environment wins.
 func goMemoryLimit() func(limit uint64) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return func(uint64) {}
@@ -31,6 +31,6 @@ func goMemoryLimit() func(limit uint64) {
 			debug.SetMemoryLimit(math.MaxInt64)
 			return
 		}
-		debug.SetMemoryLimit(int64(base + max(limit+limit/10, 64<<20)))
+		debug.SetMemoryLimit(int64(base + limit + limit/10))
 	}
 }

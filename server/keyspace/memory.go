@@ -27,10 +27,13 @@ import (
 // calibrated so that Used grows as the process's RSS grows while keys are
 // added (README, "Memory").
 
-// heapFactor is the resident bytes per live heap byte under GOGC=50:
-// halfway between the live heap just after a collection (1) and the 1.5x
-// at which the next one starts, plus the allocator's fragmentation.
-const heapFactor = 1.3
+// heapFactor is the resident bytes per estimated live byte: measured
+// while a million keys of 16 or 100 bytes were added to recached under
+// GOGC=50 (README, "Memory"), RSS grew by 1.05x the allocations counted
+// here, for the collector's headroom and the allocator's partly filled
+// spans. Under eviction, garbage piles up faster; the Go memory limit that
+// follows maxmemory (cmd/recached) keeps the process near it.
+const heapFactor = 1.1
 
 // mapSlot is a swiss-table slot of map[string]*Entry or map[string]int64
 // (a 16-byte string header, 8 bytes of value, a control byte) divided by
