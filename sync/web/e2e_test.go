@@ -61,7 +61,9 @@ func startServer(t *testing.T, bin string, extra ...string) *server {
 
 func (s *server) start() {
 	s.t.Helper()
-	args := append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(s.port), "--ws-port", strconv.Itoa(s.wsPort), "--dir", s.dir}, s.args...)
+	// The realtime and Amaquet listeners are off: their default ports may be
+	// taken (another test, a developer's server).
+	args := append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(s.port), "--ws-port", strconv.Itoa(s.wsPort), "--realtime-port", "0", "--amaquet-port", "0", "--dir", s.dir}, s.args...)
 	s.cmd = exec.Command(s.bin, args...)
 	s.cmd.Stdout = s.out
 	s.cmd.Stderr = s.out
