@@ -3295,6 +3295,8 @@ const COMMAND_LIST = [
   {"name":"client|caching","arity":3},
   {"name":"client|getredir","arity":2},
   {"name":"client|trackinginfo","arity":2},
+  {"name":"client|pause","arity":-3},
+  {"name":"client|unpause","arity":2},
   {"name":"client|unblock","arity":-3},
   {"name":"command","arity":-1,"subcommands":true},
   {"name":"command|count","arity":2},
