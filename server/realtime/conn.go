@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -63,6 +64,10 @@ type conn struct {
 	pong    []byte
 	pongDue bool
 	pingDue bool
+
+	// writeDeadline is the socket's write deadline, unix nanoseconds;
+	// only the writer (one at a time) uses it.
+	writeDeadline int64
 
 	lastSend atomic.Int64 // unix nanoseconds of the latest data frame written
 	lastRecv atomic.Int64 // unix nanoseconds of the latest frame read
@@ -211,6 +216,11 @@ func (c *conn) closeLocked() {
 // half-closes the socket and gives the peer CloseWait to answer the close
 // frame, or closes it when the reader is already gone.
 func (c *conn) flush() {
+	// Let the goroutine that queued the first frame (a publisher going
+	// through its subscribers) run on first: the frames it and others
+	// queue meanwhile go out in the same write. A system call per frame is
+	// most of what fan-out costs.
+	runtime.Gosched()
 	for {
 		c.mu.Lock()
 		if len(c.queue) == 0 && !c.pongDue && !c.pingDue || c.closed {
@@ -242,7 +252,7 @@ func (c *conn) flush() {
 		}
 		c.mu.Unlock()
 
-		_ = c.nc.SetWriteDeadline(time.Now().Add(c.l.opts.WriteTimeout))
+		c.armWriteDeadline()
 		var err error
 		if ctrl != nil {
 			_, err = c.nc.Write(ctrl)
@@ -268,6 +278,19 @@ func (c *conn) flush() {
 		}
 		c.mu.Unlock()
 	}
+}
+
+// armWriteDeadline gives the next write at least half of WriteTimeout and
+// at most all of it, moving the socket's deadline only when less than half
+// is left: setting a deadline costs a timer update, and a busy writer
+// writes often.
+func (c *conn) armWriteDeadline() {
+	now := time.Now().UnixNano()
+	if c.writeDeadline-now >= int64(c.l.opts.WriteTimeout/2) {
+		return
+	}
+	c.writeDeadline = now + int64(c.l.opts.WriteTimeout)
+	_ = c.nc.SetWriteDeadline(time.Unix(0, c.writeDeadline))
 }
 
 // extend moves the idle deadline: the peer has sent something.
