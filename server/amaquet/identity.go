@@ -41,6 +41,9 @@ func LoadIdentity(dir string) (ed25519.PrivateKey, error) {
 		return nil, fmt.Errorf("amaquet identity: %w", err)
 	}
 	if err := writeKey(path, base64.StdEncoding.AppendEncode(nil, seed)); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return LoadIdentity(dir) // another process created it first
+		}
 		return nil, fmt.Errorf("amaquet identity %s: %w", path, err)
 	}
 	return ed25519.NewKeyFromSeed(seed), nil
