@@ -10,6 +10,7 @@ import (
 
 	"github.com/recached/recached/resp"
 	"github.com/recached/recached/server/keyspace"
+	lua "github.com/yuin/gopher-lua"
 )
 
 // maxmemory and eviction, as Redis does them (evict.c).
@@ -469,4 +470,21 @@ func (s *Session) accountKeys(cmd *Command) {
 	for _, k := range s.acctKeys {
 		db.Account(k)
 	}
+}
+
+// oomError is a script's denyoom call refused for memory (Redis's
+// scriptVerifyOOM): a rejected call of the command, its error counted in
+// INFO errorstats now and marked so that the script's reply of it does not
+// count it again; raised by redis.call, returned by redis.pcall.
+func (st *luaState) oomError(L *lua.LState, cmd *Command, raise bool) int {
+	cmd.stats.rejected.Add(1)
+	st.run.s.srv.countError([]byte("-" + errOOM + "\r\n"))
+	t := L.NewTable()
+	t.RawSetString("err", lua.LString(errOOM))
+	t.RawSetString(errStatsCounted, lua.LTrue)
+	if raise {
+		L.Error(t, 0)
+	}
+	L.Push(t)
+	return 1
 }

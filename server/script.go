@@ -586,7 +586,7 @@ func (st *luaState) call(L *lua.LState, raise bool) int {
 	case s.oom && cmd.Flags&FlagDenyOOM != 0 && !run.wrote.Load() && s.srv.mem.limit.Load() != 0:
 		// Out of memory when the script started: its first write may not
 		// grow memory (Redis's scriptVerifyOOM).
-		return fail(errOOM)
+		return st.oomError(L, cmd, raise)
 	}
 	if cmd.Name == "select" && !s.lockSelected(args[1]) {
 		return fail("ERR SELECT from a script to a database it has not locked: name SELECT in the script's code")
