@@ -73,14 +73,15 @@ func main() {
 	rd, rc := med("redis"), med("recached")
 	for _, n := range names {
 		m := med(n)
-		fmt.Printf("%-9s start on dump.rdb until %d keys served %6.3f s (median of %d)   RSS loaded %6.1f MB, peak %6.1f MB\n", n, *keys, m.secs, *rounds, float64(m.final)/1e6, float64(m.peak)/1e6)
+		fmt.Printf("%-9s start on dump.rdb until %d keys served %6.3f s, CPU %6.3f s (median of %d)   RSS loaded %6.1f MB, peak %6.1f MB\n", n, *keys, m.secs, m.cpu, *rounds, float64(m.final)/1e6, float64(m.peak)/1e6)
 	}
-	fmt.Printf("recached/redis-server: time %.2fx, RSS loaded %.2fx, peak %.2fx\n", rc.secs/rd.secs, float64(rc.final)/float64(rd.final), float64(rc.peak)/float64(rd.peak))
+	fmt.Printf("recached/redis-server: time %.2fx, CPU %.2fx, RSS loaded %.2fx, peak %.2fx\n", rc.secs/rd.secs, rc.cpu/rd.cpu, float64(rc.final)/float64(rd.final), float64(rc.peak)/float64(rd.peak))
 }
 
 type result struct {
 	secs        float64
-	peak, final int64 // resident memory: the most seen while loading, and once loaded
+	cpu         float64 // CPU seconds (user and system) the process used
+	peak, final int64   // resident memory: the most seen while loading, and once loaded
 }
 
 func freePort() (int, error) {
@@ -235,7 +236,8 @@ func startOn(name, bin, work, dump string, n int) (result, error) {
 		if dbsize(port) == n {
 			secs := time.Since(start).Seconds()
 			final := procstat.RSS(cmd.Process.Pid)
-			return result{secs: secs, peak: max(peak, final), final: final}, nil
+			cpu := float64(procstat.CPUTicks(cmd.Process.Pid)) / procstat.TicksPerSecond
+			return result{secs: secs, cpu: cpu, peak: max(peak, final), final: final}, nil
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
