@@ -427,3 +427,38 @@ func FuzzDecodeValue(f *testing.F) {
 		}
 	})
 }
+
+// TestVersion11AndModules reads a listpack set (RDB 11, Redis 7.2) and
+// refuses a module value with the module's name and the offset.
+func TestVersion11AndModules(t *testing.T) {
+	h := keyspace.NewHash()
+	h.Set([]byte("a"), []byte("17"))
+	v, typ, err := rdb.AppendValue(nil, &keyspace.Entry{Obj: h})
+	if err != nil || typ != rdb.TypeHashListpack {
+		t.Fatal(typ, err)
+	}
+	// The same listpack of two elements, read as a set of two members.
+	r, err := rdb.NewReader("v11", file(11, record(rdb.TypeSetListpack, "k", v)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := entryText(rec.Entry); got != `set "17" "a"` {
+		t.Errorf("listpack set: %s", got)
+	}
+	// Module type ids hold a nine-character name in 6-bit characters.
+	const charset = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	var id uint64
+	for _, c := range "ReJSON-RL" {
+		id = id<<6 | uint64(strings.IndexRune(charset, c))
+	}
+	id = id<<10 | 3
+	body := append([]byte{0x81}, binary.BigEndian.AppendUint64(nil, id)...)
+	_, err = readAll("mod.rdb", file(9, record(rdb.TypeModule2, "doc", body)))
+	if err == nil || !strings.Contains(err.Error(), "ReJSON-RL") || !strings.Contains(err.Error(), "mod.rdb: offset ") || !strings.Contains(err.Error(), `key "doc"`) {
+		t.Errorf("module value: %v", err)
+	}
+}
