@@ -3,7 +3,8 @@
 # built here with `go install` into a temporary GOBIN, never a dependency of
 # the product): fan-out of one channel to 1 000 and 5 000 subscribers and
 # 10 000 idle connections, both servers started by bench/realtime with the
-# same GOMAXPROCS. REALTIME_SUBS, REALTIME_IDLE and REALTIME_MESSAGES scale
+# same GOMAXPROCS, ROUNDS times (default 3) in rotated order, medians in
+# the summary. REALTIME_SUBS, REALTIME_IDLE and REALTIME_MESSAGES scale
 # it down; CENTRIFUGO_VERSION picks the release (CENTRIFUGO_BIN skips the build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,4 +21,4 @@ fi
 # 10 000 connections and both ends of each in this process tree.
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 bin/realtimebench -recached bin/recached -centrifugo "$centrifugo" \
-	-subs "${REALTIME_SUBS:-1000,5000}" -idle "${REALTIME_IDLE:-10000}" -messages "${REALTIME_MESSAGES:-0}"
+	-subs "${REALTIME_SUBS:-1000,5000}" -idle "${REALTIME_IDLE:-10000}" -messages "${REALTIME_MESSAGES:-0}" -rounds "${ROUNDS:-3}"

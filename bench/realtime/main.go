@@ -18,7 +18,7 @@
 //
 // Usage (scripts/bench-realtime.sh builds both servers):
 //
-//	realtimebench -recached bin/recached -centrifugo /tmp/gobin/centrifugo -subs 1000,5000 -idle 10000
+//	realtimebench -recached bin/recached -centrifugo /tmp/gobin/centrifugo -subs 1000,5000 -idle 10000 -rounds 3
 package main
 
 import (
@@ -58,6 +58,7 @@ func main() {
 	flag.IntVar(&cfg.window, "window", 8, "messages in flight: not yet received by every subscriber")
 	flag.IntVar(&cfg.idle, "idle", 10000, "idle connections (0: skip)")
 	flag.IntVar(&cfg.procs, "procs", 1, "GOMAXPROCS of both servers")
+	rounds := flag.Int("rounds", 1, "rounds of every scenario (the summary shows medians)")
 	flag.IntVar(&cfg.publishers, "publishers", 4, "recached publisher connections (each is limited to 1 000 publishes a second)")
 	flag.Parse()
 	var servers []target
@@ -67,32 +68,36 @@ func main() {
 	if *centrifugo != "" {
 		servers = append(servers, &centrifugoTarget{bin: *centrifugo})
 	}
-	var rows [][]result
+	var scenarios []func(target) (result, error)
 	for _, f := range strings.Split(*subs, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
 			fatalf("bad -subs %q", *subs)
 		}
-		var row []result
-		for _, t := range servers {
-			r, err := cfg.fanout(t, n)
-			if err != nil {
-				fatalf("%s fan-out to %d: %v", t.name(), n, err)
-			}
-			fmt.Println(r.line())
-			row = append(row, r)
-		}
-		rows = append(rows, row)
+		scenarios = append(scenarios, func(t target) (result, error) { return cfg.fanout(t, n) })
 	}
 	if cfg.idle > 0 {
-		var row []result
-		for _, t := range servers {
-			r, err := cfg.idleConns(t, cfg.idle)
-			if err != nil {
-				fatalf("%s idle %d: %v", t.name(), cfg.idle, err)
+		scenarios = append(scenarios, func(t target) (result, error) { return cfg.idleConns(t, cfg.idle) })
+	}
+	// Each scenario runs -rounds times on every server, the servers'
+	// order rotated each round; the summary takes each figure's median.
+	var rows [][]result
+	for _, run := range scenarios {
+		byServer := make([][]result, len(servers))
+		for round := range max(*rounds, 1) {
+			for k := range servers {
+				i := (k + round) % len(servers)
+				r, err := run(servers[i])
+				if err != nil {
+					fatalf("%s: %v", servers[i].name(), err)
+				}
+				fmt.Println(r.line())
+				byServer[i] = append(byServer[i], r)
 			}
-			fmt.Println(r.line())
-			row = append(row, r)
+		}
+		var row []result
+		for _, rs := range byServer {
+			row = append(row, median(rs))
 		}
 		rows = append(rows, row)
 	}
@@ -130,6 +135,25 @@ func (r result) line() string {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// median returns each figure's median over rounds of one scenario.
+func median(rs []result) result {
+	m := rs[0]
+	mid := func(get func(result) float64) float64 {
+		v := make([]float64, len(rs))
+		for i, r := range rs {
+			v[i] = get(r)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	m.perSec = mid(func(r result) float64 { return r.perSec })
+	m.p50 = time.Duration(mid(func(r result) float64 { return float64(r.p50) }))
+	m.p99 = time.Duration(mid(func(r result) float64 { return float64(r.p99) }))
+	m.cpuPer1k = time.Duration(mid(func(r result) float64 { return float64(r.cpuPer1k) }))
+	m.rssPerConn = mid(func(r result) float64 { return r.rssPerConn })
+	return m
+}
 
 // summary prints recached's numbers beside Centrifugo's with the ratios.
 func summary(rows [][]result) {
