@@ -45,21 +45,18 @@ func runImport(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	n := keys(srv.Keyspace())
+	imported := srv.LoadedRDB() != ""
 	if err := srv.ClosePersistence(); err != nil {
 		fmt.Fprintf(stderr, "recached import: %v\n", err)
 		return 1
 	}
-	if n == 0 && !loadedFrom(srv) {
+	if !imported {
 		fmt.Fprintf(stderr, "recached import: %s holds a recached snapshot or log already; nothing imported\n", *dir)
 		return 1
 	}
 	fmt.Fprintf(stdout, "imported %d keys from %s into %s\n", n, file, *dir)
 	return 0
 }
-
-// loadedFrom reports whether the start loaded an RDB file (its keys may
-// all have expired).
-func loadedFrom(srv *server.Server) bool { return srv.LoadedRDB() != "" }
 
 // runExport is "recached export [--dir DIR] FILE": it loads the data
 // directory (snapshot and logs) and writes every key and function library

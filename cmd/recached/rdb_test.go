@@ -118,6 +118,11 @@ func TestStartOnRedisDump(t *testing.T) {
 	}
 	p = startIn(t, bin, imp, noPorts...)
 	sameData(t, servertest.Dial(t, p.addr), redis)
+	p.kill(t)
+	// A directory that has its own data refuses an import.
+	if b, err := exec.Command(bin, "import", "--dir", imp, src).CombinedOutput(); err == nil || !strings.Contains(string(b), "already") {
+		t.Errorf("a second import into %s: %v\n%s", imp, err, b)
+	}
 }
 
 // TestCorruptRedisDump: a damaged dump.rdb stops the start with the file
