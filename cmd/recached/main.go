@@ -227,8 +227,13 @@ func serve(cfg server.Config) error {
 			return err
 		}
 		go func() {
-			amqDone <- amaquet.ListenAndServe(ctx, srv, opt)
-			cancel() // an Amaquet listener that fails stops the server
+			err := amaquet.ListenAndServe(ctx, srv, opt)
+			if optional("Amaquet", cfg.AmaquetPort, server.DefaultConfig().AmaquetPort, err) {
+				amqDone <- err
+				cancel() // an Amaquet listener that fails stops the server
+				return
+			}
+			amqDone <- nil
 		}()
 	} else {
 		amqDone <- nil
@@ -239,8 +244,13 @@ func serve(cfg server.Config) error {
 		opts.MaxConnsPerKey = cfg.RealtimeMaxConnsPerKey
 		rtAddr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.RealtimePort))
 		go func() {
-			rtDone <- realtime.ListenAndServe(ctx, srv, rtAddr, opts)
-			cancel() // a realtime listener that fails stops the server
+			err := realtime.ListenAndServe(ctx, srv, rtAddr, opts)
+			if optional("realtime", cfg.RealtimePort, server.DefaultConfig().RealtimePort, err) {
+				rtDone <- err
+				cancel() // a realtime listener that fails stops the server
+				return
+			}
+			rtDone <- nil
 		}()
 	} else {
 		rtDone <- nil
@@ -249,8 +259,13 @@ func serve(cfg server.Config) error {
 	if cfg.WSPort != 0 {
 		wsAddr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.WSPort))
 		go func() {
-			wsDone <- ws.ListenAndServe(ctx, srv, wsAddr)
-			cancel() // a WebSocket listener that fails stops the server
+			err := ws.ListenAndServe(ctx, srv, wsAddr)
+			if optional("WebSocket", cfg.WSPort, server.DefaultConfig().WSPort, err) {
+				wsDone <- err
+				cancel() // a WebSocket listener that fails stops the server
+				return
+			}
+			wsDone <- nil
 		}()
 	} else {
 		wsDone <- nil
