@@ -57,7 +57,7 @@ func DecodeValue(v []byte) (e *keyspace.Entry, detail error) {
 	}
 	d := dec{b: v, off: 1, name: "DUMP payload"}
 	e = &keyspace.Entry{}
-	if err := d.value(v[0], e, Version); err != nil {
+	if err := d.value(v[0], e); err != nil {
 		return nil, fmt.Errorf("%w (%v)", ErrBadFormat, err)
 	}
 	return e, nil

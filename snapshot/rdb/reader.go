@@ -153,7 +153,7 @@ func (r *Reader) Next() (*Record, error) {
 			}
 			key = d.keep(key)
 			e := r.newEntry()
-			err := d.value(op, e, r.version)
+			err := d.value(op, e)
 			if errors.Is(err, errEmpty) {
 				r.Notes = append(r.Notes, fmt.Sprintf("skipped the empty %s key %q at offset %d", typeName(op), key, start))
 				expire, idle, freq = 0, -1, -1

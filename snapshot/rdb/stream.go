@@ -11,7 +11,7 @@ const (
 	nodeMaxEntries = 100
 )
 
-// lpInts reads the listpack integers of a stream node one at a time.
+// lpCursor reads the elements of a stream node's listpack one at a time.
 type lpCursor struct {
 	b   []byte // the listpack without its terminator
 	off int

@@ -16,7 +16,7 @@ var errEmpty = errors.New("empty collection")
 
 // value reads a value of RDB type t into e. An empty collection leaves
 // d.err nil and returns errEmpty.
-func (d *dec) value(t byte, e *keyspace.Entry, ver int) error {
+func (d *dec) value(t byte, e *keyspace.Entry) error {
 	d.ibuf = d.ibuf[:0]
 	var o keyspace.Object
 	switch t {
