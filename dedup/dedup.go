@@ -7,6 +7,7 @@ package dedup
 import (
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -33,7 +34,12 @@ type Table struct {
 	mu    sync.Mutex
 	marks map[string]*entry
 	now   func() time.Time
+	// replays counts the writes refused as replays, for metrics.
+	replays atomic.Int64
 }
+
+// Replays reports how many writes were refused as replays since start.
+func (t *Table) Replays() int64 { return t.replays.Load() }
 
 // New returns an empty table reading time from now (time.Now when nil), so
 // that tests can move the clock.
@@ -64,6 +70,7 @@ func (t *Table) AdmitAt(clientID []byte, wireID uint64, now int64) bool {
 	}
 	e.lastSeen = now
 	if wireID <= e.high {
+		t.replays.Add(1)
 		return false
 	}
 	e.high = wireID

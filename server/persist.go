@@ -74,7 +74,9 @@ type persister struct {
 	dir  string
 	lock *os.File
 	log  *snapshot.LogWriter // nil while the append-only log is off
-	open bool
+	// fsyncs is the latency histogram of the log's fsyncs, for metrics.
+	fsyncs latencyHist
+	open   bool
 
 	// gen is the generation of the current log and of the snapshot the
 	// next save will supersede.
@@ -183,6 +185,7 @@ func (srv *Server) OpenPersistence() error {
 			return err
 		}
 		p.log = snapshot.NewLogWriter(f, size, policy)
+		p.log.OnSync = p.fsyncs.record
 		p.log.Fatal = func(err error) {
 			log.Fatalf("recached: can't write the append-only log with appendfsync always (%v): exiting rather than acknowledge writes that are not on disk", err)
 		}

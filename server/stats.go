@@ -83,6 +83,7 @@ const (
 type latencyHist struct {
 	counts [histBuckets]atomic.Int64
 	total  atomic.Int64
+	sumNs  atomic.Int64 // the durations' total, for metrics
 }
 
 // histIndex is the bucket of v nanoseconds.
@@ -112,6 +113,7 @@ func (h *latencyHist) record(d time.Duration) {
 	}
 	h.counts[histIndex(uint64(d))].Add(1)
 	h.total.Add(1)
+	h.sumNs.Add(int64(d))
 }
 
 // percentile is the value, in nanoseconds, at or below which p percent of

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/recached/recached/resp"
 	"github.com/recached/recached/server/keyspace"
@@ -46,6 +47,15 @@ type syncer struct {
 	// a token in strict mode: it grants nothing.
 	noToken *recsync.Scope
 	scratch sync.Pool // *routeScratch
+	// pushes counts the frames handed to sync connections, for the
+	// recached_sync_pushes_total metric.
+	pushes atomic.Int64
+}
+
+// push hands one frame to a sync connection and counts it.
+func (sy *syncer) push(sub *recsync.Sub, b []byte) {
+	sy.pushes.Add(1)
+	sub.Conn.Push(b)
 }
 
 // routeScratch is one routing's working memory, reused across effects.
@@ -284,7 +294,7 @@ func (sy *syncer) route(e *Effect, sc *routeScratch) {
 				sc.buf = resp.AppendPush(sc.buf, e.Args...)
 				push = sc.buf[start:len(sc.buf):len(sc.buf)]
 			}
-			h.Sub.Conn.Push(push)
+			sy.push(h.Sub, push)
 		}
 		if h.Kind&recsync.Keychange != 0 {
 			if kc == nil {
@@ -292,7 +302,7 @@ func (sy *syncer) route(e *Effect, sc *routeScratch) {
 				sc.buf = sy.appendKeychange(sc.buf, e.DB, e.Key)
 				kc = sc.buf[start:len(sc.buf):len(sc.buf)]
 			}
-			h.Sub.Conn.Push(kc)
+			sy.push(h.Sub, kc)
 		}
 	}
 }
@@ -345,17 +355,17 @@ func (sy *syncer) rename(e *Effect, sc *routeScratch) {
 		}
 		switch ms, md := ks&recsync.Mutation != 0, kd&recsync.Mutation != 0; {
 		case ms && md:
-			sub.Conn.Push(frame(&both, func(b []byte) []byte { return resp.AppendPush(b, e.Args...) }))
+			sy.push(sub, frame(&both, func(b []byte) []byte { return resp.AppendPush(b, e.Args...) }))
 		case ms:
-			sub.Conn.Push(frame(&del, func(b []byte) []byte { return resp.AppendPush(b, bDEL, src) }))
+			sy.push(sub, frame(&del, func(b []byte) []byte { return resp.AppendPush(b, bDEL, src) }))
 		case md:
-			sub.Conn.Push(frame(&recreate, func(b []byte) []byte { return sy.appendRecreate(b, db, dst, true) }))
+			sy.push(sub, frame(&recreate, func(b []byte) []byte { return sy.appendRecreate(b, db, dst, true) }))
 		}
 		if ks&recsync.Keychange != 0 {
-			sub.Conn.Push(frame(&kcSrc, func(b []byte) []byte { return sy.appendKeychange(b, e.DB, src) }))
+			sy.push(sub, frame(&kcSrc, func(b []byte) []byte { return sy.appendKeychange(b, e.DB, src) }))
 		}
 		if kd&recsync.Keychange != 0 {
-			sub.Conn.Push(frame(&kcDst, func(b []byte) []byte { return sy.appendKeychange(b, e.DB, dst) }))
+			sy.push(sub, frame(&kcDst, func(b []byte) []byte { return sy.appendKeychange(b, e.DB, dst) }))
 		}
 	}
 }
@@ -370,10 +380,10 @@ func (sy *syncer) deleteFor(sc *routeScratch, origin *Session, db int, key []byt
 			continue
 		}
 		if h.Kind&recsync.Mutation != 0 {
-			h.Sub.Conn.Push(sc.frame(&del, func(b []byte) []byte { return resp.AppendPush(b, bDEL, key) }))
+			sy.push(h.Sub, sc.frame(&del, func(b []byte) []byte { return resp.AppendPush(b, bDEL, key) }))
 		}
 		if h.Kind&recsync.Keychange != 0 {
-			h.Sub.Conn.Push(sc.frame(&kc, func(b []byte) []byte { return appendNilKeychange(b, key) }))
+			sy.push(h.Sub, sc.frame(&kc, func(b []byte) []byte { return appendNilKeychange(b, key) }))
 		}
 	}
 }
@@ -391,12 +401,12 @@ func (sy *syncer) recreateFor(sc *routeScratch, origin *Session, db int, key []b
 			continue
 		}
 		if h.Kind&recsync.Mutation != 0 {
-			h.Sub.Conn.Push(sc.frame(&rec, func(b []byte) []byte {
+			sy.push(h.Sub, sc.frame(&rec, func(b []byte) []byte {
 				return sy.appendRecreate(b, sy.srv.ks.DBs[db], key, true)
 			}))
 		}
 		if h.Kind&recsync.Keychange != 0 {
-			h.Sub.Conn.Push(sc.frame(&kc, func(b []byte) []byte { return sy.appendKeychange(b, db, key) }))
+			sy.push(h.Sub, sc.frame(&kc, func(b []byte) []byte { return sy.appendKeychange(b, db, key) }))
 		}
 	}
 }
@@ -440,7 +450,7 @@ func (sy *syncer) flushed(sc *routeScratch, origin *Session, db int) {
 	sc.subs = sy.router.Members(db, sc.subs[:0])
 	for _, sub := range sc.subs {
 		if !isOrigin(sub, origin) {
-			sub.Conn.Push(flushDBPush)
+			sy.push(sub, flushDBPush)
 		}
 	}
 	sc.buf = sc.buf[:0]
@@ -448,7 +458,7 @@ func (sy *syncer) flushed(sc *routeScratch, origin *Session, db int) {
 		sc.buf = appendNilKeychange(sc.buf[:0], []byte(key))
 		for _, sub := range subs {
 			if !isOrigin(sub, origin) {
-				sub.Conn.Push(sc.buf)
+				sy.push(sub, sc.buf)
 			}
 		}
 	})

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Fsync is the log's fsync policy, Redis's appendfsync.
@@ -129,6 +130,9 @@ type LogWriter struct {
 	// acknowledging a write that is not on disk would break the promise.
 	// By default the error is only recorded.
 	Fatal func(error)
+	// OnSync, when set before the first append, is told how long each
+	// fsync of the log took, for the fsync latency metric.
+	OnSync func(time.Duration)
 }
 
 // NewLogWriter returns a writer appending to f, which holds size bytes.
@@ -296,9 +300,13 @@ func (l *LogWriter) syncLocked() error {
 	if l.synced.Load() >= n {
 		return nil
 	}
+	start := time.Now()
 	if err := f.Sync(); err != nil {
 		l.setErr(err)
 		return err
+	}
+	if l.OnSync != nil {
+		l.OnSync(time.Since(start))
 	}
 	l.setErr(nil)
 	l.synced.Store(n)
