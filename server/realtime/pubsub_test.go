@@ -432,3 +432,51 @@ func BenchmarkFanOut(b *testing.B) {
 		}
 	}
 }
+
+// TestConcurrentPublishers: four connections publish to one channel at
+// once; every subscriber receives every message once, each publisher's in
+// the order it sent them, and all subscribers in the same order.
+func TestConcurrentPublishers(t *testing.T) {
+	r := startRig(t, testKeys, quickOptions(), nil)
+	var subs []*client
+	for i := 0; i < 2; i++ {
+		c, _ := r.connect(t, keyQuery("k3"))
+		c.request(sub("s", "many"))
+		subs = append(subs, c)
+	}
+	const pubs, n = 4, 100
+	var wg sync.WaitGroup
+	for p := 0; p < pubs; p++ {
+		c, _ := r.connect(t, keyQuery("k3"))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < n; i++ {
+				if err := c.ws.WriteJSON(map[string]any{"op": opPublish, "channel": "many", "name": strconv.Itoa(p), "data": i}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	var orders []string
+	for _, c := range subs {
+		last := []int{-1, -1, -1, -1}
+		var order []string
+		for k := 0; k < pubs*n; k++ {
+			f := c.expect(opMessage, map[string]any{"channel": "many"})
+			p, _ := strconv.Atoi(f.str("name"))
+			if i := f.num("data"); i != last[p]+1 {
+				t.Fatalf("publisher %d: message %d after %d", p, i, last[p])
+			}
+			last[p]++
+			order = append(order, f.str("name"))
+		}
+		c.quiet()
+		orders = append(orders, strings.Join(order, ""))
+	}
+	if orders[0] != orders[1] {
+		t.Fatalf("the subscribers saw different orders")
+	}
+}
