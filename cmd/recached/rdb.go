@@ -11,6 +11,7 @@ import (
 
 	"github.com/recached/recached/server"
 	"github.com/recached/recached/server/keyspace"
+	"github.com/recached/recached/snapshot"
 	"github.com/recached/recached/snapshot/rdb"
 )
 
@@ -75,6 +76,11 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 	file, ok := oneFile(fs, args)
 	if !ok {
 		return 2
+	}
+	if !hasRecachedData(*dir) {
+		// Opening it would start the directory on a Redis dump.rdb there.
+		fmt.Fprintf(stderr, "recached export: %s holds no recached snapshot or log\n", *dir)
+		return 1
 	}
 	srv := server.New(server.Config{Dir: *dir, Databases: *dbs, AppendOnly: false, Save: ""})
 	if err := srv.OpenPersistence(); err != nil {
@@ -182,4 +188,18 @@ func oneFile(fs *flag.FlagSet, args []string) (string, bool) {
 		return "", false
 	}
 	return files[0], true
+}
+
+// hasRecachedData reports whether dir holds a recached snapshot or log.
+func hasRecachedData(dir string) bool {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if _, ok := snapshot.ParseLogName(e.Name()); ok || e.Name() == snapshot.SnapshotName {
+			return true
+		}
+	}
+	return false
 }

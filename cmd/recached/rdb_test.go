@@ -111,6 +111,14 @@ func TestStartOnRedisDump(t *testing.T) {
 	}
 	back := servertest.Dial(t, servertest.StartRedis(t, "--dir", out))
 	sameData(t, back, redis)
+	// A directory with no recached data (here, only a dump.rdb) is not
+	// exported, nor started on.
+	if b, err := exec.Command(bin, "export", "--dir", out, filepath.Join(t.TempDir(), "x.rdb")).CombinedOutput(); err == nil || !strings.Contains(string(b), "no recached") {
+		t.Errorf("export of a directory without recached data: %v\n%s", err, b)
+	}
+	if _, err := os.Stat(filepath.Join(out, "rdb-base")); !os.IsNotExist(err) {
+		t.Errorf("the refused export left rdb-base: %v", err)
+	}
 
 	imp := t.TempDir()
 	if b, err := exec.Command(bin, "import", "--dir", imp, src).CombinedOutput(); err != nil {
