@@ -328,6 +328,12 @@ func TestCorruptFiles(t *testing.T) {
 	if n, err := readAll("good.rdb", data); err != nil || n != 8 {
 		t.Fatalf("the corpus reads %d keys, %v", n, err)
 	}
+	// A checksum of 0 means the writer computed none (rdbchecksum no).
+	unsummed := append([]byte(nil), data...)
+	binary.LittleEndian.PutUint64(unsummed[len(unsummed)-8:], 0)
+	if n, err := readAll("nosum.rdb", unsummed); err != nil || n != 8 {
+		t.Fatalf("without a checksum the corpus reads %d keys, %v", n, err)
+	}
 	for i := 0; i < len(data); i++ {
 		_, err := readAll("cut.rdb", data[:i])
 		var ce *rdb.CorruptError
