@@ -1,7 +1,6 @@
 package server
 
 import (
-	"crypto/subtle"
 	"fmt"
 	"strconv"
 	"strings"
@@ -91,7 +90,8 @@ func cmdReset(s *Session) {
 	s.noEvict, s.noTouch = false, false
 	s.reply = replyOn
 	s.srv.resetSession(s)
-	s.authed = s.srv.Config().RequirePass == ""
+	s.user.Store(s.srv.acl.def)
+	s.authed = s.srv.acl.defaultOpen()
 	s.W.Simple("RESET")
 }
 
@@ -103,12 +103,18 @@ func (srv *Server) resetSession(s *Session) {
 	}
 }
 
-func (srv *Server) checkPassword(user, pass []byte) bool {
-	want := srv.Config().RequirePass
-	if user != nil && string(user) != "default" {
+// login authenticates the session as user (AUTH, HELLO ... AUTH) when pass
+// is one of its passwords and it is on; a failure is logged in ACL LOG
+// with the command's name as given.
+func (s *Session) login(user, pass []byte) bool {
+	u := s.srv.acl.authenticate(user, pass)
+	if u == nil {
+		s.srv.acl.logDenial(s.client(), aclDeniedAuth, "toplevel", string(s.Args[0]), string(user))
 		return false
 	}
-	return subtle.ConstantTimeCompare(pass, []byte(want)) == 1
+	s.user.Store(u)
+	s.authed = true
+	return true
 }
 
 func cmdAuth(s *Session) {
@@ -116,25 +122,17 @@ func cmdAuth(s *Session) {
 		s.W.Error(errSyntax)
 		return
 	}
-	var user []byte
-	pass := s.Args[1]
+	user, pass := []byte("default"), s.Args[1]
 	if len(s.Args) == 3 {
 		user, pass = s.Args[1], s.Args[2]
-	}
-	if s.srv.Config().RequirePass == "" && user == nil {
+	} else if s.srv.acl.def.state().nopass {
 		s.W.Error(errNoPassSet)
 		return
 	}
-	if s.srv.Config().RequirePass == "" && string(user) == "default" {
-		s.authed = true
-		s.W.OK()
-		return
-	}
-	if !s.srv.checkPassword(user, pass) {
+	if !s.login(user, pass) {
 		s.W.Error(errBadPass)
 		return
 	}
-	s.authed = true
 	s.W.OK()
 }
 
@@ -154,20 +152,13 @@ func cmdHello(s *Session) {
 		proto = int(v)
 		i = 2
 	}
-	var name []byte
+	var name, user, pass []byte
 	haveName := false
 	for ; i < len(s.Args); i++ {
 		more := len(s.Args) - i - 1
 		switch {
 		case resp.EqualFold(s.Args[i], "auth") && more >= 2:
-			if s.srv.Config().RequirePass == "" && string(s.Args[i+1]) == "default" {
-				s.authed = true
-			} else if !s.srv.checkPassword(s.Args[i+1], s.Args[i+2]) {
-				s.W.Error(errBadPass)
-				return
-			} else {
-				s.authed = true
-			}
+			user, pass = s.Args[i+1], s.Args[i+2]
 			i += 2
 		case resp.EqualFold(s.Args[i], "setname") && more >= 1:
 			name, haveName = s.Args[i+1], true
@@ -177,8 +168,12 @@ func cmdHello(s *Session) {
 			return
 		}
 	}
-	if !s.authed {
-		s.W.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+	if user != nil && !s.login(user, pass) {
+		s.W.Error(errBadPass)
+		return
+	}
+	if !s.authed && !s.srv.acl.defaultOpen() {
+		s.W.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
 		return
 	}
 	if haveName {
@@ -365,9 +360,9 @@ func (s *Session) clientLine(now time.Time) string {
 		qbuf, omem = s.conn.Buffered()
 	}
 	idle := int64(s.srv.ks.Clock()) - s.lastActive.Load()
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=%d qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%d tot-mem=0 events=r cmd=%s user=default redir=%d resp=%d lib-name=%s lib-ver=%s\n",
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=%d qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%d tot-mem=0 events=r cmd=%s user=%s redir=%d resp=%d lib-name=%s lib-ver=%s\n",
 		s.ID, addr, laddr, s.ID+7, str(&s.name), int64(now.Sub(s.created)/time.Second), idle, flags,
-		s.dbShown.Load(), ch, pat, shard, multi, qbuf, omem, cmd, redir, s.proto.Load(), str(&s.libName), str(&s.libVer))
+		s.dbShown.Load(), ch, pat, shard, multi, qbuf, omem, cmd, s.user.Load().Name, redir, s.proto.Load(), str(&s.libName), str(&s.libVer))
 }
 
 func cmdClientInfo(s *Session) {
@@ -472,9 +467,12 @@ func cmdClientKill(s *Session) {
 			return
 		}
 	}
-	if user != "" && user != "default" {
-		s.W.Error(fmt.Sprintf("ERR No such user '%s'", user))
-		return
+	var u *User
+	if user != "" {
+		if u = s.srv.acl.user(user); u == nil {
+			s.W.Error(fmt.Sprintf("ERR No such user '%s'", user))
+			return
+		}
 	}
 	killed := 0
 	for _, c := range s.srv.sessions() {
@@ -484,7 +482,7 @@ func cmdClientKill(s *Session) {
 		if c.conn == nil || addr != "" && c.conn.RemoteAddr() != addr || laddr != "" && c.conn.LocalAddr() != laddr {
 			continue
 		}
-		if !c.ofType(typ) {
+		if !c.ofType(typ) || u != nil && c.user.Load() != u {
 			continue
 		}
 		c.kill(s)

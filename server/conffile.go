@@ -267,7 +267,13 @@ func (l *confLoader) directive(file string, num int, text string, args []string)
 			return fail("Bad directive or wrong number of arguments")
 		}
 		return l.include(args[1], fail)
-	case "rename-command", "user", "loadmodule", "sentinel":
+	case "user": // ACL users, defined at start (acl_file.go)
+		if len(args) < 2 {
+			return fail("wrong number of arguments")
+		}
+		l.cfg.Users = append(l.cfg.Users, args[1:])
+		return nil
+	case "rename-command", "loadmodule", "sentinel":
 		return fail(fmt.Sprintf("recached does not support the %s directive", name))
 	}
 	p := paramTable.lookup(name)

@@ -237,8 +237,9 @@ func configParamList() []*configParam {
 		strParam("logfile", "", imm, ""),
 		strParam("masterauth", "", sens, ""),
 		{name: "requirepass", kind: kindString, flags: sens,
-			get: func(c *Config) string { return c.RequirePass },
-			set: func(c *Config, v string) { c.RequirePass = v }},
+			get:   func(c *Config) string { return c.RequirePass },
+			set:   func(c *Config, v string) { c.RequirePass = v },
+			apply: func(srv *Server, v string) { srv.acl.setRequirePass(v) }},
 		strParam("tls-cert-file", "", 0, ""),
 		strParam("tls-key-file", "", 0, ""),
 		strParam("tls-key-file-pass", "", 0, ""),
@@ -266,7 +267,8 @@ func configParamList() []*configParam {
 			get: func(c *Config) string { return c.AppendFsync },
 			set: func(c *Config, v string) { c.AppendFsync = v }},
 		enumParam("oom-score-adj", 0, "no", "no", "yes", "relative", "absolute"),
-		enumParam("acl-pubsub-default", 0, "resetchannels", "allchannels", "resetchannels"),
+		withApply(enumParam("acl-pubsub-default", 0, "resetchannels", "allchannels", "resetchannels"),
+			func(srv *Server, v string) { srv.acl.pubsubAll.Store(v == "allchannels") }),
 		enumParam("sanitize-dump-payload", 0, "no", "no", "yes", "clients"),
 		enumParam("enable-protected-configs", imm, "no", "no", "yes", "local"),
 		enumParam("enable-debug-command", imm, "no", "no", "yes", "local"),
@@ -341,7 +343,8 @@ func configParamList() []*configParam {
 			srv.slowlog.trim()
 			srv.slowlog.mu.Unlock()
 		}),
-		intParam("acllog-max-len", "", 0, 0, maxInt64, 128),
+		withApply(intParam("acllog-max-len", "", 0, 0, maxInt64, 128),
+			func(srv *Server, v string) { srv.acl.setMaxLog(v) }),
 		intParam("busy-reply-threshold", "lua-time-limit", 0, 0, maxInt64, 5000),
 		intParam("cluster-node-timeout", "", 0, 0, maxInt64, 15000),
 		withApply(intParam("slowlog-log-slower-than", "", 0, -1, maxInt64, 10000), func(srv *Server, v string) {

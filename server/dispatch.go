@@ -122,12 +122,17 @@ func (s *Session) prepare(args [][]byte) *Command {
 		s.reject(cmd, "ERR wrong number of arguments for '"+cmd.Name+"' command")
 		return nil
 	}
-	if !s.authed && cmd.Flags&FlagNoAuth == 0 {
+	if !s.authed && cmd.Flags&FlagNoAuth == 0 && !s.srv.acl.defaultOpen() {
 		s.reject(cmd, errNoAuth)
 		return nil
 	}
 	if s.WS && cmd.Flags&(FlagNoWS|FlagAdmin|FlagDangerous) != 0 {
 		s.reject(cmd, errNoPermWS)
+		return nil
+	}
+	// ACL rules (acl.go): a user with every permission has no limits, so
+	// this costs the default user one pointer check.
+	if st := s.user.Load().limits.Load(); st != nil && !s.aclAllows(st, cmd) {
 		return nil
 	}
 	if s.srv.checkScope != nil && !s.srv.checkScope(s, cmd) {

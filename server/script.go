@@ -579,6 +579,11 @@ func (st *luaState) call(L *lua.LState, raise bool) int {
 		return fail("ERR Wrong number of args calling Redis command from script")
 	case cmd.Flags&FlagNoScript != 0:
 		return fail("ERR This Redis command is not allowed from script")
+	}
+	if msg := s.aclScriptDenial(cmd, args); msg != "" {
+		return fail(msg)
+	}
+	switch {
 	case s.WS && cmd.Flags&(FlagNoWS|FlagAdmin|FlagDangerous) != 0:
 		return fail(errNoPermWS)
 	case cmd.Flags&(FlagWrite|FlagMayReplicate) != 0 && run.readonly:
@@ -1060,6 +1065,7 @@ func (s *Session) startScript(cmd *Command) {
 	}
 	w.DBIndex, w.db = s.DBIndex, s.db
 	w.authed, w.scope, w.W.Proto = s.authed, s.scope, s.W.Proto
+	w.user.Store(s.user.Load())
 	w.chanScope = s.chanScope
 	w.trk.Store(s.trk.Load()) // the script's reads and writes are the connection's (tracking.go)
 	w.Args, w.script, w.oom = args, run, s.oom

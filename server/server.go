@@ -28,6 +28,9 @@ type Config struct {
 	WSPort      int
 	Dir         string
 	RequirePass string
+	// Users are the configuration file's "user" directives, each its
+	// arguments after "user" (a name and ACL rules).
+	Users       [][]string
 	TokenSecret string
 	MaxClients  int
 	Databases   int
@@ -158,6 +161,8 @@ type Server struct {
 	mem memoryState
 	// migrate caches MIGRATE's connections to target servers (cmd_dump.go).
 	migrate migrateCache
+	// acl is the ACL users and log (acl.go).
+	acl *aclState
 
 	start   time.Time
 	nextID  atomic.Int64
@@ -240,7 +245,9 @@ func New(cfg Config) *Server {
 	srv.lastSave.Store(time.Now().Unix())
 	srv.persist = newPersister(srv)
 	srv.latencyTracking.Store(true) // latency-tracking's default
+	srv.acl = newACL(srv.table)
 	srv.applyStartParams()
+	srv.applyConfigUsers()
 	return srv
 }
 

@@ -47,9 +47,12 @@ type Session struct {
 	blocked    atomic.Int32
 	blockReply []byte
 
-	db      *keyspace.DB
-	conn    Conn
-	authed  bool
+	db     *keyspace.DB
+	conn   Conn
+	authed bool
+	// user is the ACL user the session runs as (acl.go); other
+	// goroutines read it (CLIENT LIST, ACL DELUSER).
+	user    atomic.Pointer[User]
 	created time.Time
 
 	name       atomic.Pointer[string]
@@ -130,7 +133,11 @@ func newSession(srv *Server, c Conn, ws bool) *Session {
 	s.W.Proto = 2
 	s.proto.Store(2)
 	s.selectDB(0)
-	s.authed = srv.Config().RequirePass == ""
+	s.user.Store(srv.acl.def)
+	if c == nil {
+		s.user.Store(srv.acl.internal) // the log's replay, never limited
+	}
+	s.authed = srv.acl.defaultOpen()
 	s.lastActive.Store(int64(srv.ks.Clock()))
 	s.setScope(srv.syncer.initialScope(ws))
 	return s

@@ -151,7 +151,7 @@ func families() [][]*Command {
 		geoCommands(), sortCommands(),
 		hllCommands(),
 		scriptCommands(), functionCommands(),
-		dumpCommands(), slowlogCommands(),
+		dumpCommands(), slowlogCommands(), aclCommands(),
 	}
 }
 

@@ -27,6 +27,7 @@ func (s *Session) NewPeer(c Conn) *Session {
 	srv := s.srv
 	p := newSession(srv, c, s.WS)
 	p.authed = s.authed
+	p.user.Store(s.user.Load())
 	p.setProto(s.W.Proto)
 	p.setScope(s.scope)
 	p.chanScope = s.chanScope

@@ -3261,6 +3261,20 @@ const CREDENTIAL_ERRORS = new Set(['NOPERM', 'WRONGPASS', 'NOAUTH']);
 // BEGIN GENERATED COMMANDS: sync/commands.json, by go generate ./sync; do not edit.
 /** @type {ReadonlyArray<CommandInfo>} */
 const COMMAND_LIST = [
+  {"name":"acl","arity":-2,"subcommands":true},
+  {"name":"acl|cat","arity":-2},
+  {"name":"acl|deluser","arity":-3},
+  {"name":"acl|dryrun","arity":-4},
+  {"name":"acl|genpass","arity":-2},
+  {"name":"acl|getuser","arity":3},
+  {"name":"acl|help","arity":2},
+  {"name":"acl|list","arity":2},
+  {"name":"acl|load","arity":2},
+  {"name":"acl|log","arity":-2},
+  {"name":"acl|save","arity":2},
+  {"name":"acl|setuser","arity":-3},
+  {"name":"acl|users","arity":2},
+  {"name":"acl|whoami","arity":2},
   {"name":"append","arity":3,"write":true,"keys":[1,1,1]},
   {"name":"auth","arity":-2,"connection":true,"clientOwned":true},
   {"name":"bgrewriteaof","arity":1},
