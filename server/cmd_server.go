@@ -656,9 +656,9 @@ func (srv *Server) infoSections() []infoSection {
 				{"keyspace_hits", strconv.FormatInt(srv.keyHits.Load(), 10)},
 				{"keyspace_misses", strconv.FormatInt(srv.keyMisses.Load(), 10)},
 				{"pubsub_channels", strconv.Itoa(pubsubChannels)}, {"pubsub_patterns", strconv.Itoa(pubsubPatterns)},
+				{"migrate_cached_sockets", strconv.Itoa(srv.migrate.Len())},
 				{"tracking_total_keys", strconv.Itoa(trackKeys)}, {"tracking_total_items", strconv.Itoa(trackItems)},
 				{"tracking_total_prefixes", strconv.Itoa(trackPrefixes)},
-				{"migrate_cached_sockets", strconv.Itoa(srv.migrate.Len())},
 				{"total_error_replies", strconv.FormatInt(srv.errorReplies.Load(), 10)},
 			}
 		}},
