@@ -56,6 +56,9 @@ type CommandMetric struct {
 	Calls, Rejected, Failed int64
 	Usec                    int64
 	Latency                 *Histogram
+	// P50, P99 and P999 are latency percentiles of the timed calls, in
+	// seconds, as INFO latencystats computes them; 0 without Latency.
+	P50, P99, P999 float64
 }
 
 // CommandMetrics calls fn for every command and subcommand that has run or
@@ -73,6 +76,7 @@ func (srv *Server) CommandMetrics(bounds []float64, fn func(CommandMetric)) {
 			if h := st.lat.Load(); h != nil && h.total.Load() > 0 {
 				hg := h.histogram(bounds)
 				m.Latency = &hg
+				m.P50, m.P99, m.P999 = float64(h.percentile(50))/1e9, float64(h.percentile(99))/1e9, float64(h.percentile(99.9))/1e9
 			}
 			fn(m)
 		}

@@ -29,6 +29,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/recached/recached/server"
+	"github.com/recached/recached/server/dashboard"
 	"github.com/recached/recached/server/metrics"
 	"github.com/recached/recached/sync/web"
 )
@@ -94,6 +95,7 @@ func New(srv *server.Server, addr string) *Listener {
 	})
 	mux.HandleFunc("/{$}", l.upgrade)
 	mux.Handle("GET /metrics", metrics.Handler(srv))
+	dashboard.Register(mux, srv)
 	// The browser client and its demo: GET /recached-edge.js, /demo/.
 	web.NewHandler().Register(mux)
 	l.hs = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(discard{}, "", 0)}
