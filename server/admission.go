@@ -161,6 +161,7 @@ func (s *Session) CheckUnread(bytes, frames int) bool {
 		addr = s.conn.RemoteAddr()
 	}
 	log.Printf("client id=%d addr=%s closed for overcoming of output buffer limits (sync, %d bytes in %d frames pending)", s.ID, addr, bytes, frames)
+	s.srv.CountDroppedPushes(frames)
 	if s.conn != nil {
 		s.conn.Close()
 	}

@@ -89,6 +89,11 @@ func (srv *Server) FsyncMetrics(bounds []float64) Histogram {
 	return srv.persist.fsyncs.histogram(bounds)
 }
 
+// CountDroppedPushes accounts for n frames a transport discarded
+// unsent: queued for a connection it closed as a slow consumer, or pushed
+// to one already closed.
+func (srv *Server) CountDroppedPushes(n int) { srv.syncer.dropped.Add(int64(n)) }
+
 // TransportNamer is implemented by a transport's Conn that is neither RESP
 // over TCP nor the WebSocket bridge, to be counted under its own name in
 // the connection metrics.
@@ -126,6 +131,9 @@ type Metrics struct {
 
 	// SyncPushes counts the frames the sync router handed to connections.
 	SyncPushes int64
+	// SyncDropped counts the frames transports discarded unsent
+	// (CountDroppedPushes).
+	SyncDropped int64
 	// DedupReplays counts DEDUP-wrapped writes refused as replays.
 	DedupReplays int64
 
@@ -171,6 +179,7 @@ func (srv *Server) Metrics() Metrics {
 	m.NetInput, m.NetOutput = srv.netIn.Load(), srv.netOut.Load()
 	m.PubsubChannels, m.PubsubPatterns, _ = srv.pubsub.stats()
 	m.SyncPushes = srv.syncer.pushes.Load()
+	m.SyncDropped = srv.syncer.dropped.Load()
 	m.DedupReplays = srv.dedup.Replays()
 
 	for _, db := range srv.ks.DBs {

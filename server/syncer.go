@@ -50,6 +50,9 @@ type syncer struct {
 	// pushes counts the frames handed to sync connections, for the
 	// recached_sync_pushes_total metric.
 	pushes atomic.Int64
+	// dropped counts the frames transports discarded, for the
+	// recached_sync_pushes_dropped_total metric (CountDroppedPushes).
+	dropped atomic.Int64
 }
 
 // push hands one frame to a sync connection and counts it.

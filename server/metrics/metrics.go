@@ -63,11 +63,12 @@ var (
 	dChannels  = desc("pubsub_channels", "Channels with at least one subscriber.")
 	dPatterns  = desc("pubsub_patterns", "Patterns with at least one subscriber.")
 	dPushes    = desc("sync_pushes_total", "Mutation and keychange frames handed to sync connections.")
+	dDropped   = desc("sync_pushes_dropped_total", "Frames discarded unsent: queued for a connection closed as a slow consumer, or pushed to one already closed.")
 	dReplays   = desc("dedup_replays_total", "DEDUP-wrapped writes refused as replays (DEDUP hits).")
 	dFsync     = desc("aof_fsync_duration_seconds", "Latency of the append-only log's fsyncs.")
 	allMetrics = []*prometheus.Desc{dCommands, dFailed, dRejected, dCmdSecs, dCmdLat, dErrors, dErrTotal, dCmdTotal,
 		dClients, dConns, dRejConns, dBlocked, dUsed, dRSS, dPeak, dMax, dKeys, dExpires, dExpired, dEvicted,
-		dHits, dMisses, dNetIn, dNetOut, dChannels, dPatterns, dPushes, dReplays, dFsync}
+		dHits, dMisses, dNetIn, dNetOut, dChannels, dPatterns, dPushes, dDropped, dReplays, dFsync}
 )
 
 // Describe sends every metric's description.
@@ -124,6 +125,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(dChannels, float64(m.PubsubChannels))
 	gauge(dPatterns, float64(m.PubsubPatterns))
 	counter(dPushes, float64(m.SyncPushes))
+	counter(dDropped, float64(m.SyncDropped))
 	counter(dReplays, float64(m.DedupReplays))
 	f := c.srv.FsyncMetrics(fsyncBounds)
 	ch <- prometheus.MustNewConstHistogram(dFsync, f.Count, f.Sum, f.Buckets)

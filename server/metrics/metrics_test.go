@@ -226,3 +226,42 @@ func checkHistogram(t *testing.T, what string, h *dto.Histogram, want uint64) {
 		prev = b.GetCumulativeCount()
 	}
 }
+
+// TestMetricsDroppedPushes fills the queue of a WebSocket sync connection
+// that never reads until the bridge closes it as a slow consumer, and
+// checks that the frames it discarded are counted.
+func TestMetricsDroppedPushes(t *testing.T) {
+	s := servertest.StartServers(t, server.DefaultConfig(), nil)
+	d := websocket.Dialer{HandshakeTimeout: 5 * time.Second}
+	wc, resp, err := d.Dial("ws://"+s.WS+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	defer wc.Close()
+	if err := wc.WriteMessage(websocket.TextMessage, servertest.Encode("SYNC", "big:*")); err != nil {
+		t.Fatal(err)
+	}
+	wc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, msg, err := wc.ReadMessage(); err != nil || string(msg) != "+OK\r\n" {
+		t.Fatalf("SYNC over WebSocket: %q, %v", msg, err)
+	}
+	// From here on the connection reads nothing: 1 MB pushes pile up in
+	// the socket buffers and then in its queue, past the 8 MB limit.
+	c := servertest.Dial(t, s.RESP)
+	val := strings.Repeat("x", 1<<20)
+	var fams map[string]*dto.MetricFamily
+	sets := 0
+	for ; sets < 200; sets++ {
+		mustDo(t, c, "+OK", "SET", fmt.Sprintf("big:%d", sets), val)
+		fams = scrape(t, s.WS)
+		if value(fams, "recached_sync_pushes_dropped_total") > 0 {
+			break
+		}
+	}
+	dropped := value(fams, "recached_sync_pushes_dropped_total")
+	pushes := value(fams, "recached_sync_pushes_total")
+	if !(dropped > 0) || dropped > pushes || pushes != float64(sets+1) {
+		t.Fatalf("after %d SETs: %v pushes, %v dropped", sets+1, pushes, dropped)
+	}
+}

@@ -77,6 +77,7 @@ func (c *conn) Push(b []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.dead || c.closing {
+		c.l.srv.CountDroppedPushes(1)
 		return
 	}
 	c.queueValues(b, c.executing)
@@ -174,6 +175,7 @@ func (c *conn) overLimitLocked() bool {
 	if !server.OverUnreadLimit(len(c.out)+len(c.held), c.frames+c.heldFrames) {
 		return false
 	}
+	c.l.srv.CountDroppedPushes(c.frames + c.heldFrames)
 	c.killLocked() // a slow consumer: never let it hold up anyone
 	return true
 }
