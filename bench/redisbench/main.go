@@ -15,8 +15,10 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,6 +71,7 @@ func main() {
 	loops := flag.Int("loops", 1, "recached event loops")
 	aof := flag.String("aof", "", `append-only log policy for both servers ("everysec", "always"); empty: no log`)
 	evict := flag.Bool("evict", false, "a row for SET at pipeline 16 with maxmemory reached and allkeys-lru evicting")
+	scrape := flag.Bool("metrics", false, "compare recached with a second recached whose GET /metrics is scraped every second, in place of redis-server")
 	only := flag.String("only", "", "run only the rows whose name contains one of these comma-separated texts (e.g. xadd,xreadgroup)")
 	var cmds cmdFlags
 	flag.Var(&cmds, "cmd", `custom command row at pipeline 16: "label|COMMAND args…" (redis-benchmark's __rand_int__ placeholders take -r 1000000; repeatable)`)
@@ -138,6 +141,13 @@ func main() {
 		startServer("recached", *recachedBin, dir, append([]string{"--ws-port", "0", "--save", "", "--loops", strconv.Itoa(*loops)}, persist...)...),
 		startServer("redis", "redis-server", dir, append([]string{"--save", ""}, persist...)...),
 	}
+	if *scrape {
+		servers[1].stop()
+		ws := freePort()
+		servers[1] = startServer("scraped", *recachedBin, dir, append([]string{"--ws-port", strconv.Itoa(ws), "--save", "", "--loops", strconv.Itoa(*loops)}, persist...)...)
+		stopScrape := scrapeEverySecond(fmt.Sprintf("http://127.0.0.1:%d/metrics", ws))
+		defer stopScrape()
+	}
 	defer func() {
 		for _, s := range servers {
 			s.stop()
@@ -164,10 +174,11 @@ func main() {
 		}
 	}
 
-	fmt.Printf("\n%-34s %12s %12s %7s %12s %12s %7s\n", "row (median of rounds)", "recached/s", "redis/s", "ratio", "rc cpu/req", "redis cpu/req", "cpu x")
+	other := servers[1].name
+	fmt.Printf("\n%-34s %12s %12s %7s %12s %12s %7s\n", "row (median of rounds)", "recached/s", other+"/s", "ratio", "rc cpu/req", other+" cpu/req", "cpu x")
 	for _, rw := range rows {
 		a := median(res[rw.name()]["recached"])
-		b := median(res[rw.name()]["redis"])
+		b := median(res[rw.name()][other])
 		fmt.Printf("%-34s %12.0f %12.0f %6.2fx %10.0fns %10.0fns %6.2fx\n", rw.name(), a.rps, b.rps, a.rps/b.rps, a.cpuNsPR, b.cpuNsPR, a.cpuNsPR/b.cpuNsPR)
 	}
 
@@ -177,6 +188,38 @@ func main() {
 	if *dataTypes && *streamEntries > 0 {
 		streamMemoryRow(*recachedBin, filepath.Join(dir, "streammem"), *streamEntries)
 	}
+}
+
+// scrapeEverySecond fetches url every second, as a Prometheus server
+// would, until the returned function is called; a failed scrape is fatal,
+// so that a run never reports a scrape cost it did not pay.
+func scrapeEverySecond(url string) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	c := http.Client{Timeout: 10 * time.Second}
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for n := 0; ; n++ {
+			select {
+			case <-done:
+				fmt.Fprintf(os.Stderr, "scraped %s %d times\n", url, n)
+				return
+			case <-t.C:
+			}
+			resp, err := c.Get(url)
+			if err != nil {
+				log.Fatalf("scraping %s: %v", url, err)
+			}
+			_, err = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != http.StatusOK {
+				log.Fatalf("scraping %s: %s %v", url, resp.Status, err)
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 // memoryRow starts a fresh server of each kind, fills it with n keys of
