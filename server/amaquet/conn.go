@@ -68,6 +68,10 @@ func (sl *slot) Wake() {
 // RemoteAddr returns the peer's address.
 func (sl *slot) RemoteAddr() string { return sl.c.remote }
 
+// TransportName names the slot's transport in the connection metrics
+// (server.TransportNamer).
+func (sl *slot) TransportName() string { return server.TransportAmaquet.String() }
+
 // LocalAddr returns the local address.
 func (sl *slot) LocalAddr() string { return sl.c.local }
 
