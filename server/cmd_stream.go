@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/recached/recached/resp"
 	"github.com/recached/recached/server/keyspace"
@@ -1468,7 +1469,10 @@ func cmdXClaim(s *Session) {
 		g.LastID = lastID
 		moved = true
 	}
-	if delivery == -1 || delivery < 0 || delivery > now {
+	// A time in the future is now, as in Redis. While the log is replayed
+	// the keyspace's clock is stopped (persist.go), so the wall clock
+	// bounds the time instead: the TIME of a logged XCLAIM is kept.
+	if limit := max(now, time.Now().UnixMilli()); delivery == -1 || delivery < 0 || delivery > limit {
 		delivery = now
 	}
 	cl := claimer{s: s, st: st, gr: groupRead{key: key, g: g, consumer: a[3]}, justID: justID}
