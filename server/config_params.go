@@ -351,7 +351,10 @@ func configParamList() []*configParam {
 			n, _ := strconv.ParseInt(v, 10, 64)
 			srv.slowlog.threshold.Store(n)
 		}),
-		intParam("latency-monitor-threshold", "", 0, 0, maxInt64, 0),
+		withApply(intParam("latency-monitor-threshold", "", 0, 0, maxInt64, 0), func(srv *Server, v string) {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			srv.diag.threshold.Store(n)
+		}),
 		// recached's bulk limit is 64 MB (Redis: 512 MB).
 		withApply(memParam("proto-max-bulk-len", "", 0, 1024*1024, maxInt64, 64<<20, false), applyBulkLimit),
 		intParam("stream-node-max-entries", "", 0, 0, maxInt64, 100),

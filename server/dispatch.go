@@ -246,7 +246,7 @@ func (s *Session) callLocked(cmd *Command) {
 	}
 	s.noteAbsent(cmd)
 	track := s.srv.latencyTracking.Load()
-	timed := cmd.stats.startCall(track) || cmd.timeAll || s.srv.slowlog.logsAll()
+	timed := cmd.stats.startCall(track) || cmd.timeAll || s.srv.slowlog.logsAll() || s.srv.diag.threshold.Load() != 0
 	var start time.Time
 	if timed {
 		start = time.Now()
@@ -261,7 +261,17 @@ func (s *Session) callLocked(cmd *Command) {
 		tr.enter()
 	}
 	emitted := s.emitted
+	// MONITOR (monitor.go): a script's command shows before the commands
+	// it calls, any other after it ran.
+	mon := s.srv.monitors.n.Load() != 0
+	args := s.Args // EXEC's change as it runs its commands
+	if mon && cmd.Flags&FlagRunsScript != 0 {
+		s.feedMonitors(cmd, args)
+	}
 	cmd.Handler(s)
+	if mon && cmd.Flags&FlagRunsScript == 0 {
+		s.feedMonitors(cmd, args)
+	}
 	if s.emitted != emitted && cmd.Flags&FlagWrite != 0 {
 		s.accountKeys(cmd)
 	}
@@ -269,6 +279,7 @@ func (s *Session) callLocked(cmd *Command) {
 		d := time.Since(start)
 		cmd.stats.endTimed(d, track)
 		s.srv.slowlog.note(s, cmd, d)
+		s.srv.noteCommandLatency(cmd, d)
 	}
 	if tr != nil {
 		s.endTracked(tr, cmd)

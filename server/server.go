@@ -204,6 +204,8 @@ type Server struct {
 	errStats     errorStats
 	tracking     trackingTable
 	slowlog      slowLog
+	monitors     monitorSet
+	diag         diagState
 	pause        pauseState
 	instMu       sync.Mutex
 	inst         instStats
@@ -237,6 +239,7 @@ func New(cfg Config) *Server {
 	srv.slowlog.threshold.Store(10000)  // slowlog-log-slower-than's
 	srv.slowlog.maxLen.Store(128)       // slowlog-max-len's
 	srv.initPubSub()
+	srv.initDiag()
 	srv.ks = keyspace.New(cfg.Databases, srv.onExpire)
 	srv.initMemory()
 	srv.dedup = dedup.New(nil)
@@ -332,6 +335,9 @@ func (srv *Server) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
+			if srv.diag.cronPaused.Load() {
+				continue // DEBUG PAUSE-CRON 1
+			}
 			srv.coarseNow.Store(now.UnixMilli())
 			srv.serverCron(now, t, &period)
 			srv.sampleStats(now)
@@ -352,9 +358,11 @@ func (srv *Server) Run(ctx context.Context) {
 // the expired ones, repeating on a shard while more than a quarter of its
 // sample had expired, as Redis's active expiry cycle does.
 func (srv *Server) activeExpire() {
-	if srv.Paused() {
-		return // CLIENT PAUSE holds expiry too, as Redis does
+	if srv.Paused() || srv.diag.noActiveExpire.Load() {
+		return // CLIENT PAUSE and DEBUG SET-ACTIVE-EXPIRE 0 hold it
 	}
+	start := time.Now()
+	defer func() { srv.noteLatency("expire-cycle", time.Since(start)) }()
 	for _, db := range srv.ks.DBs {
 		for i := 0; i < keyspace.NumShards; i++ {
 			for round := 0; round < 16; round++ {

@@ -168,6 +168,7 @@ func (s *Session) release() {
 	s.pubsubRelease()
 	s.dropSync()
 	s.srv.disableTracking(s)
+	s.srv.unmonitor(s)
 	if s.postponed != nil {
 		s.srv.dropHeld(s)
 	}

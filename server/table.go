@@ -151,7 +151,7 @@ func families() [][]*Command {
 		geoCommands(), sortCommands(),
 		hllCommands(),
 		scriptCommands(), functionCommands(),
-		dumpCommands(), slowlogCommands(), aclCommands(),
+		dumpCommands(), slowlogCommands(), aclCommands(), diagCommands(),
 	}
 }
 

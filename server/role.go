@@ -1,0 +1,105 @@
+package server
+
+import (
+	"strings"
+	"time"
+
+	"github.com/recached/recached/resp"
+)
+
+// ROLE, WAIT and LOLWUT, and the table rows of the diagnostic commands
+// (MONITOR, LATENCY, DEBUG, ROLE, WAIT, LOLWUT). recached has no
+// replication: it is always a master with no replicas, so WAIT counts no
+// acknowledgement.
+
+// diagCommands is the command table's diagnostic family.
+func diagCommands() []*Command {
+	return []*Command{
+		{Name: "monitor", Arity: 1, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale | FlagStateful | FlagNoWS, Group: "server", Since: "1.0.0", Summary: "Listens for all requests received by the server in real-time.", Categories: "admin slow dangerous", Handler: cmdMonitor},
+		{Name: "role", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast, Group: "server", Since: "2.8.12", Summary: "Returns the replication role.", Complexity: "O(1)", Categories: "admin fast dangerous", Handler: cmdRole},
+		{Name: "wait", Arity: 3, Flags: FlagNoScript, Group: "generic", Since: "3.0.0", Syntax: "numreplicas timeout", Summary: "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.", Complexity: "O(1)", Categories: "slow connection", Handler: cmdWait},
+		{Name: "lolwut", Arity: -1, Flags: FlagReadonly | FlagFast, Group: "server", Since: "5.0.0", Syntax: "[VERSION version]", Summary: "Displays computer art and the Redis version", Categories: "read fast", Handler: cmdLolwut},
+		latencyCommand(),
+		debugCommand(),
+	}
+}
+
+// cmdRole is ROLE: a master at replication offset 0 with no replicas.
+func cmdRole(s *Session) {
+	s.W.Array(3)
+	s.W.BulkString("master")
+	s.W.Int(0)
+	s.W.Array(0)
+}
+
+// cmdWait is WAIT numreplicas timeout. No replica ever acknowledges: with
+// numreplicas 0 (or where the client may not block: MULTI, scripts) it
+// answers 0 at once, else 0 when the timeout (milliseconds, 0 forever)
+// passes.
+func cmdWait(s *Session) {
+	n, ok := resp.ParseInt(s.Args[1])
+	if !ok {
+		s.W.Error(errNotInt)
+		return
+	}
+	ms, ok := resp.ParseInt(s.Args[2])
+	if !ok {
+		s.W.Error("ERR timeout is not an integer or out of range")
+		return
+	}
+	if ms < 0 {
+		s.W.Error("ERR timeout is negative")
+		return
+	}
+	if n <= 0 || !s.canBlock() || s.conn == nil {
+		s.W.Int(0)
+		return
+	}
+	w := &waiter{}
+	s.block(w, nil, 0)
+	if ms > 0 && ms < maxTimerMs {
+		reg := &s.srv.blocking
+		srv := s.srv
+		reg.mu.Lock()
+		w.timer = time.AfterFunc(time.Duration(ms)*time.Millisecond, func() {
+			srv.endWait(w, []byte(":0\r\n"))
+		})
+		reg.mu.Unlock()
+	}
+}
+
+// cmdLolwut is LOLWUT [VERSION v]: as Redis 7.0, the version line alone,
+// after a small drawing for VERSION 5 and 6.
+func cmdLolwut(s *Session) {
+	v := int64(7)
+	switch {
+	case len(s.Args) == 3 && resp.EqualFold(s.Args[1], "version"):
+		n, ok := resp.ParseInt(s.Args[2])
+		if !ok {
+			s.W.Error(errNotInt)
+			return
+		}
+		v = n
+	case len(s.Args) != 1:
+		s.W.Error(errSyntax)
+		return
+	}
+	var b strings.Builder
+	if v == 5 || v == 6 {
+		// A staircase of squares, each a little more tilted, in
+		// Braille-free ASCII.
+		for row := 0; row < 6; row++ {
+			for col := 0; col < 12; col++ {
+				if (row+col)%(row+2) == 0 {
+					b.WriteString("\\/")
+				} else {
+					b.WriteString("[]")
+				}
+			}
+			b.WriteByte('\n')
+		}
+		b.WriteString("\nGeorg Nees - schotter, plotter on paper, 1968. ")
+	}
+	b.WriteString("Redis ver. " + Version + "\n")
+	s.W.Verbatim(b.String())
+}
