@@ -145,14 +145,16 @@ func main() {
 		servers[1].stop()
 		ws := freePort()
 		servers[1] = startServer("scraped", *recachedBin, dir, append([]string{"--ws-port", strconv.Itoa(ws), "--save", "", "--loops", strconv.Itoa(*loops)}, persist...)...)
-		stopScrape := scrapeEverySecond(fmt.Sprintf("http://127.0.0.1:%d/metrics", ws))
-		defer stopScrape()
+		servers[1].wsPort = strconv.Itoa(ws)
 	}
 	defer func() {
 		for _, s := range servers {
 			s.stop()
 		}
 	}()
+	if *scrape { // stopped before the servers are
+		defer scrapeEverySecond("http://" + net.JoinHostPort("127.0.0.1", servers[1].wsPort) + "/metrics")()
+	}
 
 	res := map[string]map[string][]result{}
 	if len(exts) > 0 {
@@ -259,9 +261,10 @@ func median(rs []result) result {
 
 // server is one server process under test.
 type server struct {
-	name string
-	addr string
-	cmd  *exec.Cmd
+	name   string
+	addr   string
+	cmd    *exec.Cmd
+	wsPort string // -metrics: the scraped server's WebSocket port
 }
 
 func startServer(name, bin, dir string, args ...string) *server {
