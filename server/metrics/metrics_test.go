@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/recached/recached/server"
+	"github.com/recached/recached/server/metrics"
 	"github.com/recached/recached/server/servertest"
 )
 
@@ -263,5 +265,31 @@ func TestMetricsDroppedPushes(t *testing.T) {
 	pushes := value(fams, "recached_sync_pushes_total")
 	if !(dropped > 0) || dropped > pushes || pushes != float64(sets+1) {
 		t.Fatalf("after %d SETs: %v pushes, %v dropped", sets+1, pushes, dropped)
+	}
+}
+
+// BenchmarkScrape measures one scrape of /metrics, in process, of a server
+// that has run a few commands of several kinds: the CPU a Prometheus
+// server scraping every second costs the engine.
+func BenchmarkScrape(b *testing.B) {
+	s := servertest.StartServers(b, server.DefaultConfig(), nil)
+	c := servertest.Dial(b, s.RESP)
+	for i := 0; i < 1000; i++ {
+		k := fmt.Sprintf("k%d", i)
+		for _, args := range [][]string{{"SET", k, "v"}, {"GET", k}, {"HSET", "h" + k, "f", "v"}, {"LPUSH", "l", k}, {"INCR", "n"}} {
+			if _, err := c.Do(args...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	h := metrics.Handler(s.Srv)
+	req := httptest.NewRequest("GET", "/metrics", nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != http.StatusOK {
+			b.Fatal(w.Code)
+		}
 	}
 }
