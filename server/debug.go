@@ -90,7 +90,7 @@ func cmdDebug(s *Session) {
 	case sub == "jmap" && n == 2:
 		debugJmap(s)
 	default:
-		s.W.Error("ERR unknown subcommand '" + string(trunc(s.Args[1], 128)) + "'. Try DEBUG HELP.")
+		s.W.Error("ERR unknown subcommand or wrong number of arguments for '" + string(trunc(s.Args[1], 128)) + "'. Try DEBUG HELP.")
 	}
 }
 

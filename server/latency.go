@@ -246,7 +246,7 @@ func cmdLatencyGraph(s *Session) {
 func cmdLatencyHistogram(s *Session) {
 	var cmds []*Command
 	add := func(c *Command) {
-		if c.stats.calls.Load() > 0 || c.stats.lat.Load() != nil {
+		if histCalls(s, c) > 0 {
 			cmds = append(cmds, c)
 		}
 	}
@@ -294,10 +294,25 @@ func cmdLatencyHistogram(s *Session) {
 		s.W.BulkString(c.Name)
 		s.W.Map(2)
 		s.W.BulkString("calls")
-		s.W.Int(c.stats.calls.Load())
+		s.W.Int(histCalls(s, c))
 		s.W.BulkString("histogram_usec")
 		writeCDF(s, c.stats.lat.Load())
 	}
+}
+
+// histCalls is the calls of c that LATENCY HISTOGRAM reports: those
+// counted, or those timed when more (CONFIG RESETSTAT's own call, counted
+// before it reset the counters and timed after). The running call, of s,
+// counts once it has run, as in Redis.
+func histCalls(s *Session, c *Command) int64 {
+	n := c.stats.calls.Load()
+	if s.lastCmd.Load() == c {
+		n--
+	}
+	if h := c.stats.lat.Load(); h != nil {
+		n = max(n, h.total.Load())
+	}
+	return n
 }
 
 // writeCDF writes h as Redis's histogram_usec map: at 1, 2, 4 … µs (1024
