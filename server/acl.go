@@ -569,6 +569,7 @@ func (e *setUserError) Error() string {
 // once: on an error nothing changes. It returns the user.
 func (a *aclState) setUser(name string, ops []string) (*User, error) {
 	if strings.ContainsAny(name, " \t\n\r\v\f\x00") {
+		//lint:ignore ST1005 Redis's exact text, sent to clients as it is
 		return nil, errors.New("Usernames can't contain spaces or null characters")
 	}
 	merged, open := mergeSelectorArgs(ops)
