@@ -349,6 +349,9 @@ func (s *Session) clientLine(now time.Time) string {
 	if s.isBlocked() {
 		flags = "b"
 	}
+	if s.srv.monitoring(s) {
+		flags = "O"
+	}
 	tflags, redir := clientListTracking(s)
 	if tflags != "" {
 		flags = strings.TrimPrefix(flags+tflags, "N")

@@ -354,6 +354,7 @@ func configParamList() []*configParam {
 		withApply(intParam("latency-monitor-threshold", "", 0, 0, maxInt64, 0), func(srv *Server, v string) {
 			n, _ := strconv.ParseInt(v, 10, 64)
 			srv.diag.threshold.Store(n)
+			srv.diag.setHook(hookLatency, n > 0)
 		}),
 		// recached's bulk limit is 64 MB (Redis: 512 MB).
 		withApply(memParam("proto-max-bulk-len", "", 0, 1024*1024, maxInt64, 64<<20, false), applyBulkLimit),

@@ -246,7 +246,10 @@ func (s *Session) callLocked(cmd *Command) {
 	}
 	s.noteAbsent(cmd)
 	track := s.srv.latencyTracking.Load()
-	timed := cmd.stats.startCall(track) || cmd.timeAll || s.srv.slowlog.logsAll() || s.srv.diag.threshold.Load() != 0
+	// One load tells whether anybody monitors or the latency monitor is
+	// on (latency.go).
+	hooks := s.srv.diag.hooks.Load()
+	timed := cmd.stats.startCall(track) || cmd.timeAll || s.srv.slowlog.logsAll() || hooks&hookLatency != 0
 	var start time.Time
 	if timed {
 		start = time.Now()
@@ -263,7 +266,7 @@ func (s *Session) callLocked(cmd *Command) {
 	emitted := s.emitted
 	// MONITOR (monitor.go): a script's command shows before the commands
 	// it calls, any other after it ran.
-	mon := s.srv.monitors.n.Load() != 0
+	mon := hooks&hookMonitor != 0
 	args := s.Args // EXEC's change as it runs its commands
 	if mon && cmd.Flags&FlagRunsScript != 0 {
 		s.feedMonitors(cmd, args)

@@ -31,8 +31,17 @@ type latencyEvent struct {
 	max     int64
 }
 
+// The bits of diagState.hooks.
+const (
+	hookMonitor = 1 << iota // a client monitors
+	hookLatency             // latency-monitor-threshold is above 0
+)
+
 // diagState is the latency monitor and DEBUG's switches.
 type diagState struct {
+	// hooks says which per-command diagnostics are on, in one word that
+	// callLocked loads once.
+	hooks atomic.Int32
 	// threshold is latency-monitor-threshold in milliseconds, 0 off.
 	threshold atomic.Int64
 	mu        sync.Mutex
@@ -41,6 +50,15 @@ type diagState struct {
 	noActiveExpire atomic.Bool
 	// cronPaused is DEBUG PAUSE-CRON 1.
 	cronPaused atomic.Bool
+}
+
+// setHook turns a bit of hooks on or off.
+func (g *diagState) setHook(bit int32, on bool) {
+	if on {
+		g.hooks.Or(bit)
+	} else {
+		g.hooks.And(^bit)
+	}
 }
 
 // initDiag prepares the latency monitor and makes RESET leave monitor

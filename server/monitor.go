@@ -19,7 +19,8 @@ import (
 // passwords show as "(redacted)". A command is shown after it ran (EXEC
 // after the commands it ran), except a script's EVAL or FCALL, shown
 // before the commands the script calls. When no client monitors, the feed
-// costs callLocked one atomic load.
+// costs callLocked one atomic load (diagState.hooks, with the latency
+// monitor's bit).
 
 // monitorSet is the server's monitoring sessions.
 type monitorSet struct {
@@ -44,6 +45,7 @@ func cmdMonitor(s *Session) {
 	if _, ok := m.set[s]; !ok {
 		m.set[s] = struct{}{}
 		m.n.Add(1)
+		s.srv.diag.setHook(hookMonitor, true)
 	}
 	m.mu.Unlock()
 	s.W.OK()
@@ -58,7 +60,9 @@ func (srv *Server) unmonitor(s *Session) {
 	m.mu.Lock()
 	if _, ok := m.set[s]; ok {
 		delete(m.set, s)
-		m.n.Add(-1)
+		if m.n.Add(-1) == 0 {
+			srv.diag.setHook(hookMonitor, false)
+		}
 	}
 	m.mu.Unlock()
 }

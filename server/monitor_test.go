@@ -92,6 +92,9 @@ func TestMonitorEndsWithReset(t *testing.T) {
 	mon := servertest.Dial(t, rec)
 	servertest.MustDo(t, mon, "monitor")
 	c := servertest.Dial(t, rec)
+	if l := servertest.MustDo(t, c, "client", "list"); !strings.Contains(l, "flags=O ") {
+		t.Errorf("CLIENT LIST shows no monitor (flags=O):\n%s", l)
+	}
 	servertest.MustDo(t, c, "set", "a", "1")
 	mon.Conn().SetReadDeadline(time.Now().Add(10 * time.Second))
 	if rep, err := mon.Read(); err != nil || !bytes.Contains(rep, []byte(`"set" "a" "1"`)) {
