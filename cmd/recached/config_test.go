@@ -11,9 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/recached/recached/server"
 	"github.com/recached/recached/server/servertest"
@@ -144,43 +142,6 @@ func TestParseFlagsConfigFile(t *testing.T) {
 			t.Errorf("%q: err %v, output %q; want %q", tt.args, err, out.String(), tt.want)
 		}
 	}
-}
-
-// startWithConf runs the binary with args as given (the configuration file
-// first) and waits until addr answers.
-func startWithConf(t *testing.T, bin, addr string, args ...string) *proc {
-	t.Helper()
-	p := &proc{cmd: exec.Command(bin, args...), addr: addr, logs: &bytes.Buffer{}, mu: &sync.Mutex{}}
-	p.cmd.Stdout = lockedWriter{p.mu, p.logs}
-	p.cmd.Stderr = p.cmd.Stdout
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	p.exited = exited
-	go func() {
-		_ = p.cmd.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		_ = p.cmd.Process.Kill()
-		<-exited
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			t.Fatalf("the server exited at start:\n%s", p.output())
-		default:
-		}
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return p
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("the server did not listen:\n%s", p.output())
-	return nil
 }
 
 // noExtraPorts returns the flags turning off every listener but RESP's

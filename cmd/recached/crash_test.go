@@ -59,7 +59,14 @@ func startIn(t *testing.T, bin, dir string, args ...string) *proc {
 		t.Fatal(err)
 	}
 	all := append([]string{"--port", strconv.Itoa(port), "--ws-port", "0", "--amaquet-port", "0", "--dir", dir, "--save", ""}, args...)
-	p := &proc{cmd: exec.Command(bin, all...), addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), logs: &bytes.Buffer{}, mu: &sync.Mutex{}}
+	return startWithConf(t, bin, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), all...)
+}
+
+// startWithConf runs the binary with args as given (a configuration file
+// may come first) and waits until addr answers.
+func startWithConf(t *testing.T, bin, addr string, args ...string) *proc {
+	t.Helper()
+	p := &proc{cmd: exec.Command(bin, args...), addr: addr, logs: &bytes.Buffer{}, mu: &sync.Mutex{}}
 	p.cmd.Stdout = lockedWriter{p.mu, p.logs}
 	p.cmd.Stderr = p.cmd.Stdout
 	if err := p.cmd.Start(); err != nil {

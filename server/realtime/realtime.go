@@ -21,10 +21,7 @@ package realtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log"
-	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -33,6 +30,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/recached/recached/server"
+	"github.com/recached/recached/server/internal/httplisten"
 	"github.com/recached/recached/sync/realtime/web"
 )
 
@@ -86,13 +84,12 @@ func DefaultOptions() Options {
 
 // Listener is the realtime transport of one server.
 type Listener struct {
+	// Listener binds and serves the HTTP server: Listen, Addr, Ready and
+	// Serve are its.
+	*httplisten.Listener
 	opts     Options
 	srv      *server.Server
-	addr     string
 	upgrader websocket.Upgrader
-	hs       *http.Server
-	ln       net.Listener
-	ready    chan struct{}
 	pres     *presence
 	// last is the Message frame encoded for the latest publication
 	// delivered, shared by all its receivers (see messageFrame).
@@ -110,8 +107,6 @@ func New(srv *server.Server, addr string, opts Options) *Listener {
 	l := &Listener{
 		opts:   opts,
 		srv:    srv,
-		addr:   addr,
-		ready:  make(chan struct{}),
 		pres:   newPresence(opts.MaxMembers),
 		conns:  make(map[*conn]struct{}),
 		perKey: make(map[string]int),
@@ -135,46 +130,8 @@ func New(srv *server.Server, addr string, opts Options) *Listener {
 	mux.HandleFunc("/{$}", l.upgrade)
 	// The browser client: GET /realtime-client.js, /realtime-client.d.ts.
 	web.NewHandler().Register(mux)
-	l.hs = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(discard{}, "", 0)}
+	l.Listener = httplisten.New("realtime", addr, mux, nil)
 	return l
-}
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
-
-// Listen binds the listener's address; Addr then reports it.
-func (l *Listener) Listen() error {
-	ln, err := net.Listen("tcp", l.addr)
-	if err != nil {
-		return fmt.Errorf("realtime listener on %s: %w", l.addr, err)
-	}
-	l.ln = ln
-	l.addr = ln.Addr().String()
-	return nil
-}
-
-// Addr returns the address listened on.
-func (l *Listener) Addr() string { return l.addr }
-
-// Ready is closed once the listener accepts connections.
-func (l *Listener) Ready() <-chan struct{} { return l.ready }
-
-// Serve accepts connections until Stop; it binds first if Listen was not
-// called. It returns nil after Stop.
-func (l *Listener) Serve() error {
-	if l.ln == nil {
-		if err := l.Listen(); err != nil {
-			return err
-		}
-	}
-	log.Printf("recached: realtime listening on %s", l.addr)
-	close(l.ready)
-	err := l.hs.Serve(l.ln)
-	if errors.Is(err, http.ErrServerClosed) {
-		return nil
-	}
-	return err
 }
 
 // Stop stops accepting, sends every connection a 4000 Nack after what is
@@ -187,7 +144,7 @@ func (l *Listener) Stop(ctx context.Context) error {
 		return nil
 	}
 	l.mu.Unlock()
-	err := l.hs.Shutdown(ctx)
+	err := l.Shutdown(ctx)
 	l.mu.Lock()
 	l.stopped = true
 	for c := range l.conns {

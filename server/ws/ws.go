@@ -17,8 +17,6 @@ package ws
 import (
 	"context"
 	"errors"
-	"fmt"
-	"log"
 	"net"
 	"net/http"
 	"net/netip"
@@ -30,6 +28,7 @@ import (
 
 	"github.com/recached/recached/server"
 	"github.com/recached/recached/server/dashboard"
+	"github.com/recached/recached/server/internal/httplisten"
 	"github.com/recached/recached/server/metrics"
 	"github.com/recached/recached/sync/web"
 )
@@ -59,12 +58,11 @@ type Listener struct {
 	ReadTimeout  time.Duration
 	WriteTimeout time.Duration
 
+	// Listener binds and serves the HTTP server: Listen, Addr, Ready and
+	// Serve are its.
+	*httplisten.Listener
 	srv      *server.Server
-	addr     string
 	upgrader websocket.Upgrader
-	hs       *http.Server
-	ln       net.Listener
-	ready    chan struct{}
 
 	mu      sync.Mutex
 	conns   map[*conn]struct{}
@@ -79,8 +77,6 @@ func New(srv *server.Server, addr string) *Listener {
 		ReadTimeout:  DefaultReadTimeout,
 		WriteTimeout: DefaultWriteTimeout,
 		srv:          srv,
-		addr:         addr,
-		ready:        make(chan struct{}),
 		conns:        make(map[*conn]struct{}),
 	}
 	l.upgrader = websocket.Upgrader{
@@ -98,52 +94,14 @@ func New(srv *server.Server, addr string) *Listener {
 	dashboard.Register(mux, srv)
 	// The browser client and its demo: GET /recached-edge.js, /demo/.
 	web.NewHandler().Register(mux)
-	l.hs = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(discard{}, "", 0)}
+	l.Listener = httplisten.New("WebSocket", addr, mux, func(ln net.Listener) net.Listener { return keepAliveListener{ln, srv} })
 	return l
-}
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
-
-// Listen binds the listener's address; Addr then reports it.
-func (l *Listener) Listen() error {
-	ln, err := net.Listen("tcp", l.addr)
-	if err != nil {
-		return fmt.Errorf("websocket listener on %s: %w", l.addr, err)
-	}
-	l.ln = keepAliveListener{ln, l.srv}
-	l.addr = ln.Addr().String()
-	return nil
-}
-
-// Addr returns the address listened on.
-func (l *Listener) Addr() string { return l.addr }
-
-// Ready is closed once the listener accepts connections.
-func (l *Listener) Ready() <-chan struct{} { return l.ready }
-
-// Serve accepts connections until Stop; it binds first if Listen was not
-// called. It returns nil after Stop.
-func (l *Listener) Serve() error {
-	if l.ln == nil {
-		if err := l.Listen(); err != nil {
-			return err
-		}
-	}
-	log.Printf("recached: WebSocket listening on %s", l.addr)
-	close(l.ready)
-	err := l.hs.Serve(l.ln)
-	if errors.Is(err, http.ErrServerClosed) {
-		return nil
-	}
-	return err
 }
 
 // Stop stops accepting, lets every connection send what is queued for it,
 // closes it, and waits for the connections to end or ctx to expire.
 func (l *Listener) Stop(ctx context.Context) error {
-	err := l.hs.Shutdown(ctx)
+	err := l.Shutdown(ctx)
 	l.mu.Lock()
 	l.stopped = true
 	for c := range l.conns {
