@@ -73,6 +73,7 @@ func TestBinaryAmaquet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	waitListening(t, port) // startBinary waits for the RESP port only
 	nc, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -77,6 +78,19 @@ func TestRealtimeToken(t *testing.T) {
 
 // realtimeFirstFrame connects to the realtime port with a key credential
 // and returns the server's first frame's op and code.
+// waitListening polls a loopback port until it accepts, for 10 s at most.
+func waitListening(t *testing.T, port int) {
+	t.Helper()
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return
+		}
+	}
+	t.Fatalf("nothing listens on %s", addr)
+}
+
 func realtimeFirstFrame(t *testing.T, port int, cred string) (op, code int) {
 	t.Helper()
 	u := "ws://127.0.0.1:" + strconv.Itoa(port) + "/?key=" + url.QueryEscape(cred)
@@ -123,6 +137,7 @@ func TestAPIKeysFileBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := startIn(t, bin, dir, "--realtime-port", strconv.Itoa(rt), "--amaquet-port", "0", "--api-keys", keys)
+	waitListening(t, rt) // startIn waits for the RESP port only
 	steps := []struct {
 		file   string // written before SIGHUP, "" for no reload
 		logs   string // what the server logs about the reload

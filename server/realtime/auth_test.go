@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/recached/recached/sync/apikey"
+	"github.com/recached/recached/sync/realtime/wire"
 )
 
 // TestCapability403: operations the capability does not cover get a 403
@@ -23,15 +24,15 @@ func TestCapability403(t *testing.T) {
 		{"subscribe elsewhere", sub("3", "chat:1")},
 		{"subscribe a wider glob", sub("4", "*")},
 		{"presence", enter("5", "news:1", "me", nil)},
-		{"attach elsewhere", map[string]any{"op": opAttach, "id": "6", "channel": "sports"}},
+		{"attach elsewhere", map[string]any{"op": wire.Attach, "id": "6", "channel": "sports"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c.send(tc.req)
-			c.expect(opNack, map[string]any{"id": tc.req["id"], "code": codeForbidden, "channel": tc.req["channel"]})
+			c.expect(wire.Nack, map[string]any{"id": tc.req["id"], "code": codeForbidden, "channel": tc.req["channel"]})
 		})
 	}
 	r.respDo(t, "PUBLISH", "news:1", "still here")
-	c.expect(opMessage, map[string]any{"channel": "news:1", "data": "still here"})
+	c.expect(wire.Message, map[string]any{"channel": "news:1", "data": "still here"})
 	c.request(sub("7", "news:*"))
 }
 
@@ -46,8 +47,8 @@ func TestGlobCapabilityPerDelivery(t *testing.T) {
 	for _, ch := range []string{"abc", "ab", "a", "ax"} {
 		r.respDo(t, "PUBLISH", ch, ch)
 	}
-	c.expect(opMessage, map[string]any{"channel": "ab"})
-	c.expect(opMessage, map[string]any{"channel": "ax"})
+	c.expect(wire.Message, map[string]any{"channel": "ab"})
+	c.expect(wire.Message, map[string]any{"channel": "ax"})
 	c.quiet()
 }
 
@@ -61,41 +62,41 @@ func TestAuthNarrows(t *testing.T) {
 	c.request(sub("1", "chat:1"))
 	c.request(sub("2", "news:1"))
 	c.request(sub("3", "news:*"))
-	c.request(map[string]any{"op": opAttach, "id": "4", "channel": "news:2"})
+	c.request(map[string]any{"op": wire.Attach, "id": "4", "channel": "news:2"})
 	c.send(enter("5", "chat:1", "me", nil))
-	c.expect(opPresence, map[string]any{"action": "enter"}) // attached by the Subscribe
-	c.expect(opAck, map[string]any{"id": "5"})
+	c.expect(wire.Presence, map[string]any{"action": "enter"}) // attached by the Subscribe
+	c.expect(wire.Ack, map[string]any{"id": "5"})
 	c.send(enter("6", "news:1", "me", nil))
-	c.expect(opPresence, map[string]any{"action": "enter"})
-	c.expect(opAck, map[string]any{"id": "6"})
+	c.expect(wire.Presence, map[string]any{"action": "enter"})
+	c.expect(wire.Ack, map[string]any{"id": "6"})
 
 	w, _ := r.connect(t, keyQuery("k3"))
-	w.request(map[string]any{"op": opAttach, "id": "1", "channel": "news:1"})
-	w.expect(opPresence, map[string]any{"clientId": "me"})
+	w.request(map[string]any{"op": wire.Attach, "id": "1", "channel": "news:1"})
+	w.expect(wire.Presence, map[string]any{"clientId": "me"})
 
 	tok := r.token(t, "k3", time.Hour, apikey.Capability{"chat:*": {"subscribe", "presence"}}, "")
-	c.send(map[string]any{"op": opAuth, "id": "a", "accessToken": tok})
-	c.expect(opAck, map[string]any{"id": "a"})
-	c.expect(opConnected, map[string]any{"connectionId": id, "connectionStateTtl": 120000, "maxMessageSize": 65536})
+	c.send(map[string]any{"op": wire.Auth, "id": "a", "accessToken": tok})
+	c.expect(wire.Ack, map[string]any{"id": "a"})
+	c.expect(wire.Connected, map[string]any{"connectionId": id, "connectionStateTtl": 120000, "maxMessageSize": 65536})
 	for _, ch := range []string{"news:*", "news:1"} {
-		c.expect(opNack, map[string]any{"code": codeForbidden, "channel": ch})
+		c.expect(wire.Nack, map[string]any{"code": codeForbidden, "channel": ch})
 	}
 	for _, ch := range []string{"news:1", "news:2"} {
-		c.expect(opNack, map[string]any{"code": codeForbidden, "channel": ch})
+		c.expect(wire.Nack, map[string]any{"code": codeForbidden, "channel": ch})
 	}
 	// The news:1 member: the attachment's removal made it leave.
-	w.expect(opPresence, map[string]any{"action": "leave", "clientId": "me"})
+	w.expect(wire.Presence, map[string]any{"action": "leave", "clientId": "me"})
 	r.respDo(t, "PUBLISH", "news:1", "gone")
 	r.respDo(t, "PUBLISH", "chat:1", "kept")
-	c.expect(opMessage, map[string]any{"channel": "chat:1", "data": "kept"})
+	c.expect(wire.Message, map[string]any{"channel": "chat:1", "data": "kept"})
 	c.quiet()
 	// Publishing is no longer allowed either.
 	c.send(pub("7", "chat:1", "", nil))
-	c.expect(opNack, map[string]any{"id": "7", "code": codeForbidden})
+	c.expect(wire.Nack, map[string]any{"id": "7", "code": codeForbidden})
 	// Auth with a plain key widens again.
-	c.send(map[string]any{"op": opAuth, "id": "b", "key": "s3.k3"})
-	c.expect(opAck, map[string]any{"id": "b"})
-	c.expect(opConnected, map[string]any{"connectionId": id})
+	c.send(map[string]any{"op": wire.Auth, "id": "b", "key": "s3.k3"})
+	c.expect(wire.Ack, map[string]any{"id": "b"})
+	c.expect(wire.Connected, map[string]any{"connectionId": id})
 	c.request(pub("8", "news:9", "", nil))
 }
 
@@ -107,12 +108,12 @@ func TestAuthNarrowsGlob(t *testing.T) {
 	c, _ := r.connect(t, keyQuery("k3"))
 	c.request(sub("1", "a*"))
 	r.respDo(t, "PUBLISH", "abc", "before")
-	c.expect(opMessage, map[string]any{"channel": "abc"})
-	c.request(map[string]any{"op": opAuth, "id": "a", "accessToken": r.token(t, "k3", time.Hour, apikey.Capability{"a?": {"subscribe"}}, "")})
-	c.expect(opConnected, nil)
+	c.expect(wire.Message, map[string]any{"channel": "abc"})
+	c.request(map[string]any{"op": wire.Auth, "id": "a", "accessToken": r.token(t, "k3", time.Hour, apikey.Capability{"a?": {"subscribe"}}, "")})
+	c.expect(wire.Connected, nil)
 	r.respDo(t, "PUBLISH", "abc", "after")
 	r.respDo(t, "PUBLISH", "ab", "after")
-	c.expect(opMessage, map[string]any{"channel": "ab"})
+	c.expect(wire.Message, map[string]any{"channel": "ab"})
 	c.quiet()
 }
 
@@ -123,12 +124,12 @@ func TestAuthInvalid(t *testing.T) {
 	forged, _ := apikey.Mint(&apikey.Key{ID: "k1", Secret: "wrong"}, time.Hour, nil, "", time.Now())
 	for _, cred := range []map[string]any{{"accessToken": forged}, {"token": "x.y.z"}, {"key": "bad.k1"}, {"key": "s1.nokey"}} {
 		c, _ := r.connect(t, keyQuery("k1"))
-		m := map[string]any{"op": opAuth, "id": "x"}
+		m := map[string]any{"op": wire.Auth, "id": "x"}
 		for k, v := range cred {
 			m[k] = v
 		}
 		c.send(m)
-		c.expect(opNack, map[string]any{"id": "x", "code": codeUnauthorized})
+		c.expect(wire.Nack, map[string]any{"id": "x", "code": codeUnauthorized})
 		c.expectClose(closePolicy)
 	}
 }
@@ -140,16 +141,16 @@ func TestTokenExpiresMidSession(t *testing.T) {
 	short := r.token(t, "k1", 2*time.Second, nil, "")
 	c, _ := r.connect(t, "accessToken="+short)
 	c.request(sub("1", "chat:1"))
-	c.expect(opNack, map[string]any{"code": codeUnauthorized, "message": "token expired"})
+	c.expect(wire.Nack, map[string]any{"code": codeUnauthorized, "message": "token expired"})
 	c.expectClose(closePolicy)
 
 	// Renewed in time: the old expiry passes unnoticed.
 	short = r.token(t, "k1", 2*time.Second, nil, "")
 	exp := time.Now().Add(2 * time.Second)
 	d, _ := r.connect(t, "accessToken="+short)
-	d.send(map[string]any{"op": opAuth, "id": "r", "accessToken": r.token(t, "k1", time.Hour, nil, "")})
-	d.expect(opAck, map[string]any{"id": "r"})
-	d.expect(opConnected, nil)
+	d.send(map[string]any{"op": wire.Auth, "id": "r", "accessToken": r.token(t, "k1", time.Hour, nil, "")})
+	d.expect(wire.Ack, map[string]any{"id": "r"})
+	d.expect(wire.Connected, nil)
 	waitFor(t, "the first token's expiry", func() bool { return time.Now().After(exp.Add(time.Second)) })
 	d.quiet()
 	d.request(sub("2", "chat:1"))
@@ -163,8 +164,8 @@ func TestAuthOtherKeyAtCeiling(t *testing.T) {
 	r := startRig(t, testKeys, o, nil)
 	r.connect(t, keyQuery("k2"))
 	c, _ := r.connect(t, keyQuery("k1"))
-	c.send(map[string]any{"op": opAuth, "id": "a", "key": "s2.k2"})
-	c.expect(opNack, map[string]any{"id": "a", "code": codeTooMany})
+	c.send(map[string]any{"op": wire.Auth, "id": "a", "key": "s2.k2"})
+	c.expect(wire.Nack, map[string]any{"id": "a", "code": codeTooMany})
 	c.request(pub("1", "chat:1", "", nil)) // still k1
 }
 
@@ -187,22 +188,22 @@ func TestRevokedMidSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	busy.send(sub("1", "chat:1"))
-	busy.expect(opNack, map[string]any{"code": codeUnauthorized, "message": "credential revoked"})
+	busy.expect(wire.Nack, map[string]any{"code": codeUnauthorized, "message": "credential revoked"})
 	busy.expectClose(closePolicy)
 	for {
 		f := idle.next()
-		if f.op() == opNack {
+		if f.op() == wire.Nack {
 			if f.num("code") != codeUnauthorized {
 				t.Fatalf("Nack %v", f)
 			}
 			break
 		}
-		if f.op() != opHeartbeat {
+		if f.op() != wire.Heartbeat {
 			t.Fatalf("frame %v", f)
 		}
 	}
 	idle.expectClose(closePolicy)
 	c := r.dial(t, keyQuery("k1"))
-	c.expect(opNack, map[string]any{"code": codeUnauthorized})
+	c.expect(wire.Nack, map[string]any{"code": codeUnauthorized})
 	other.request(pub("2", "x", "", nil))
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/recached/recached/server/servertest"
+	"github.com/recached/recached/sync/realtime/wire"
 )
 
 // proc is a recached process built from this tree.
@@ -115,7 +116,7 @@ func TestHistorySurvivesSIGKILL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.expect(opConnected, nil)
+	c.expect(wire.Connected, nil)
 	const n = 60
 	for i := 0; i < n; i++ {
 		c.request(pub(strconv.Itoa(i), "durable", "m", i))
@@ -123,7 +124,7 @@ func TestHistorySurvivesSIGKILL(t *testing.T) {
 	// Unacknowledged publishes may be lost, acknowledged ones not: these
 	// race the kill.
 	for i := n; i < n+20; i++ {
-		c.send(map[string]any{"op": opPublish, "channel": "durable", "name": "m", "data": i})
+		c.send(map[string]any{"op": wire.Publish, "channel": "durable", "name": "m", "data": i})
 	}
 	b.kill()
 
@@ -132,21 +133,21 @@ func TestHistorySurvivesSIGKILL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.expect(opConnected, nil)
-	c.send(map[string]any{"op": opSubscribe, "id": "s", "channel": "durable", "rewind": 100})
-	c.expect(opAck, map[string]any{"id": "s"})
+	c.expect(wire.Connected, nil)
+	c.send(map[string]any{"op": wire.Subscribe, "id": "s", "channel": "durable", "rewind": 100})
+	c.expect(wire.Ack, map[string]any{"id": "s"})
 	var got []int
 	for {
 		f := c.next()
-		if f.op() == opHeartbeat {
+		if f.op() == wire.Heartbeat {
 			break
 		}
-		if f.op() != opMessage || f.str("name") != "m" {
+		if f.op() != wire.Message || f.str("name") != "m" {
 			t.Fatalf("frame %v", f)
 		}
 		got = append(got, f.num("data"))
 		if len(got) == 1 {
-			c.send(map[string]any{"op": opHeartbeat, "id": "end"}) // marks the end of the history
+			c.send(map[string]any{"op": wire.Heartbeat, "id": "end"}) // marks the end of the history
 		}
 	}
 	if len(got) < n {
@@ -168,12 +169,12 @@ func TestBinaryFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.expect(opConnected, nil)
+	c.expect(wire.Connected, nil)
 	d, err := dialClient(t, b.addr(), keyQuery("k1"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.expect(opNack, map[string]any{"code": codeTooMany})
+	d.expect(wire.Nack, map[string]any{"code": codeTooMany})
 	d.expectClose(websocket.CloseTryAgainLater)
 	b.kill()
 

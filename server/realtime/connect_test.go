@@ -11,6 +11,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/recached/recached/sync/apikey"
+	"github.com/recached/recached/sync/realtime/wire"
 )
 
 // TestConnect covers SPEC section 9's credentials at connect: the key
@@ -75,13 +76,13 @@ func TestConnect(t *testing.T) {
 			c := r.dial(t, tc.query)
 			f := c.next()
 			if tc.ok {
-				if f.op() != opConnected {
+				if f.op() != wire.Connected {
 					t.Fatalf("got %v, want Connected", f)
 				}
 				c.quiet()
 				return
 			}
-			if f.op() != opNack || f.num("code") != codeUnauthorized || f.str("message") == "" || f["id"] != nil {
+			if f.op() != wire.Nack || f.num("code") != codeUnauthorized || f.str("message") == "" || f["id"] != nil {
 				t.Fatalf("got %v, want a 401 Nack", f)
 			}
 			c.expectClose(closePolicy)
@@ -98,7 +99,7 @@ func TestConnectedFrame(t *testing.T) {
 		c := r.dial(t, keyQuery("k1"))
 		f := c.next()
 		id := f.str("connectionId")
-		if len(f) != 4 || f.op() != opConnected || f.num("connectionStateTtl") != 120000 || f.num("maxMessageSize") != 65536 {
+		if len(f) != 4 || f.op() != wire.Connected || f.num("connectionStateTtl") != 120000 || f.num("maxMessageSize") != 65536 {
 			t.Fatalf("Connected %v", f)
 		}
 		if len(id) < 16 || strings.Trim(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != "" {
@@ -116,7 +117,7 @@ func TestConnectedFrame(t *testing.T) {
 func TestNoKeysConfigured(t *testing.T) {
 	r := startRig(t, "", quickOptions(), nil)
 	c := r.dial(t, keyQuery("k1"))
-	c.expect(opNack, map[string]any{"code": codeUnauthorized, "message": "no API keys are configured on this server (--api-keys)"})
+	c.expect(wire.Nack, map[string]any{"code": codeUnauthorized, "message": "no API keys are configured on this server (--api-keys)"})
 	c.expectClose(closePolicy)
 }
 

@@ -9,25 +9,8 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
-)
 
-// Opcodes, frozen by the seed: the numbers are the wire contract.
-const (
-	opAttach         = 1
-	opDetach         = 2
-	opPublish        = 3
-	opMessage        = 4
-	opPresenceEnter  = 5
-	opPresenceLeave  = 6
-	opPresenceUpdate = 7
-	opPresence       = 8
-	opAck            = 9
-	opNack           = 10
-	opHeartbeat      = 11
-	opConnected      = 12
-	opSubscribe      = 13
-	opUnsubscribe    = 14
-	opAuth           = 15
+	"github.com/recached/recached/sync/realtime/wire"
 )
 
 // Nack codes (SPEC section 9): HTTP status codes, plus 4000.
@@ -149,10 +132,10 @@ func decodeRequest(b []byte) (*request, *frameError) {
 	}
 	r.op = op
 	switch op {
-	case opMessage, opPresence, opAck, opNack, opConnected:
+	case wire.Message, wire.Presence, wire.Ack, wire.Nack, wire.Connected:
 		return nil, badRequest(r.id, "op %d is sent by the server only", op)
-	case opAttach, opDetach, opPublish, opPresenceEnter, opPresenceLeave, opPresenceUpdate,
-		opHeartbeat, opSubscribe, opUnsubscribe, opAuth:
+	case wire.Attach, wire.Detach, wire.Publish, wire.PresenceEnter, wire.PresenceLeave, wire.PresenceUpdate,
+		wire.Heartbeat, wire.Subscribe, wire.Unsubscribe, wire.Auth:
 	default:
 		return nil, badRequest(r.id, "unknown op %s", w.Op)
 	}
@@ -197,8 +180,8 @@ func decodeRequest(b []byte) (*request, *frameError) {
 		r.data = buf.Bytes()
 	}
 	switch op {
-	case opAttach, opDetach, opPublish, opPresenceEnter, opPresenceLeave, opPresenceUpdate,
-		opSubscribe, opUnsubscribe:
+	case wire.Attach, wire.Detach, wire.Publish, wire.PresenceEnter, wire.PresenceLeave, wire.PresenceUpdate,
+		wire.Subscribe, wire.Unsubscribe:
 		if !hasChannel {
 			return nil, badRequest(r.id, "channel is required")
 		}
@@ -209,7 +192,7 @@ func decodeRequest(b []byte) (*request, *frameError) {
 	if r.hasCID && (len(r.clientID) == 0 || len(r.clientID) > MaxClientID) {
 		return nil, badRequest(r.id, "clientId must be 1 to %d bytes", MaxClientID)
 	}
-	if op == opAuth {
+	if op == wire.Auth {
 		n := 0
 		for _, c := range []struct {
 			has   bool

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/recached/recached/sync/realtime/wire"
 )
 
 func TestDecodeRequest(t *testing.T) {
@@ -167,7 +169,7 @@ func FuzzDecodeRequest(f *testing.F) {
 			}
 			return
 		}
-		if req.op < opAttach || req.op > opAuth {
+		if req.op < wire.Attach || req.op > wire.Auth {
 			t.Fatalf("accepted op %d", req.op)
 		}
 		if req.rewind < 0 || req.rewind > MaxRewind || len(req.channel) > MaxChannel {

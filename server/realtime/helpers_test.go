@@ -14,6 +14,7 @@ import (
 	"github.com/recached/recached/server"
 	"github.com/recached/recached/server/servertest"
 	"github.com/recached/recached/sync/apikey"
+	"github.com/recached/recached/sync/realtime/wire"
 )
 
 // testKeys is the API keys file of most tests: k1 may do everything on
@@ -179,7 +180,7 @@ func (r *rig) connect(t *testing.T, query string) (*client, string) {
 	t.Helper()
 	c := r.dial(t, query)
 	f := c.next()
-	if f.op() != opConnected {
+	if f.op() != wire.Connected {
 		t.Fatalf("first frame %v, want Connected", f)
 	}
 	return c, f.str("connectionId")
@@ -220,7 +221,7 @@ func (c *client) next() frame {
 			if !ok {
 				c.t.Fatalf("connection closed: %v", <-c.closed)
 			}
-			if !c.beats && f.op() == opHeartbeat && f["id"] == nil {
+			if !c.beats && f.op() == wire.Heartbeat && f["id"] == nil {
 				continue
 			}
 			return f
@@ -252,7 +253,7 @@ func (c *client) expect(op int, fields map[string]any) frame {
 func (c *client) request(v map[string]any) {
 	c.t.Helper()
 	c.send(v)
-	c.expect(opAck, map[string]any{"id": v["id"]})
+	c.expect(wire.Ack, map[string]any{"id": v["id"]})
 }
 
 // expectClose waits for the connection to end with a close frame of code.
@@ -261,7 +262,7 @@ func (c *client) expectClose(code int) {
 	for {
 		select {
 		case f, ok := <-c.frames:
-			if ok && !c.beats && f.op() == opHeartbeat && f["id"] == nil {
+			if ok && !c.beats && f.op() == wire.Heartbeat && f["id"] == nil {
 				continue
 			}
 			if !ok {
@@ -283,9 +284,9 @@ func (c *client) expectClose(code int) {
 // would have arrived first.
 func (c *client) quiet() {
 	c.t.Helper()
-	c.send(map[string]any{"op": opHeartbeat, "id": "quiet"})
+	c.send(map[string]any{"op": wire.Heartbeat, "id": "quiet"})
 	f := c.next()
-	if f.op() != opHeartbeat || f.str("id") != "quiet" {
+	if f.op() != wire.Heartbeat || f.str("id") != "quiet" {
 		c.t.Fatalf("unexpected frame %v", f)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/recached/recached/server/servertest"
+	"github.com/recached/recached/sync/realtime/wire"
 )
 
 // TestConnsPerKey: past the key's ceiling the connect gets a 429 Nack and
@@ -22,7 +23,7 @@ func TestConnsPerKey(t *testing.T) {
 	a, _ := r.connect(t, keyQuery("k1"))
 	r.connect(t, "accessToken="+r.token(t, "k1", time.Hour, nil, ""))
 	c := r.dial(t, keyQuery("k1"))
-	c.expect(opNack, map[string]any{"code": codeTooMany})
+	c.expect(wire.Nack, map[string]any{"code": codeTooMany})
 	c.expectClose(websocket.CloseTryAgainLater)
 	r.connect(t, keyQuery("k2")) // another key is not affected
 	a.ws.Close()
@@ -31,7 +32,7 @@ func TestConnsPerKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ok := c.next().op() == opConnected
+		ok := c.next().op() == wire.Connected
 		c.ws.Close()
 		return ok
 	})
@@ -43,13 +44,13 @@ func TestSubscriptionsPerConnection(t *testing.T) {
 	r := startRig(t, testKeys, quickOptions(), nil)
 	c, _ := r.connect(t, keyQuery("k3"))
 	for i := 0; i < 1000; i++ {
-		c.send(map[string]any{"op": opSubscribe, "channel": "s:" + strconv.Itoa(i)})
+		c.send(map[string]any{"op": wire.Subscribe, "channel": "s:" + strconv.Itoa(i)})
 	}
 	c.quiet() // no Nack for the first 1000
 	c.send(sub("x", "s:1000"))
-	c.expect(opNack, map[string]any{"id": "x", "code": codeTooMany, "channel": "s:1000"})
-	c.request(map[string]any{"op": opSubscribe, "id": "y", "channel": "s:5", "filter": "5"})
-	c.request(map[string]any{"op": opUnsubscribe, "id": "z", "channel": "s:6"})
+	c.expect(wire.Nack, map[string]any{"id": "x", "code": codeTooMany, "channel": "s:1000"})
+	c.request(map[string]any{"op": wire.Subscribe, "id": "y", "channel": "s:5", "filter": "5"})
+	c.request(map[string]any{"op": wire.Unsubscribe, "id": "z", "channel": "s:6"})
 	c.request(sub("w", "s:1000"))
 }
 
@@ -58,11 +59,11 @@ func TestMembersPerChannel(t *testing.T) {
 	r := startRig(t, testKeys, quickOptions(), nil)
 	c, _ := r.connect(t, keyQuery("k3"))
 	for i := 0; i < 10000; i++ {
-		c.send(map[string]any{"op": opPresenceEnter, "channel": "crowd", "clientId": "m" + strconv.Itoa(i)})
+		c.send(map[string]any{"op": wire.PresenceEnter, "channel": "crowd", "clientId": "m" + strconv.Itoa(i)})
 	}
 	c.quiet()
 	c.send(enter("x", "crowd", "one-too-many", nil))
-	c.expect(opNack, map[string]any{"id": "x", "code": codeTooMany, "channel": "crowd"})
+	c.expect(wire.Nack, map[string]any{"id": "x", "code": codeTooMany, "channel": "crowd"})
 	c.request(enter("y", "crowd", "m7", "update is fine"))
 	c.request(enter("z", "other", "one-too-many", nil))
 	if n := r.l.pres.members("crowd"); n != 10000 {
@@ -78,16 +79,16 @@ func TestPublishRate(t *testing.T) {
 	// 2001 publishes in one burst span at most two one-second windows
 	// unless the burst takes over a second: at least one is refused.
 	for i := 0; i < 2001; i++ {
-		c.send(map[string]any{"op": opPublish, "channel": "rate"})
+		c.send(map[string]any{"op": wire.Publish, "channel": "rate"})
 	}
-	c.send(map[string]any{"op": opHeartbeat, "id": "end"})
+	c.send(map[string]any{"op": wire.Heartbeat, "id": "end"})
 	refused := 0
 	for {
 		f := c.next()
-		if f.op() == opHeartbeat {
+		if f.op() == wire.Heartbeat {
 			break
 		}
-		if f.op() != opNack || f.num("code") != codeTooMany || f.str("channel") != "rate" {
+		if f.op() != wire.Nack || f.num("code") != codeTooMany || f.str("channel") != "rate" {
 			t.Fatalf("frame %v", f)
 		}
 		refused++
@@ -142,7 +143,7 @@ func TestSlowConsumer(t *testing.T) {
 			}
 		}
 		for j := i; j < i+batch; j++ {
-			f := fast.expect(opMessage, nil)
+			f := fast.expect(wire.Message, nil)
 			if !strings.HasPrefix(f.str("data"), strconv.Itoa(j)+":") {
 				t.Fatalf("fast client: message %d is %.20s", j, f.str("data"))
 			}
@@ -161,12 +162,12 @@ func TestSlowConsumer(t *testing.T) {
 			break
 		}
 		switch f.op() {
-		case opMessage:
+		case wire.Message:
 			if !strings.HasPrefix(f.str("data"), strconv.Itoa(next)+":") {
 				t.Fatalf("slow client: message %d is %.20s", next, f.str("data"))
 			}
 			next++
-		case opNack:
+		case wire.Nack:
 			if f.num("code") != codeDisconnected || f.str("message") != "slow consumer" {
 				t.Fatalf("Nack %v", f)
 			}
@@ -209,21 +210,21 @@ func TestHeartbeat(t *testing.T) {
 	c.beats = true
 	pinged := make(chan struct{}, 100)
 	c.ws.SetPingHandler(func(string) error { pinged <- struct{}{}; return nil }) // no pong
-	c.send(map[string]any{"op": opHeartbeat, "id": "h"})
-	c.expect(opHeartbeat, map[string]any{"id": "h"})
-	f := c.expect(opHeartbeat, nil) // the server's, after 200 ms of silence
+	c.send(map[string]any{"op": wire.Heartbeat, "id": "h"})
+	c.expect(wire.Heartbeat, map[string]any{"id": "h"})
+	f := c.expect(wire.Heartbeat, nil) // the server's, after 200 ms of silence
 	if _, ok := f["id"]; ok {
 		t.Fatalf("server heartbeat %v has an id", f)
 	}
 	for {
 		f := c.next()
-		if f.op() == opNack {
+		if f.op() == wire.Nack {
 			if f.num("code") != codeDisconnected {
 				t.Fatalf("Nack %v", f)
 			}
 			break
 		}
-		if f.op() != opHeartbeat {
+		if f.op() != wire.Heartbeat {
 			t.Fatalf("frame %v", f)
 		}
 	}
@@ -236,8 +237,8 @@ func TestHeartbeat(t *testing.T) {
 	k, _ := r.connect(t, keyQuery("k1"))
 	start := time.Now()
 	for time.Since(start) < 3*o.IdleTimeout {
-		k.send(map[string]any{"op": opHeartbeat, "id": "k"})
-		k.expect(opHeartbeat, map[string]any{"id": "k"})
+		k.send(map[string]any{"op": wire.Heartbeat, "id": "k"})
+		k.expect(wire.Heartbeat, map[string]any{"id": "k"})
 		time.Sleep(300 * time.Millisecond) // the client's pace, under the idle timeout
 	}
 
@@ -251,7 +252,7 @@ func TestHeartbeat(t *testing.T) {
 		if _, err := rc.Do("PUBLISH", "chat:live", strconv.Itoa(i)); err != nil {
 			t.Fatal(err)
 		}
-		l.expect(opMessage, map[string]any{"data": strconv.Itoa(i)})
+		l.expect(wire.Message, map[string]any{"data": strconv.Itoa(i)})
 		time.Sleep(50 * time.Millisecond) // the publisher's pace
 	}
 }
@@ -270,7 +271,7 @@ func TestShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range cs {
-		c.expect(opNack, map[string]any{"code": codeDisconnected, "message": "server shutting down"})
+		c.expect(wire.Nack, map[string]any{"code": codeDisconnected, "message": "server shutting down"})
 		c.expectClose(websocket.CloseGoingAway)
 	}
 	if n := r.l.Conns(); n != 0 {

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/recached/recached/sync/realtime/wire"
 )
 
 // TestMalformedFrames sends every kind of bad frame SPEC section 9 names
@@ -45,7 +47,7 @@ func TestMalformedFrames(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c.sendRaw(tc.typ, []byte(tc.frame))
-			f := c.expect(opNack, map[string]any{"code": tc.code})
+			f := c.expect(wire.Nack, map[string]any{"code": tc.code})
 			if tc.id == nil && f["id"] != nil || tc.id != nil && f["id"] != tc.id && f.num("id") != tc.id {
 				t.Fatalf("Nack %v, want id %v", f, tc.id)
 			}
@@ -57,7 +59,7 @@ func TestMalformedFrames(t *testing.T) {
 	}
 	t.Run("exactly the maximum", func(t *testing.T) {
 		c.sendRaw(websocket.TextMessage, []byte(edge))
-		c.expect(opAck, map[string]any{"id": "e"})
+		c.expect(wire.Ack, map[string]any{"id": "e"})
 	})
 }
 
@@ -74,7 +76,7 @@ func TestFragmentedFrame(t *testing.T) {
 	defer ws.Close()
 	c := &client{t: t, ws: ws, frames: make(chan frame, 16), closed: make(chan error, 1)}
 	go c.readLoop()
-	c.expect(opConnected, nil)
+	c.expect(wire.Connected, nil)
 	c.sendRaw(websocket.TextMessage, []byte(`{"op":11,"id":"fragmented into many frames"}`))
-	c.expect(opHeartbeat, map[string]any{"id": "fragmented into many frames"})
+	c.expect(wire.Heartbeat, map[string]any{"id": "fragmented into many frames"})
 }

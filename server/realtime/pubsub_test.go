@@ -14,14 +14,15 @@ import (
 
 	"github.com/recached/recached/server"
 	"github.com/recached/recached/server/servertest"
+	"github.com/recached/recached/sync/realtime/wire"
 )
 
 func sub(id, channel string) map[string]any {
-	return map[string]any{"op": opSubscribe, "id": id, "channel": channel}
+	return map[string]any{"op": wire.Subscribe, "id": id, "channel": channel}
 }
 
 func pub(id, channel string, name string, data any) map[string]any {
-	m := map[string]any{"op": opPublish, "id": id, "channel": channel}
+	m := map[string]any{"op": wire.Publish, "id": id, "channel": channel}
 	if name != "" {
 		m["name"] = name
 	}
@@ -48,15 +49,15 @@ func TestPublishSubscribe(t *testing.T) {
 	before := time.Now().UnixMilli()
 	a.send(pub("2", "chat:1", "greeting", map[string]any{"text": "hi", "n": 1}))
 	for _, c := range []*client{a, b, quietPub} {
-		f := c.expect(opMessage, map[string]any{"channel": "chat:1", "name": "greeting", "data": map[string]any{"text": "hi", "n": 1}, "connectionId": aID})
+		f := c.expect(wire.Message, map[string]any{"channel": "chat:1", "name": "greeting", "data": map[string]any{"text": "hi", "n": 1}, "connectionId": aID})
 		if ts := int64(f.num("timestamp")); ts < before || ts > time.Now().UnixMilli() {
 			t.Fatalf("timestamp %d not within [%d, now]", ts, before)
 		}
 	}
-	a.expect(opAck, map[string]any{"id": "2"})
+	a.expect(wire.Ack, map[string]any{"id": "2"})
 	b.send(pub("3", "chat:1", "", nil))
 	for _, c := range []*client{a, b, quietPub} {
-		f := c.expect(opMessage, map[string]any{"channel": "chat:1"})
+		f := c.expect(wire.Message, map[string]any{"channel": "chat:1"})
 		if _, ok := f["name"]; ok {
 			t.Fatalf("%v has a name", f)
 		}
@@ -64,11 +65,11 @@ func TestPublishSubscribe(t *testing.T) {
 			t.Fatalf("%v has data", f)
 		}
 	}
-	b.expect(opAck, map[string]any{"id": "3"})
+	b.expect(wire.Ack, map[string]any{"id": "3"})
 	// echo=false: its own publish is not delivered back to it.
 	quietPub.request(pub("5", "chat:1", "n", "own"))
-	a.expect(opMessage, map[string]any{"connectionId": qID, "data": "own"})
-	b.expect(opMessage, map[string]any{"connectionId": qID, "data": "own"})
+	a.expect(wire.Message, map[string]any{"connectionId": qID, "data": "own"})
+	b.expect(wire.Message, map[string]any{"connectionId": qID, "data": "own"})
 	quietPub.quiet()
 }
 
@@ -78,11 +79,11 @@ func TestNullData(t *testing.T) {
 	a, _ := r.connect(t, keyQuery("k1"))
 	a.request(sub("1", "chat:1"))
 	a.sendRaw(1, []byte(`{"op":3,"id":"2","channel":"chat:1","data":null}`))
-	f := a.expect(opMessage, nil)
+	f := a.expect(wire.Message, nil)
 	if v, ok := f["data"]; !ok || v != nil {
 		t.Fatalf("%v: want data null", f)
 	}
-	a.expect(opAck, map[string]any{"id": "2"})
+	a.expect(wire.Ack, map[string]any{"id": "2"})
 }
 
 // TestGlobAndFilter: a glob subscription receives every matching channel,
@@ -92,21 +93,21 @@ func TestGlobAndFilter(t *testing.T) {
 	r := startRig(t, testKeys, quickOptions(), nil)
 	c, _ := r.connect(t, keyQuery("k3"))
 	c.request(sub("1", "room:*"))
-	c.request(map[string]any{"op": opSubscribe, "id": "2", "channel": "digits:*", "filter": `^digits:[0-9]+$`})
+	c.request(map[string]any{"op": wire.Subscribe, "id": "2", "channel": "digits:*", "filter": `^digits:[0-9]+$`})
 	c.request(sub("3", "room:1"))
 	p, _ := r.connect(t, keyQuery("k3"))
 	for i, ch := range []string{"room:1", "room:lobby", "digits:42", "digits:abc", "other", "digits:7"} {
 		p.request(pub(strconv.Itoa(i), ch, "", ch))
 	}
 	for _, want := range []string{"room:1", "room:lobby", "digits:42", "digits:7"} {
-		c.expect(opMessage, map[string]any{"channel": want, "data": want})
+		c.expect(wire.Message, map[string]any{"channel": want, "data": want})
 	}
 	c.quiet()
-	c.request(map[string]any{"op": opUnsubscribe, "id": "4", "channel": "room:*"})
-	c.request(map[string]any{"op": opUnsubscribe, "id": "5", "channel": "never-subscribed"})
+	c.request(map[string]any{"op": wire.Unsubscribe, "id": "4", "channel": "room:*"})
+	c.request(map[string]any{"op": wire.Unsubscribe, "id": "5", "channel": "never-subscribed"})
 	p.request(pub("6", "room:lobby", "", "x"))
 	p.request(pub("7", "room:1", "", "y"))
-	c.expect(opMessage, map[string]any{"channel": "room:1", "data": "y"})
+	c.expect(wire.Message, map[string]any{"channel": "room:1", "data": "y"})
 	c.quiet()
 }
 
@@ -116,12 +117,12 @@ func TestGlobAndFilter(t *testing.T) {
 func TestResubscribeReplaces(t *testing.T) {
 	r := startRig(t, testKeys, quickOptions(), nil)
 	c, _ := r.connect(t, keyQuery("k3"))
-	c.request(map[string]any{"op": opSubscribe, "id": "1", "channel": "t:*", "filter": "^t:a"})
-	c.request(map[string]any{"op": opSubscribe, "id": "2", "channel": "t:*", "filter": "^t:b"})
+	c.request(map[string]any{"op": wire.Subscribe, "id": "1", "channel": "t:*", "filter": "^t:a"})
+	c.request(map[string]any{"op": wire.Subscribe, "id": "2", "channel": "t:*", "filter": "^t:b"})
 	p, _ := r.connect(t, keyQuery("k3"))
 	p.request(pub("1", "t:a", "", 1))
 	p.request(pub("2", "t:b", "", 2))
-	c.expect(opMessage, map[string]any{"channel": "t:b"})
+	c.expect(wire.Message, map[string]any{"channel": "t:b"})
 	c.quiet()
 
 	// Resubscribing while a publisher runs loses and repeats nothing.
@@ -139,16 +140,16 @@ func TestResubscribeReplaces(t *testing.T) {
 		}
 	}()
 	for i := 0; i < 20; i++ {
-		c.send(map[string]any{"op": opSubscribe, "id": "re" + strconv.Itoa(i), "channel": "seq"})
+		c.send(map[string]any{"op": wire.Subscribe, "id": "re" + strconv.Itoa(i), "channel": "seq"})
 	}
 	next := 0
 	acks := 0
 	for next < n || acks < 20 {
 		f := c.next()
 		switch f.op() {
-		case opAck:
+		case wire.Ack:
 			acks++
-		case opMessage:
+		case wire.Message:
 			if got := f.str("data"); got != strconv.Itoa(next) {
 				t.Fatalf("got message %s, want %d", got, next)
 			}
@@ -178,10 +179,10 @@ func TestRewind(t *testing.T) {
 	} {
 		t.Run(fmt.Sprint(tc.rewind), func(t *testing.T) {
 			c, _ := r.connect(t, keyQuery("k3"))
-			c.send(map[string]any{"op": opSubscribe, "id": "s", "channel": "hist", "rewind": tc.rewind})
-			c.expect(opAck, map[string]any{"id": "s"})
+			c.send(map[string]any{"op": wire.Subscribe, "id": "s", "channel": "hist", "rewind": tc.rewind})
+			c.expect(wire.Ack, map[string]any{"id": "s"})
 			for i := tc.first; i < tc.first+tc.count; i++ {
-				f := c.expect(opMessage, map[string]any{"channel": "hist"})
+				f := c.expect(wire.Message, map[string]any{"channel": "hist"})
 				got := fmt.Sprint(f["data"])
 				if i%2 == 1 {
 					if f.str("connectionId") != "resp" {
@@ -229,12 +230,12 @@ func TestRewindUnderConcurrentPublishes(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			if f := <-c.frames; f.op() != opConnected {
+			if f := <-c.frames; f.op() != wire.Connected {
 				t.Errorf("first frame %v", f)
 				return
 			}
-			c.ws.WriteJSON(map[string]any{"op": opSubscribe, "id": "s", "channel": "busy", "rewind": 100})
-			if f := <-c.frames; f.op() != opAck {
+			c.ws.WriteJSON(map[string]any{"op": wire.Subscribe, "id": "s", "channel": "busy", "rewind": 100})
+			if f := <-c.frames; f.op() != wire.Ack {
 				t.Errorf("after Subscribe: %v", f)
 				return
 			}
@@ -270,7 +271,7 @@ func TestRESPBridge(t *testing.T) {
 	if got := r.respDo(t, "PUBLISH", "bridge", "hello \"world\"\n\xff"); got != ":1\r\n" {
 		t.Fatalf("PUBLISH counted %q, want :1", got)
 	}
-	f := c.expect(opMessage, map[string]any{"channel": "bridge", "data": "hello \"world\"\n\uFFFD", "connectionId": "resp"})
+	f := c.expect(wire.Message, map[string]any{"channel": "bridge", "data": "hello \"world\"\n\uFFFD", "connectionId": "resp"})
 	if _, ok := f["name"]; ok {
 		t.Fatalf("%v has a name", f)
 	}
@@ -284,8 +285,8 @@ func TestRESPBridge(t *testing.T) {
 	fmt.Fprint(nc, "SUBSCRIBE bridge\r\n")
 	readRESP(t, nc, br) // the confirmation
 	c.send(pub("2", "bridge", "ev", map[string]any{"k": []int{1, 2}}))
-	c.expect(opMessage, map[string]any{"data": map[string]any{"k": []int{1, 2}}})
-	c.expect(opAck, map[string]any{"id": "2"})
+	c.expect(wire.Message, map[string]any{"data": map[string]any{"k": []int{1, 2}}})
+	c.expect(wire.Ack, map[string]any{"id": "2"})
 	msg := readRESP(t, nc, br)
 	want := fmt.Sprintf(`{"name":"ev","data":{"k":[1,2]},"connectionId":"%s","timestamp":`, cID)
 	if !strings.Contains(msg, want) {
@@ -306,12 +307,12 @@ func TestRESPBridge(t *testing.T) {
 		}
 	}()
 	for i := 1; i < n; i += 2 {
-		c.send(map[string]any{"op": opPublish, "channel": "bridge", "data": i})
+		c.send(map[string]any{"op": wire.Publish, "channel": "bridge", "data": i})
 	}
 	<-done
 	var viaRT, viaRESP []string
 	for i := 0; i < n; i++ {
-		viaRT = append(viaRT, fmt.Sprint(c.expect(opMessage, nil)["data"]))
+		viaRT = append(viaRT, fmt.Sprint(c.expect(wire.Message, nil)["data"]))
 		m := readRESP(t, nc, br)
 		parts := strings.Split(m, "\r\n")
 		v := parts[len(parts)-2]
@@ -367,13 +368,13 @@ func TestKeyspaceNotifications(t *testing.T) {
 	c.request(sub("2", "__keyevent@0__:del"))
 	r.respDo(t, "SET", "user:42", "v")
 	r.respDo(t, "DEL", "user:42")
-	c.expect(opMessage, map[string]any{"channel": "__keyspace@0__:user:42", "data": "set", "connectionId": "resp"})
-	c.expect(opMessage, map[string]any{"channel": "__keyspace@0__:user:42", "data": "del"})
-	c.expect(opMessage, map[string]any{"channel": "__keyevent@0__:del", "data": "user:42"})
+	c.expect(wire.Message, map[string]any{"channel": "__keyspace@0__:user:42", "data": "set", "connectionId": "resp"})
+	c.expect(wire.Message, map[string]any{"channel": "__keyspace@0__:user:42", "data": "del"})
+	c.expect(wire.Message, map[string]any{"channel": "__keyevent@0__:del", "data": "user:42"})
 
 	narrow, _ := r.connect(t, keyQuery("k2"))
 	narrow.send(sub("1", "__keyspace@0__:user:*"))
-	narrow.expect(opNack, map[string]any{"id": "1", "code": codeForbidden, "channel": "__keyspace@0__:user:*"})
+	narrow.expect(wire.Nack, map[string]any{"id": "1", "code": codeForbidden, "channel": "__keyspace@0__:user:*"})
 	narrow.quiet()
 }
 
@@ -452,7 +453,7 @@ func TestConcurrentPublishers(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < n; i++ {
-				if err := c.ws.WriteJSON(map[string]any{"op": opPublish, "channel": "many", "name": strconv.Itoa(p), "data": i}); err != nil {
+				if err := c.ws.WriteJSON(map[string]any{"op": wire.Publish, "channel": "many", "name": strconv.Itoa(p), "data": i}); err != nil {
 					t.Error(err)
 					return
 				}
@@ -465,7 +466,7 @@ func TestConcurrentPublishers(t *testing.T) {
 		last := []int{-1, -1, -1, -1}
 		var order []string
 		for k := 0; k < pubs*n; k++ {
-			f := c.expect(opMessage, map[string]any{"channel": "many"})
+			f := c.expect(wire.Message, map[string]any{"channel": "many"})
 			p, _ := strconv.Atoi(f.str("name"))
 			if i := f.num("data"); i != last[p]+1 {
 				t.Fatalf("publisher %d: message %d after %d", p, i, last[p])

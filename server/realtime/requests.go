@@ -3,30 +3,32 @@ package realtime
 import (
 	"fmt"
 	"sort"
+
+	"github.com/recached/recached/sync/realtime/wire"
 )
 
 // run runs one decoded request.
 func (c *conn) run(req *request) {
-	if req.op != opAuth && c.revoked() {
+	if req.op != wire.Auth && c.revoked() {
 		c.revoke()
 		return
 	}
 	switch req.op {
-	case opHeartbeat:
+	case wire.Heartbeat:
 		c.enqueue(wsFrame(wsText, appendHeartbeat(nil, req.id)))
-	case opSubscribe:
+	case wire.Subscribe:
 		c.subscribe(req)
-	case opUnsubscribe:
+	case wire.Unsubscribe:
 		c.unsubscribe(req)
-	case opPublish:
+	case wire.Publish:
 		c.publish(req)
-	case opAttach:
+	case wire.Attach:
 		c.attach(req)
-	case opDetach:
+	case wire.Detach:
 		c.detach(req)
-	case opPresenceEnter, opPresenceUpdate, opPresenceLeave:
+	case wire.PresenceEnter, wire.PresenceUpdate, wire.PresenceLeave:
 		c.presence(req)
-	case opAuth:
+	case wire.Auth:
 		c.auth(req)
 	}
 }
@@ -93,7 +95,7 @@ func (c *conn) presence(req *request) {
 		c.nack(req.id, codeBadRequest, req.channel, "clientId is required: the credential names none")
 		return
 	}
-	if req.op == opPresenceLeave {
+	if req.op == wire.PresenceLeave {
 		c.l.pres.leave(c, req.channel, cid, req.data)
 		if set := c.entered[req.channel]; set != nil {
 			delete(set, cid)
@@ -104,7 +106,7 @@ func (c *conn) presence(req *request) {
 		c.ack(req.id)
 		return
 	}
-	if !c.l.pres.enter(c, req.channel, cid, req.data, req.op == opPresenceUpdate) {
+	if !c.l.pres.enter(c, req.channel, cid, req.data, req.op == wire.PresenceUpdate) {
 		c.nack(req.id, codeTooMany, req.channel, fmt.Sprintf("%d presence members on %q, the ceiling", c.l.opts.MaxMembers, req.channel))
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	recsync "github.com/recached/recached/sync"
+	"github.com/recached/recached/sync/realtime/wire"
 )
 
 // maxRewind is the most history the server replays (SPEC section 9).
@@ -178,7 +179,7 @@ func (s *Subscription) Close(ctx context.Context) error {
 		ch.subWanted, ch.subOn, ch.subAcked, ch.replaying = false, nil, false, false
 		ch.lastTS, ch.atLast = 0, 0
 		if c.cn != nil {
-			c.sendLocked(c.cn, frame{Op: opUnsubscribe, Channel: ch.name}, func(error) {})
+			c.sendLocked(c.cn, frame{Op: wire.Unsubscribe, Channel: ch.name}, func(error) {})
 		}
 	}
 	return nil
@@ -216,7 +217,7 @@ func (ch *Channel) Publish(ctx context.Context, name string, data any) error {
 	if err != nil {
 		return err
 	}
-	f := frame{Op: opPublish, Channel: ch.name, Data: raw}
+	f := frame{Op: wire.Publish, Channel: ch.name, Data: raw}
 	if name != "" {
 		f.Name = &name
 	}
@@ -240,7 +241,7 @@ func (ch *Channel) Detach(ctx context.Context) error {
 	ch.attach, ch.attachedOn = false, nil
 	ch.presence.resetLocked()
 	c.mu.Unlock()
-	return c.call(ctx, frame{Op: opDetach, Channel: ch.name}, true, nil)
+	return c.call(ctx, frame{Op: wire.Detach, Channel: ch.name}, true, nil)
 }
 
 func marshalData(data any) (json.RawMessage, error) {
@@ -274,7 +275,7 @@ func (ch *Channel) resumeLocked(cn *conn) {
 		return
 	}
 	ch.subOn = cn
-	f := frame{Op: opSubscribe, Channel: ch.name, Filter: ch.filter}
+	f := frame{Op: wire.Subscribe, Channel: ch.name, Filter: ch.filter}
 	if !ch.subAcked {
 		f.Rewind = ch.firstRew
 	} else if !ch.glob {

@@ -34,6 +34,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/recached/recached/sync/realtime/wire"
 )
 
 // State is a connection state.
@@ -449,8 +451,8 @@ func (c *Client) connectOnce() (bool, error) {
 		return false, fmt.Errorf("realtime: waiting for Connected: %w", err)
 	}
 	switch first.Op {
-	case opConnected:
-	case opNack:
+	case wire.Connected:
+	case wire.Nack:
 		ws.Close()
 		return false, &Error{Code: first.Code, Message: first.Message}
 	default:
@@ -534,9 +536,9 @@ func (c *Client) handle(cn *conn, f *frame) error {
 	c.mu.Lock()
 	defer c.runLater()
 	switch f.Op {
-	case opAck, opNack, opHeartbeat:
+	case wire.Ack, wire.Nack, wire.Heartbeat:
 		var err error
-		if f.Op == opNack {
+		if f.Op == wire.Nack {
 			err = &Error{Code: f.Code, Message: f.Message, Channel: f.Channel}
 		}
 		if p := c.pending[f.ID]; f.ID != "" && p != nil {
@@ -544,7 +546,7 @@ func (c *Client) handle(cn *conn, f *frame) error {
 			p.resolve(err)
 			break
 		}
-		if f.Op != opNack {
+		if f.Op != wire.Nack {
 			break
 		}
 		e := err.(*Error)
@@ -560,7 +562,7 @@ func (c *Client) handle(cn *conn, f *frame) error {
 			}
 		}
 		c.later = append(c.later, func() { c.report(e) })
-	case opConnected:
+	case wire.Connected:
 		// After an Auth: the same connection, maybe new limits.
 		if f.ConnectionID != "" {
 			c.connID = f.ConnectionID
@@ -568,7 +570,7 @@ func (c *Client) handle(cn *conn, f *frame) error {
 		if f.ConnectionStateTTL > 0 && c.opts.ConnectionStateTTL <= 0 {
 			c.ttl = time.Duration(f.ConnectionStateTTL) * time.Millisecond
 		}
-	case opMessage:
+	case wire.Message:
 		m := Message{Channel: f.Channel, Data: f.Data, ConnectionID: f.ConnectionID, Timestamp: time.UnixMilli(f.Timestamp)}
 		if f.Name != nil {
 			m.Name = *f.Name
@@ -578,7 +580,7 @@ func (c *Client) handle(cn *conn, f *frame) error {
 				ch.deliverLocked(m, f.Timestamp)
 			}
 		}
-	case opPresence:
+	case wire.Presence:
 		if ch := c.channels[f.Channel]; ch != nil {
 			ch.presence.applyLocked(f)
 		}
@@ -702,7 +704,7 @@ func (c *Client) Authorize(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.call(ctx, frame{Op: opAuth, AccessToken: tok}, true, nil)
+	return c.call(ctx, frame{Op: wire.Auth, AccessToken: tok}, true, nil)
 }
 
 // scheduleRenewal renews the connection's token RenewBefore its expiry, as

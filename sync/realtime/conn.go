@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/recached/recached/sync/realtime/wire"
 )
 
 // conn is one WebSocket connection: frames are queued by send, which never
@@ -55,7 +57,7 @@ func (cn *conn) writer(interval time.Duration) {
 	defer close(cn.exited)
 	hb := time.NewTicker(interval)
 	defer hb.Stop()
-	heartbeat, _ := json.Marshal(frame{Op: opHeartbeat})
+	heartbeat, _ := json.Marshal(frame{Op: wire.Heartbeat})
 	for {
 		var batch [][]byte
 		select {

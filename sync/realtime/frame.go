@@ -9,26 +9,6 @@ import (
 	"time"
 )
 
-// The opcodes of the Blackevin realtime protocol (seed 003). The numbers are
-// frozen: nothing on the wire carries a name.
-const (
-	opAttach         = 1
-	opDetach         = 2
-	opPublish        = 3
-	opMessage        = 4
-	opPresenceEnter  = 5
-	opPresenceLeave  = 6
-	opPresenceUpdate = 7
-	opPresence       = 8
-	opAck            = 9
-	opNack           = 10
-	opHeartbeat      = 11
-	opConnected      = 12
-	opSubscribe      = 13
-	opUnsubscribe    = 14
-	opAuth           = 15
-)
-
 // frame is one JSON object on the wire, in either direction. Optional fields
 // are pointers or omitempty so that a frame carries only what it means.
 type frame struct {

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/recached/recached/sync/realtime/wire"
 )
 
 // PresenceMessage is one member of a channel, or one change of it.
@@ -62,25 +64,25 @@ func (p *Presence) Enter(ctx context.Context, data any) error {
 // EnterClient enters the member clientID with data, attaching the channel
 // implicitly, and waits for the Ack. It is entered again after reconnects.
 func (p *Presence) EnterClient(ctx context.Context, clientID string, data any) error {
-	return p.send(ctx, opPresenceEnter, clientID, data)
+	return p.send(ctx, wire.PresenceEnter, clientID, data)
 }
 
 // Update changes the data of the client's member (entering it if absent).
 func (p *Presence) Update(ctx context.Context, data any) error {
-	return p.send(ctx, opPresenceUpdate, "", data)
+	return p.send(ctx, wire.PresenceUpdate, "", data)
 }
 
 // UpdateClient changes the data of member clientID.
 func (p *Presence) UpdateClient(ctx context.Context, clientID string, data any) error {
-	return p.send(ctx, opPresenceUpdate, clientID, data)
+	return p.send(ctx, wire.PresenceUpdate, clientID, data)
 }
 
 // Leave makes the client's member leave.
-func (p *Presence) Leave(ctx context.Context) error { return p.send(ctx, opPresenceLeave, "", nil) }
+func (p *Presence) Leave(ctx context.Context) error { return p.send(ctx, wire.PresenceLeave, "", nil) }
 
 // LeaveClient makes member clientID leave.
 func (p *Presence) LeaveClient(ctx context.Context, clientID string) error {
-	return p.send(ctx, opPresenceLeave, clientID, nil)
+	return p.send(ctx, wire.PresenceLeave, clientID, nil)
 }
 
 func (p *Presence) send(ctx context.Context, op int, clientID string, data any) error {
@@ -101,7 +103,7 @@ func (p *Presence) send(ctx context.Context, op int, clientID string, data any) 
 		return err
 	}
 	c.mu.Lock()
-	if op == opPresenceLeave {
+	if op == wire.PresenceLeave {
 		delete(p.own, clientID)
 	} else {
 		p.own[clientID] = raw
@@ -208,7 +210,7 @@ func (p *Presence) attachLocked(cn *conn) {
 		p.synced = make(chan struct{})
 	}
 	p.syncErr = nil
-	c.sendLocked(cn, frame{Op: opAttach, Channel: p.ch.name}, func(err error) {
+	c.sendLocked(cn, frame{Op: wire.Attach, Channel: p.ch.name}, func(err error) {
 		switch {
 		case err == nil:
 			p.prev, p.members, p.syncing = p.members, make(map[memberKey]PresenceMessage), true
@@ -217,7 +219,7 @@ func (p *Presence) attachLocked(cn *conn) {
 			p.syncErr = err
 		}
 	})
-	c.sendLocked(cn, frame{Op: opHeartbeat}, func(err error) {
+	c.sendLocked(cn, frame{Op: wire.Heartbeat}, func(err error) {
 		if errors.Is(err, errConnGone) {
 			return
 		}
@@ -233,7 +235,7 @@ func (p *Presence) attachLocked(cn *conn) {
 		p.syncDoneLocked(err)
 	})
 	for id, data := range p.own {
-		c.sendLocked(cn, frame{Op: opPresenceEnter, Channel: p.ch.name, ClientID: id, Data: data}, func(err error) {
+		c.sendLocked(cn, frame{Op: wire.PresenceEnter, Channel: p.ch.name, ClientID: id, Data: data}, func(err error) {
 			if err != nil && !errors.Is(err, errConnGone) {
 				c.later = append(c.later, func() { c.report(fmt.Errorf("realtime: entering %q again on %q: %w", id, p.ch.name, err)) })
 			}
