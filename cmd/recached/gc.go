@@ -14,7 +14,7 @@ func debugSetGC() { debug.SetGCPercent(50) }
 
 // goMemoryLimit returns the hook that makes the Go runtime's soft memory
 // limit (GOMEMLIMIT) follow maxmemory: what the runtime held at start plus
-// maxmemory and a tenth. The collector then runs as often as it must to
+// maxmemory. The collector then runs as often as it must to
 // keep the heap, garbage included, near maxmemory: under eviction churn
 // the garbage of evicted keys would otherwise grow the process by up to
 // GOGC's half again. maxmemory 0 lifts the limit; a GOMEMLIMIT set in the
@@ -31,6 +31,6 @@ func goMemoryLimit() func(limit uint64) {
 			debug.SetMemoryLimit(math.MaxInt64)
 			return
 		}
-		debug.SetMemoryLimit(int64(base + limit + limit/10))
+		debug.SetMemoryLimit(int64(base + limit))
 	}
 }
