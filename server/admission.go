@@ -162,9 +162,7 @@ func (s *Session) CheckUnread(bytes, frames int) bool {
 	}
 	log.Printf("client id=%d addr=%s closed for overcoming of output buffer limits (sync, %d bytes in %d frames pending)", s.ID, addr, bytes, frames)
 	s.srv.CountDroppedPushes(frames)
-	if s.conn != nil {
-		s.conn.Close()
-	}
+	s.abort()
 	return true
 }
 

@@ -190,10 +190,32 @@ func (s *Session) dropSlowClient(class int, pending int) {
 	}
 	name := [3]string{"normal", "replica", "pubsub"}[class]
 	log.Printf("client id=%d addr=%s closed for overcoming of output buffer limits (%s, %d bytes pending)", s.ID, addr, name, pending)
-	if s.conn != nil {
-		s.conn.Close()
+	s.abort()
+}
+
+// aborter is implemented by transports that can close a connection
+// without sending what they still hold for it, as Redis frees a client
+// past its output limits: the output it did not read is dropped.
+type aborter interface {
+	Abort()
+}
+
+// abort closes the session's connection, dropping its unsent output when
+// the transport can; Close, which sends it first, otherwise.
+func (s *Session) abort() {
+	switch c := s.conn.(type) {
+	case nil:
+	case aborter:
+		c.Abort()
+	default:
+		c.Close()
 	}
 }
+
+// Dropped reports whether the session's connection was closed for its
+// output limits: the transport then writes nothing more to it and runs no
+// more of its requests.
+func (s *Session) Dropped() bool { return s.ps.closing.Load() }
 
 // QueryBufferLimit is client-query-buffer-limit: transports close a
 // connection holding more bytes of input not yet run.

@@ -205,7 +205,7 @@ func (c *conn) writePushes(gc gnet.Conn, err error) error {
 		c.pushMu.Unlock()
 		return nil
 	}
-	if err == nil && !c.closed.Load() {
+	if err == nil && !c.closed.Load() && (c.s == nil || !c.s.Dropped()) {
 		_, _ = gc.Write(b)
 		c.srv.AddNetIO(0, len(b))
 	}
@@ -234,6 +234,17 @@ func (c *conn) Close() {
 	if c.closed.Load() {
 		return
 	}
+	_ = c.c.Close()
+}
+
+// Abort closes the connection at once, without what is still queued for
+// it: the socket is reset (SO_LINGER 0), so that a client the engine
+// dropped for its output limits gets none of the output it did not read.
+func (c *conn) Abort() {
+	if c.closed.Load() {
+		return
+	}
+	_ = c.c.SetLinger(0)
 	_ = c.c.Close()
 }
 
@@ -320,7 +331,7 @@ func (l *Listener) OnTraffic(gc gnet.Conn) gnet.Action {
 		}
 		s.Exec(cc.p.Args)
 		off += n
-		if s.Quit {
+		if s.Quit || s.Dropped() {
 			off = len(buf)
 			action = gnet.Close
 			break
@@ -346,6 +357,10 @@ func (l *Listener) OnTraffic(gc gnet.Conn) gnet.Action {
 
 func (l *Listener) flush(gc gnet.Conn, s *server.Session) {
 	if len(s.W.B) == 0 {
+		return
+	}
+	if s.Dropped() {
+		s.W.B = s.W.B[:0] // closed for its output limits: nothing more
 		return
 	}
 	if cc, ok := gc.Context().(*conn); ok && cc.queued.Load() > 0 {
