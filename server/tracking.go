@@ -356,10 +356,17 @@ func (srv *Server) broadcastTracking() {
 	}
 	var out []send
 	t.mu.Lock()
-	for _, bp := range t.prefixes {
-		if len(bp.changed) == 0 {
-			continue
+	// Prefixes in order, as Redis walks its radix tree of them: a command
+	// that changed keys under two prefixes sends their messages so.
+	var names []string
+	for p, bp := range t.prefixes {
+		if len(bp.changed) > 0 {
+			names = append(names, p)
 		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		bp := t.prefixes[name]
 		keys := make([]string, 0, len(bp.changed))
 		for k := range bp.changed {
 			keys = append(keys, k)
