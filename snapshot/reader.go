@@ -624,41 +624,8 @@ func LoadWith(path string, ks *keyspace.Keyspace, hooks Hooks, now int64, keepEx
 	}
 	defer f.Close()
 	h = r.Header()
-	// Decoding and inserting overlap: this goroutine decodes records in
-	// batches while another puts them in the maps, the only goroutine that
-	// touches the keyspace until Load returns.
-	batches := make(chan []loadItem, 4)
-	free := make(chan []loadItem, 4)
-	inserted := make(chan struct{})
-	go func() {
-		defer close(inserted)
-		for b := range batches {
-			for _, l := range b {
-				ks.DBs[l.db].Load(l.key, l.e, l.exp)
-			}
-			select {
-			case free <- b[:0]:
-			default:
-			}
-		}
-	}()
-	var cur []loadItem
-	flush := func() {
-		if len(cur) > 0 {
-			batches <- cur
-			select {
-			case cur = <-free:
-			default:
-				cur = make([]loadItem, 0, loadBatch)
-			}
-		}
-	}
-	finish := func() {
-		flush()
-		close(batches)
-		<-inserted
-	}
-	cur = make([]loadItem, 0, loadBatch)
+	// Decoding and inserting overlap (keyspace.Loader).
+	ld := keyspace.NewLoader(ks)
 	clock := ks.Clock()
 	// Size the maps once from the header's counts. A hint is only a hint:
 	// it is capped by what the file could hold, and ignored for databases
@@ -671,7 +638,7 @@ func LoadWith(path string, ks *keyspace.Keyspace, hooks Hooks, now int64, keepEx
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
-			finish()
+			ld.Close()
 			// A key written twice replaced itself: count what is there.
 			var n int64
 			for _, db := range ks.DBs {
@@ -685,7 +652,7 @@ func LoadWith(path string, ks *keyspace.Keyspace, hooks Hooks, now int64, keepEx
 			return h, loaded, expired, nil
 		}
 		if err != nil {
-			finish()
+			ld.Close()
 			return h, loaded, expired, err
 		}
 		if rec.IsMark {
@@ -701,7 +668,7 @@ func LoadWith(path string, ks *keyspace.Keyspace, hooks Hooks, now int64, keepEx
 			continue
 		}
 		if rec.DB >= len(ks.DBs) {
-			finish()
+			ld.Close()
 			return h, loaded, expired, fmt.Errorf("%s: the snapshot holds database %d but the server has %d databases (--databases)", path, rec.DB, len(ks.DBs))
 		}
 		if rec.Expire != 0 && rec.Expire <= now && !keepExpired {
@@ -711,21 +678,7 @@ func LoadWith(path string, ks *keyspace.Keyspace, hooks Hooks, now int64, keepEx
 		rec.Entry.Atime = clock
 		// The key's bytes live in the reader's arena and are never
 		// written again, so the map can keep them without a copy.
-		cur = append(cur, loadItem{db: rec.DB, key: unsafe.String(unsafe.SliceData(rec.Key), len(rec.Key)), e: rec.Entry, exp: rec.Expire})
-		if len(cur) == loadBatch {
-			flush()
-		}
+		ld.Add(rec.DB, unsafe.String(unsafe.SliceData(rec.Key), len(rec.Key)), rec.Entry, rec.Expire)
 		loaded++
 	}
 }
-
-// loadItem is one decoded key on its way into the keyspace.
-type loadItem struct {
-	db  int
-	key string
-	e   *keyspace.Entry
-	exp int64
-}
-
-// loadBatch is how many keys the decoder hands over at a time.
-const loadBatch = 1024

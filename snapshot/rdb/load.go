@@ -99,53 +99,20 @@ func Load(path string, ks *keyspace.Keyspace, now int64, keepExpired bool) (Stat
 		}
 	}
 	clock := ks.Clock()
-	// Decoding and inserting overlap, as in snapshot.Load: this goroutine
-	// decodes keys in batches while another puts them in the maps (the
-	// inserts are mostly cache misses), the only goroutine that touches
-	// the keyspace until Load returns.
-	batches := make(chan []loadItem, 4)
-	free := make(chan []loadItem, 4)
-	inserted := make(chan struct{})
-	go func() {
-		defer close(inserted)
-		for b := range batches {
-			for _, l := range b {
-				ks.DBs[l.db].Load(l.key, l.e, l.exp)
-			}
-			select {
-			case free <- b[:0]:
-			default:
-			}
-		}
-	}()
-	cur := make([]loadItem, 0, loadBatch)
-	flush := func() {
-		if len(cur) > 0 {
-			batches <- cur
-			select {
-			case cur = <-free:
-			default:
-				cur = make([]loadItem, 0, loadBatch)
-			}
-		}
-	}
-	finish := func() {
-		flush()
-		close(batches)
-		<-inserted
-	}
+	// Decoding and inserting overlap (keyspace.Loader).
+	ld := keyspace.NewLoader(ks)
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
-			finish()
+			ld.Close()
 			break
 		}
 		if err != nil {
-			finish()
+			ld.Close()
 			return st, err
 		}
 		if rec.DB >= len(ks.DBs) {
-			finish()
+			ld.Close()
 			return st, fmt.Errorf("%s: the file holds database %d but the server has %d databases (--databases)", path, rec.DB, len(ks.DBs))
 		}
 		if rec.Expire != 0 && rec.Expire <= now && !keepExpired {
@@ -155,10 +122,7 @@ func Load(path string, ks *keyspace.Keyspace, now int64, keepExpired bool) (Stat
 		rec.Entry.Atime = clock
 		// The key's bytes live in the reader's arena and are never written
 		// again, so the map can keep them without a copy.
-		cur = append(cur, loadItem{db: rec.DB, key: unsafe.String(unsafe.SliceData(rec.Key), len(rec.Key)), e: rec.Entry, exp: rec.Expire})
-		if len(cur) == loadBatch {
-			flush()
-		}
+		ld.Add(rec.DB, unsafe.String(unsafe.SliceData(rec.Key), len(rec.Key)), rec.Entry, rec.Expire)
 		st.Loaded++
 	}
 	st.Aux, st.Functions, st.Notes = r.Aux, r.Functions, r.Notes
@@ -173,14 +137,3 @@ func Load(path string, ks *keyspace.Keyspace, now int64, keepExpired bool) (Stat
 	}
 	return st, nil
 }
-
-// loadItem is one decoded key on its way into the keyspace.
-type loadItem struct {
-	db  int
-	key string
-	e   *keyspace.Entry
-	exp int64
-}
-
-// loadBatch is how many keys the decoder hands over at a time.
-const loadBatch = 1024
