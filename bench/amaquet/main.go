@@ -125,13 +125,16 @@ func run(cfg config) error {
 		}
 		for _, cmd := range cmds {
 			for _, t := range order {
+				r0, w0 := syscalls(t.p.pid())
 				before, t0 := procstat.CPUTicks(t.p.pid()), time.Now()
 				if err := t.run(cmd, cfg.n); err != nil {
 					return fmt.Errorf("%s %s: %v", t.name, cmd, err)
 				}
 				el, after := time.Since(t0), procstat.CPUTicks(t.p.pid())
+				r1, w1 := syscalls(t.p.pid())
 				out := result{rps: float64(cfg.n) / el.Seconds(), cpuNs: procstat.NsPer(after-before, cfg.n)}
-				fmt.Fprintf(os.Stderr, "%-8s %-4s %10.0f req/s %8.0f ns cpu/req\n", t.name, cmd, out.rps, out.cpuNs)
+				fmt.Fprintf(os.Stderr, "%-8s %-4s %10.0f req/s %8.0f ns cpu/req %6.1f req/read %6.1f req/write\n", t.name, cmd, out.rps, out.cpuNs,
+					float64(cfg.n)/float64(max(1, r1-r0)), float64(cfg.n)/float64(max(1, w1-w0)))
 				if res[cmd] == nil {
 					res[cmd] = map[string][]result{}
 				}
@@ -185,6 +188,26 @@ func run(cfg config) error {
 	printLatency("redis-server RESP, nothing blocked", rdLat)
 	fmt.Println("  (redis-server cannot answer a GET on a connection whose BLPOP is blocked)")
 	return nil
+}
+
+// syscalls returns the read and write system calls process pid has made
+// (/proc/pid/io), to show how many requests each one carries.
+func syscalls(pid int) (reads, writes int64) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return 0, 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		name, v, _ := strings.Cut(l, ": ")
+		n, _ := strconv.ParseInt(v, 10, 64)
+		switch name {
+		case "syscr":
+			reads = n
+		case "syscw":
+			writes = n
+		}
+	}
+	return reads, writes
 }
 
 // result is one measured run.
