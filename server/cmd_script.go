@@ -144,13 +144,23 @@ func cmdScriptKill(s *Session) {
 		s.W.Error(errFunctionBusy)
 	case !run.named().function && s.Args[0][0]|0x20 == 'f':
 		s.W.Error(errScriptBusy)
-	case run.wrote.Load():
+	case !run.kill():
 		s.W.Error(errUnkillable)
 	default:
-		run.killed.Store(true)
-		run.cancel()
 		s.W.OK()
 	}
+}
+
+// kill stops the run at its next instruction, its reply the error
+// errScriptKilled, unless it has already written (Redis's -UNKILLABLE);
+// it reports whether it stopped it.
+func (run *scriptRun) kill() bool {
+	if run.wrote.Load() {
+		return false
+	}
+	run.killed.Store(true)
+	run.cancel()
+	return true
 }
 
 func cmdScriptHelp(s *Session) {

@@ -12,7 +12,7 @@ package server
 // answered the wait; the transport then calls Waiting again, from a
 // goroutine that owns the session, to collect the reply. CancelWait ends a
 // wait early, the way CLIENT UNBLOCK does, and the collected result then
-// says it was cancelled.
+// says it was cancelled; KillScript stops a script as SCRIPT KILL does.
 
 import (
 	recsync "github.com/recached/recached/sync"
@@ -164,6 +164,28 @@ func (s *Session) CancelWait() bool {
 		return false
 	}
 	return s.srv.endWait(w, nil)
+}
+
+// KillScript stops the script the session's last request runs (EVAL,
+// FCALL and their kin), as SCRIPT KILL or FUNCTION KILL would: a script
+// that has not written stops at its next instruction and its request
+// answers "ERR Script killed by user…"; one that has written cannot be
+// stopped (Redis's -UNKILLABLE) and runs to its end. It reports whether
+// the session runs a script now and whether it was stopped. Call it from
+// the goroutine that started the request (the script runs on another), or
+// one ordered after it.
+func (s *Session) KillScript() (running, killed bool) {
+	run := s.srv.scripts.running.Load()
+	if run == nil || s.scriptSess == nil || run.s != s.scriptSess {
+		return false, false
+	}
+	return true, run.kill()
+}
+
+// ScriptKilled reports whether reply is the error reply of a script that
+// KillScript (or SCRIPT KILL) stopped.
+func ScriptKilled(reply []byte) bool {
+	return len(reply) > len(errScriptKilled) && reply[0] == '-' && string(reply[1:1+len(errScriptKilled)]) == errScriptKilled
 }
 
 // ExecTransaction runs cmds atomically, as MULTI, the commands, then EXEC

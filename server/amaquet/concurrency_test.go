@@ -305,8 +305,8 @@ func TestCloseReleases(t *testing.T) {
 }
 
 // TestScripts: a script runs away from the reader like a blocking
-// command: its result arrives with its id, and CANCEL finds it while it
-// runs but lets it finish.
+// command: its result arrives with its id while later requests are
+// answered.
 func TestScripts(t *testing.T) {
 	e := start(t, amaquet.Options{}, "")
 	c := dial(t, e.amq)
@@ -316,13 +316,77 @@ func TestScripts(t *testing.T) {
 	if got := e.respDo(t, "GET", "sk"); got != "$1\r\nv\r\n" {
 		t.Fatalf("the script's write: %q", got)
 	}
-	c.send(amaquet.OpCommand, 2, cmd("EVAL", "local i = 0 while i < 3000000 do i = i + 1 end return i", "0"))
-	c.send(amaquet.OpCancel, 3, `{"request_id":2}`)
+	c.send(amaquet.OpCommand, 2, cmd("EVAL", "local i = 0 while i < 300000 do i = i + 1 end return i", "0"))
+	c.send(amaquet.OpCommand, 3, cmd("HELLO"))
 	got := c.readN(2)
-	if r := got[3]; r.code(t) != "" {
-		t.Fatalf("CANCEL %s", r.payload)
-	}
-	if r := got[2]; string(r.env(t).Result) != "3000000" {
+	if r := got[2]; string(r.env(t).Result) != "300000" {
 		t.Fatalf("script %s", r.payload)
+	}
+	if r := got[3]; r.code(t) != amaquet.CodeBadRequest {
+		t.Fatalf("HELLO while the script ran: %s", r.payload)
+	}
+}
+
+// TestCancelScript: CANCEL stops a running script as SCRIPT KILL does. One
+// that has not written (EVAL, FCALL) stops and its request answers
+// CANCELLED; one that has written cannot be stopped: CANCEL finds it, the
+// script runs on (SCRIPT KILL says -UNKILLABLE) and its request answers
+// what the script answers (here SHUTDOWN NOSAVE stops it, and the test's
+// server does not exit), its write kept.
+func TestCancelScript(t *testing.T) {
+	e := start(t, amaquet.Options{}, "")
+	e.respDo(t, "CONFIG", "SET", "busy-reply-threshold", "50")
+	e.respDo(t, "FUNCTION", "LOAD", "#!lua name=spinlib\nredis.register_function('spin', function() while true do end end)")
+	tests := []struct {
+		name    string
+		payload string
+		wrote   bool
+	}{
+		{"EVAL read-only loop", cmd("EVAL", "local i = 0 while true do i = i + 1 end", "0"), false},
+		{"EVAL_RO loop", cmd("EVAL_RO", "while true do end", "0"), false},
+		{"FCALL loop", cmd("FCALL", "spin", "0"), false},
+		{"EVAL that wrote", cmd("EVAL", "redis.call('set', KEYS[1], 'w') redis.call('publish', 'amq:wrote', 'x') while true do end", "1", "wk"), true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := dial(t, e.amq)
+			if tc.wrote {
+				// The script's PUBLISH tells that its write ran.
+				c.do(amaquet.OpSubscribe, 1, `{"key":"amq","channel":"wrote"}`)
+			}
+			c.send(amaquet.OpCommand, 2, tc.payload)
+			if tc.wrote {
+				c.readEvent(1)
+			}
+			f := c.do(amaquet.OpCancel, 3, `{"request_id":2}`)
+			if string(f.env(t).Result) != `{"request_id":2,"found":true}` {
+				t.Fatalf("CANCEL: %s", f.payload)
+			}
+			if !tc.wrote {
+				if f := c.read(); f.id != 2 || f.code(t) != amaquet.CodeCancelled {
+					t.Fatalf("cancelled script: %d %s", f.id, f.payload)
+				}
+				if got := e.respDo(t, "SCRIPT", "KILL"); got != "-NOTBUSY No scripts in execution right now.\r\n" {
+					t.Fatalf("SCRIPT KILL after the cancelled script: %q", got)
+				}
+				if got := c.result(4, cmd("PING")); got != `"PONG"` {
+					t.Fatalf("PING after: %s", got)
+				}
+				return
+			}
+			if got := e.respDo(t, "SCRIPT", "KILL"); !strings.HasPrefix(got, "-UNKILLABLE ") {
+				t.Fatalf("SCRIPT KILL after CANCEL of a script that wrote: %q", got)
+			}
+			if err := servertest.Dial(t, e.resp).Send(servertest.Encode("SHUTDOWN", "NOSAVE")); err != nil {
+				t.Fatal(err)
+			}
+			f = c.read()
+			if e := f.env(t); f.id != 2 || e.OK || e.Error.Code != amaquet.CodeCommandError || !strings.HasPrefix(e.Error.Message, "ERR Script killed by user") {
+				t.Fatalf("the script that wrote: %d %s", f.id, f.payload)
+			}
+			if got := c.result(4, cmd("GET", "wk")); got != `"w"` {
+				t.Fatalf("the script's write: %s", got)
+			}
+		})
 	}
 }

@@ -47,6 +47,9 @@ type slot struct {
 	id       uint64
 	reserved int64
 	park     atomic.Int32
+	// killing is set by a CANCEL that stops the slot's script: its
+	// "script killed" reply is then answered CANCELLED.
+	killing atomic.Bool
 }
 
 // Push drops what the engine pushes outside replies: an Amaquet session
@@ -435,7 +438,7 @@ func (c *conn) finish(sl *slot) {
 	}
 	c.mu.Unlock()
 	id := sl.id
-	if cancelled {
+	if killed := sl.killing.Swap(false); cancelled || killed && server.ScriptKilled(sl.s.W.B) {
 		sl.resp = appendErrorFrame(sl.resp[:0], OpCommand, id, CodeCancelled, "request cancelled")
 	} else {
 		sl.resp = c.replyFrame(sl.resp[:0], sl.s.W.B, id)

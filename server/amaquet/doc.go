@@ -105,9 +105,17 @@
 //     connections at their next idle moment (UNAUTHENTICATED, ID 0).
 //   - CANCEL finds a request that is active: parked, waiting. A blocking
 //     command's wait is ended as CLIENT UNBLOCK does and the request
-//     answers CANCELLED; a script is found but runs to its end (the
-//     engine offers no cooperative stop for it). A request answered
-//     before the CANCEL is read is not found.
+//     answers CANCELLED. A script (EVAL, FCALL and their kin) is stopped
+//     as SCRIPT KILL would stop it (Session.KillScript): one that has
+//     not written stops at its next instruction and its request answers
+//     CANCELLED; one that has written cannot be stopped (Redis's
+//     -UNKILLABLE: its writes cannot be undone), so CANCEL still reports
+//     it found, the script runs to its end and its request answers the
+//     script's own result. A script inside a "transaction" runs on the
+//     reader, so no CANCEL is read before it ends. A write the script
+//     starts in the instant CANCEL stops it may land before the stop, as
+//     with SCRIPT KILL. A request answered before the CANCEL is read is
+//     not found.
 //   - Every waiting request is also an engine client (CLIENT LIST shows
 //     one per session of the connection; CLIENT UNBLOCK and CLIENT KILL
 //     work on them), sessions beyond the first not counted against

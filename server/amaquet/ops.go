@@ -112,8 +112,9 @@ func (c *conn) grant(k *apikey.Key) {
 }
 
 // cancel answers CANCEL {"request_id":N}: an active request's wait is
-// ended (it then answers CANCELLED); one that already completed, or was
-// never sent, is not found.
+// ended, or its script stopped unless it has written (it then answers
+// CANCELLED); one that already completed, or was never sent, is not
+// found.
 func (c *conn) cancel(h Header, p []byte, reserved int64) {
 	var req struct {
 		RequestID *uint64 `json:"request_id"`
@@ -130,9 +131,15 @@ func (c *conn) cancel(h Header, p []byte, reserved int64) {
 	c.mu.Lock()
 	sl := c.active[id]
 	c.mu.Unlock()
-	if sl != nil {
-		// Ends a blocking command's wait; a script runs to its end.
-		sl.s.CancelWait()
+	if sl != nil && !sl.s.CancelWait() {
+		// Not a blocking command's wait: a script, stopped as SCRIPT KILL
+		// would unless it has written (then it runs to its end and
+		// answers its own result). killing is set first, as the
+		// script's end may be collected before KillScript returns.
+		sl.killing.Store(true)
+		if _, killed := sl.s.KillScript(); !killed {
+			sl.killing.Store(false)
+		}
 	}
 	c.respondJSON(h.ID, h.Opcode, struct {
 		RequestID uint64 `json:"request_id"`

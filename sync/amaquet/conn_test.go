@@ -154,6 +154,26 @@ func TestCancelByContext(t *testing.T) {
 	}
 }
 
+// Cancelling the context of a running script stops it as SCRIPT KILL
+// does: the call completes with CANCELLED and the server is free again.
+func TestCancelScriptByContext(t *testing.T) {
+	p := startProc(t)
+	c := p.dial(Options{})
+	ctx := testCtx(t)
+	sctx, cancel := context.WithCancel(ctx)
+	call := c.Start(sctx, "EVAL", "while true do end", 0)
+	if isDone(call) {
+		t.Fatal("the script answered at once")
+	}
+	cancel()
+	if _, err := call.Result(); !errors.Is(err, ErrCancelled) {
+		t.Fatalf("script after CANCEL: %v, want CANCELLED", err)
+	}
+	if r, err := c.Do(ctx, "SET", "after", "1"); err != nil || r != "OK" {
+		t.Fatalf("SET after the cancelled script: %v %v", r, err)
+	}
+}
+
 // HELLO proves the pinned identity: the right key connects, a wrong key
 // or none (without trust on first use) is refused.
 func TestHelloPinning(t *testing.T) {
