@@ -687,12 +687,13 @@ func (a *aclState) checkSelector(s *selector, cmd *Command, args [][]byte) (int,
 			}
 		}
 	}
-	// Shard channels are in the key positions too (SPUBLISH): they are
-	// checked as channels, as Redis skips its not-key key specs.
-	if !s.allKeys && cmd.HasKeys() && cmd.FirstChan == 0 {
-		need := aclKeyNeed(cmd)
+	if !s.allKeys && cmd.HasKeys() {
 		for i, k := range cmd.KeyArgs(nil, args) {
-			if !s.keyAllowed(k, need) {
+			f := cmd.KeyFlagsAt(args, i)
+			if f&KeyNotKey != 0 {
+				continue // a shard channel, checked as a channel below
+			}
+			if !s.keyAllowed(k, aclKeyNeed(f)) {
 				return aclDeniedKey, k, i + 1
 			}
 		}
@@ -712,16 +713,20 @@ func (a *aclState) checkSelector(s *selector, cmd *Command, args [][]byte) (int,
 	return aclOK, nil, 0
 }
 
-// aclKeyNeed is the permission cmd's keys need. The table has no per-key
-// access flags: a write needs W, a read R.
-func aclKeyNeed(cmd *Command) int {
-	switch {
-	case cmd.Flags&FlagWrite != 0:
-		return aclWrite
-	case cmd.Flags&FlagReadonly != 0:
-		return aclRead
+// aclKeyNeed is the permission a key with spec flags f needs, as in
+// Redis's ACLSelectorCheckKey: read for access to its data, write for an
+// insert, update or delete, both for both, neither for a key whose data is
+// not touched (EXISTS, TYPE): any of the selector's patterns then allows
+// it.
+func aclKeyNeed(f KeyFlag) int {
+	need := 0
+	if f&KeyAccess != 0 {
+		need |= aclRead
 	}
-	return 0
+	if f&(KeyInsert|KeyDelete|KeyUpdate) != 0 {
+		need |= aclWrite
+	}
+	return need
 }
 
 func (s *selector) keyAllowed(k []byte, need int) bool {

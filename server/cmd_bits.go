@@ -29,8 +29,8 @@ func bitCommands() []*Command {
 		k1(&Command{Name: "getbit", Arity: 3, Flags: FlagReadonly | FlagFast, Group: "bitmap", Since: "2.2.0", Syntax: "key offset", Summary: "Returns a bit value by offset.", Complexity: "O(1)", Categories: "read bitmap fast", Handler: cmdGetBit}),
 		k1(&Command{Name: "bitcount", Arity: -2, Flags: FlagReadonly, Group: "bitmap", Since: "2.6.0", Syntax: "key [start end [BYTE | BIT]]", Summary: "Counts the number of set bits (population counting) in a string.", Complexity: "O(N)", Categories: "read bitmap slow", Handler: cmdBitCount}),
 		k1(&Command{Name: "bitpos", Arity: -3, Flags: FlagReadonly, Group: "bitmap", Since: "2.8.7", Syntax: "key bit [start [end [BYTE | BIT]]]", Summary: "Finds the first set (1) or clear (0) bit in a string.", Complexity: "O(N)", Categories: "read bitmap slow", Handler: cmdBitPos}),
-		{Name: "bitop", Arity: -4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 2, LastKey: -1, Step: 1, Group: "bitmap", Since: "2.6.0", Syntax: "(AND | OR | XOR | NOT) destkey key [key ...]", Summary: "Performs bitwise operations on multiple strings, and stores the result.", Complexity: "O(N)", Categories: "write bitmap slow", Handler: cmdBitOp},
-		k1(&Command{Name: "bitfield", Arity: -2, Flags: FlagWrite | FlagDenyOOM, Group: "bitmap", Since: "3.2.0", Syntax: bitfieldSyntax, Summary: "Performs arbitrary bitfield integer operations on strings.", Complexity: "O(1) for each subcommand specified", Categories: "write bitmap slow", Handler: bitfieldCmd(false)}),
+		{Name: "bitop", Arity: -4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 2, LastKey: -1, Step: 1, Group: "bitmap", KeySpecs: "OW update; RO access", Since: "2.6.0", Syntax: "(AND | OR | XOR | NOT) destkey key [key ...]", Summary: "Performs bitwise operations on multiple strings, and stores the result.", Complexity: "O(N)", Categories: "write bitmap slow", Handler: cmdBitOp},
+		k1(&Command{Name: "bitfield", Arity: -2, Flags: FlagWrite | FlagDenyOOM, Group: "bitmap", KeySpecs: "RW access update variable_flags", VarKeyFlags: bitfieldKeyFlags, Since: "3.2.0", Syntax: bitfieldSyntax, Summary: "Performs arbitrary bitfield integer operations on strings.", Complexity: "O(1) for each subcommand specified", Categories: "write bitmap slow", Handler: bitfieldCmd(false)}),
 		k1(&Command{Name: "bitfield_ro", Arity: -2, Flags: FlagReadonly | FlagFast, Group: "bitmap", Since: "6.0.0", Syntax: "key [GET encoding offset [GET encoding offset ...]]", Summary: "Performs arbitrary read-only bitfield integer operations on strings.", Complexity: "O(1) for each subcommand specified", Categories: "read bitmap fast", Handler: bitfieldCmd(true)}),
 	}
 }
@@ -705,4 +705,23 @@ func bitfieldCmd(ro bool) Handler {
 			s.notify(notifyString, "setbit", key)
 		}
 	}
+}
+
+// bitfieldKeyFlags is BITFIELD's key flags, as Redis's bitfieldGetKeys
+// decides them: read-only access while every operation is a GET or an
+// OVERFLOW with its arguments, a read and update otherwise (a syntax error
+// counts as a write).
+func bitfieldKeyFlags(args [][]byte) KeyFlag {
+	for i := 2; i < len(args); i++ {
+		rem := len(args) - i - 1
+		switch {
+		case resp.EqualFold(args[i], "get") && rem >= 2:
+			i += 2
+		case resp.EqualFold(args[i], "overflow") && rem >= 1:
+			i++
+		default:
+			return KeyRW | KeyAccess | KeyUpdate
+		}
+	}
+	return KeyRO | KeyAccess
 }

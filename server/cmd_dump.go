@@ -23,11 +23,11 @@ func dumpCommands() []*Command {
 		{Name: "dump", Arity: 2, Flags: FlagReadonly, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "2.6.0", Syntax: "key",
 			Summary: "Returns a serialized representation of the value stored at a key.", Complexity: "O(1) to access the key and additional O(N*M) to serialize it, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1).",
 			Categories: "keyspace read slow", Handler: cmdDump},
-		{Name: "restore", Arity: -4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Since: "2.6.0",
+		{Name: "restore", Arity: -4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", KeySpecs: "OW update", Since: "2.6.0",
 			Syntax:  "key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]",
 			Summary: "Creates a key from the serialized representation of a value.", Complexity: "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).",
 			Categories: "keyspace write slow dangerous", Handler: cmdRestore},
-		{Name: "migrate", Arity: -6, Flags: FlagWrite | FlagMovableKeys, FirstKey: 3, LastKey: 3, Step: 1, Keys: migrateKeys, Group: "generic", Since: "2.6.0",
+		{Name: "migrate", Arity: -6, Flags: FlagWrite | FlagMovableKeys, FirstKey: 3, LastKey: 3, Step: 1, Keys: migrateKeys, Group: "generic", KeySpecs: "RW access delete; RW access delete incomplete", Since: "2.6.0",
 			Syntax:  "host port key|\"\" destination-db timeout [COPY] [REPLACE] [AUTH password | AUTH2 username password] [KEYS key [key ...]]",
 			Summary: "Atomically transfers a key from one Redis instance to another.", Complexity: "This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed.",
 			Categories: "keyspace write slow dangerous", Handler: cmdMigrate},
@@ -237,9 +237,6 @@ func (srv *Server) LibraryCodes() []string {
 // one the arguments after KEYS (skipping AUTH's and AUTH2's values, as
 // Redis's migrateGetKeys does).
 func migrateKeys(args [][]byte) [][]byte {
-	if len(args) > 3 && len(args[3]) > 0 {
-		return args[3:4]
-	}
 	for i := 6; i < len(args); i++ {
 		switch {
 		case resp.EqualFold(args[i], "auth"):
@@ -247,8 +244,14 @@ func migrateKeys(args [][]byte) [][]byte {
 		case resp.EqualFold(args[i], "auth2"):
 			i += 2
 		case resp.EqualFold(args[i], "keys"):
+			if len(args[3]) > 0 {
+				return nil // refused: KEYS wants an empty key argument
+			}
 			return args[i+1:]
 		}
+	}
+	if len(args) > 3 && len(args[3]) > 0 {
+		return args[3:4]
 	}
 	return nil
 }

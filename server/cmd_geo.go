@@ -31,43 +31,47 @@ func geoCommands() []*Command {
 		write = "write geo slow"
 	)
 	ro, rw := FlagReadonly, FlagWrite|FlagDenyOOM
-	storing := func(c *Command) *Command {
-		c.Flags |= FlagMovableKeys
-		c.Keys = georadiusKeys
-		return k1(c)
+	storing := func(from int) func(c *Command) *Command {
+		return func(c *Command) *Command {
+			c.Flags |= FlagMovableKeys
+			c.Keys = georadiusKeys(from)
+			return k1(c)
+		}
 	}
 	return []*Command{
-		k1(&Command{Name: "geoadd", Arity: -5, Flags: rw, Since: "3.2.0", Syntax: "key [NX | XX] [CH] longitude latitude member [longitude latitude member ...]", Summary: "Adds one or more members to a geospatial index. The key is created if it doesn't exist.", Complexity: "O(log(N)) for each item added, where N is the number of elements in the sorted set.", Categories: write, Handler: cmdGeoAdd}),
+		k1(&Command{Name: "geoadd", Arity: -5, Flags: rw, KeySpecs: "RW update", Since: "3.2.0", Syntax: "key [NX | XX] [CH] longitude latitude member [longitude latitude member ...]", Summary: "Adds one or more members to a geospatial index. The key is created if it doesn't exist.", Complexity: "O(log(N)) for each item added, where N is the number of elements in the sorted set.", Categories: write, Handler: cmdGeoAdd}),
 		k1(&Command{Name: "geodist", Arity: -4, Flags: ro, Since: "3.2.0", Syntax: "key member1 member2 [M | KM | FT | MI]", Summary: "Returns the distance between two members of a geospatial index.", Complexity: "O(log(N))", Categories: read, Handler: cmdGeoDist}),
 		k1(&Command{Name: "geohash", Arity: -2, Flags: ro, Since: "3.2.0", Syntax: "key [member [member ...]]", Summary: "Returns members from a geospatial index as geohash strings.", Complexity: "O(log(N)) for each member requested, where N is the number of elements in the sorted set.", Categories: read, Handler: cmdGeoHash}),
 		k1(&Command{Name: "geopos", Arity: -2, Flags: ro, Since: "3.2.0", Syntax: "key [member [member ...]]", Summary: "Returns the longitude and latitude of members from a geospatial index.", Complexity: "O(N) where N is the number of members requested.", Categories: read, Handler: cmdGeoPos}),
 		k1(&Command{Name: "geosearch", Arity: -7, Flags: ro, Since: "6.2.0", Syntax: "key (FROMMEMBER member | FROMLONLAT longitude latitude) (BYRADIUS radius (M | KM | FT | MI) | BYBOX width height (M | KM | FT | MI)) [ASC | DESC] [COUNT count [ANY]] [WITHCOORD] [WITHDIST] [WITHHASH]", Summary: "Queries a geospatial index for members inside an area of a box or a circle.", Complexity: "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape", Categories: read, Handler: geoSearchCmd(1, geoSearch)}),
-		{Name: "geosearchstore", Arity: -8, Flags: rw, FirstKey: 1, LastKey: 2, Step: 1, Group: "geo", Since: "6.2.0", Syntax: "destination source (FROMMEMBER member | FROMLONLAT longitude latitude) (BYRADIUS radius (M | KM | FT | MI) | BYBOX width height (M | KM | FT | MI)) [ASC | DESC] [COUNT count [ANY]] [STOREDIST]", Summary: "Queries a geospatial index for members inside an area of a box or a circle, optionally stores the result.", Complexity: "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape", Categories: write, Handler: geoSearchCmd(2, geoSearch|geoSearchStore)},
-		storing(&Command{Name: "georadius", Arity: -6, Flags: rw, Since: "3.2.0", Syntax: "key longitude latitude radius (M | KM | FT | MI) [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC | DESC] [STORE key | STOREDIST key]", Summary: "Queries a geospatial index for members within a distance from a coordinate, optionally stores the result.", Complexity: "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.", Categories: write, Handler: geoSearchCmd(1, geoCoords)}),
+		{Name: "geosearchstore", Arity: -8, Flags: rw, FirstKey: 1, LastKey: 2, Step: 1, Group: "geo", KeySpecs: "OW update; RO access", Since: "6.2.0", Syntax: "destination source (FROMMEMBER member | FROMLONLAT longitude latitude) (BYRADIUS radius (M | KM | FT | MI) | BYBOX width height (M | KM | FT | MI)) [ASC | DESC] [COUNT count [ANY]] [STOREDIST]", Summary: "Queries a geospatial index for members inside an area of a box or a circle, optionally stores the result.", Complexity: "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape", Categories: write, Handler: geoSearchCmd(2, geoSearch|geoSearchStore)},
+		storing(6)(&Command{Name: "georadius", Arity: -6, Flags: rw, KeySpecs: "RO access; OW update; OW update", Since: "3.2.0", Syntax: "key longitude latitude radius (M | KM | FT | MI) [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC | DESC] [STORE key | STOREDIST key]", Summary: "Queries a geospatial index for members within a distance from a coordinate, optionally stores the result.", Complexity: "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.", Categories: write, Handler: geoSearchCmd(1, geoCoords)}),
 		k1(&Command{Name: "georadius_ro", Arity: -6, Flags: ro, Since: "3.2.10", Syntax: "key longitude latitude radius (M | KM | FT | MI) [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC | DESC]", Summary: "Returns members from a geospatial index that are within a distance from a coordinate.", Complexity: "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.", Categories: read, Handler: geoSearchCmd(1, geoCoords|geoNoStore)}),
-		storing(&Command{Name: "georadiusbymember", Arity: -5, Flags: rw, Since: "3.2.0", Syntax: "key member radius (M | KM | FT | MI) [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC | DESC] [STORE key | STOREDIST key]", Summary: "Queries a geospatial index for members within a distance from a member, optionally stores the result.", Complexity: "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.", Categories: write, Handler: geoSearchCmd(1, geoMember)}),
+		storing(5)(&Command{Name: "georadiusbymember", Arity: -5, Flags: rw, KeySpecs: "RO access; OW update; OW update", Since: "3.2.0", Syntax: "key member radius (M | KM | FT | MI) [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC | DESC] [STORE key | STOREDIST key]", Summary: "Queries a geospatial index for members within a distance from a member, optionally stores the result.", Complexity: "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.", Categories: write, Handler: geoSearchCmd(1, geoMember)}),
 		k1(&Command{Name: "georadiusbymember_ro", Arity: -5, Flags: ro, Since: "3.2.10", Syntax: "key member radius (M | KM | FT | MI) [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC | DESC]", Summary: "Returns members from a geospatial index that are within a distance from a member.", Complexity: "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.", Categories: read, Handler: geoSearchCmd(1, geoMember|geoNoStore)}),
 	}
 }
 
-// georadiusKeys gives GEORADIUS's keys as Redis does: the source, then the
-// last STORE or STOREDIST destination from the fifth argument on.
-func georadiusKeys(args [][]byte) [][]byte {
-	if len(args) < 2 {
-		return nil
-	}
-	keys := [][]byte{args[1]}
-	stored := -1
-	for i := 5; i < len(args); i++ {
-		if (resp.EqualFold(args[i], "store") || resp.EqualFold(args[i], "storedist")) && i+1 < len(args) {
-			stored = i + 1
-			i++
+// georadiusKeys gives GEORADIUS's keys (GEORADIUSBYMEMBER's: options
+// from 5) as Redis's key specs find them: the source, then the key after
+// the first STORE and the one after the first STOREDIST from the options
+// on.
+func georadiusKeys(from int) func(args [][]byte) [][]byte {
+	return func(args [][]byte) [][]byte {
+		if len(args) < 2 {
+			return nil
 		}
+		keys := [][]byte{args[1]}
+		for _, kw := range []string{"store", "storedist"} {
+			for i := from; i < len(args)-1; i++ {
+				if resp.EqualFold(args[i], kw) {
+					keys = append(keys, args[i+1])
+					break
+				}
+			}
+		}
+		return keys
 	}
-	if stored > 0 {
-		keys = append(keys, args[stored])
-	}
-	return keys
 }
 
 // geoParseLonLat parses a longitude and latitude, replying on error.

@@ -17,10 +17,10 @@ func scriptCommands() []*Command {
 	const shaSyntax = "sha1 numkeys [key [key ...]] [arg [arg ...]]"
 	sub := FlagNoScript
 	return []*Command{
-		{Name: "eval", Arity: -3, Flags: eval, Keys: evalKeys, Group: "scripting", Since: "2.6.0", Syntax: syntax,
+		{Name: "eval", Arity: -3, Flags: eval, Keys: evalKeys, Group: "scripting", KeySpecs: "RW access update", Since: "2.6.0", Syntax: syntax,
 			Summary: "Executes a server-side Lua script.", Complexity: "Depends on the script that is executed.", Categories: "slow scripting",
 			Handler: func(s *Session) { cmdEval(s, false, false) }},
-		{Name: "evalsha", Arity: -3, Flags: eval, Keys: evalKeys, Group: "scripting", Since: "2.6.0", Syntax: shaSyntax,
+		{Name: "evalsha", Arity: -3, Flags: eval, Keys: evalKeys, Group: "scripting", KeySpecs: "RW access update", Since: "2.6.0", Syntax: shaSyntax,
 			Summary: "Executes a server-side Lua script by SHA1 digest.", Complexity: "Depends on the script that is executed.", Categories: "slow scripting",
 			Handler: func(s *Session) { cmdEval(s, true, false) }},
 		{Name: "eval_ro", Arity: -3, Flags: eval | FlagReadonly, Keys: evalKeys, Group: "scripting", Since: "7.0.0", Syntax: syntax,

@@ -22,6 +22,7 @@ func serverCommands() []*Command {
 			{Name: "docs", Arity: -2, Flags: FlagLoading | FlagStale, Since: "7.0.0", Syntax: "[command-name ...]", Summary: "Returns documentary information about one, multiple or all commands.", Categories: "slow connection", Handler: cmdCommandDocs},
 			{Name: "list", Arity: -2, Flags: FlagLoading | FlagStale, Since: "7.0.0", Syntax: "[FILTERBY MODULE module-name | ACLCAT category | PATTERN pattern]", Summary: "Returns a list of command names.", Categories: "slow connection", Handler: cmdCommandList},
 			{Name: "getkeys", Arity: -4, Flags: FlagLoading | FlagStale, Since: "2.8.13", Syntax: "command [arg ...]", Summary: "Extracts the key names from an arbitrary command.", Categories: "slow connection", Handler: cmdCommandGetKeys},
+			{Name: "getkeysandflags", Arity: -4, Flags: FlagLoading | FlagStale, Since: "7.0.0", Syntax: "command [arg ...]", Summary: "Extract keys and access flags given a full Redis command", Complexity: "O(N) where N is the number of arguments to the command", Categories: "slow connection", Handler: cmdCommandGetKeysAndFlags},
 			{Name: "help", Arity: 2, Flags: FlagLoading | FlagStale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Categories: "slow connection", Handler: cmdCommandHelp},
 		}},
 		{Name: "info", Arity: -1, Flags: FlagLoading | FlagStale, Group: "server", Since: "1.0.0", Syntax: "[section ...]", Summary: "Returns information and statistics about the server.", Categories: "slow dangerous", Handler: cmdInfo},
@@ -37,15 +38,15 @@ func serverCommands() []*Command {
 		{Name: "flushall", Arity: -1, Flags: FlagWrite | FlagAllDBs | FlagDangerous, Relocates: RelocFlushAll, Group: "server", Since: "1.0.0", Syntax: "[ASYNC | SYNC]", Summary: "Removes all keys from all databases.", Categories: "keyspace write slow dangerous", Handler: cmdFlushAll},
 		{Name: "time", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, Group: "server", Since: "2.6.0", Summary: "Returns the server time.", Categories: "fast", Handler: cmdTime},
 		{Name: "object", Arity: -2, Group: "generic", Since: "2.2.3", Summary: "A container for object introspection commands.", Categories: "slow", Subs: []*Command{
-			{Name: "encoding", Arity: 3, Flags: FlagReadonly, FirstKey: 2, LastKey: 2, Step: 1, Since: "2.2.3", Syntax: "key", Summary: "Returns the internal encoding of a Redis object.", Categories: "keyspace read slow", Handler: cmdObjectEncoding},
-			{Name: "refcount", Arity: 3, Flags: FlagReadonly, FirstKey: 2, LastKey: 2, Step: 1, Since: "2.2.3", Syntax: "key", Summary: "Returns the reference count of a value of a key.", Categories: "keyspace read slow", Handler: cmdObjectRefcount},
-			{Name: "idletime", Arity: 3, Flags: FlagReadonly, FirstKey: 2, LastKey: 2, Step: 1, Since: "2.2.3", Syntax: "key", Summary: "Returns the time since the last access to a Redis object.", Categories: "keyspace read slow", Handler: cmdObjectIdletime},
-			{Name: "freq", Arity: 3, Flags: FlagReadonly, FirstKey: 2, LastKey: 2, Step: 1, Since: "4.0.0", Syntax: "key", Summary: "Returns the logarithmic access frequency counter of a Redis object.", Categories: "keyspace read slow", Handler: cmdObjectFreq},
+			{Name: "encoding", Arity: 3, Flags: FlagReadonly, FirstKey: 2, LastKey: 2, Step: 1, KeySpecs: "RO", Since: "2.2.3", Syntax: "key", Summary: "Returns the internal encoding of a Redis object.", Categories: "keyspace read slow", Handler: cmdObjectEncoding},
+			{Name: "refcount", Arity: 3, Flags: FlagReadonly, FirstKey: 2, LastKey: 2, Step: 1, KeySpecs: "RO", Since: "2.2.3", Syntax: "key", Summary: "Returns the reference count of a value of a key.", Categories: "keyspace read slow", Handler: cmdObjectRefcount},
+			{Name: "idletime", Arity: 3, Flags: FlagReadonly, FirstKey: 2, LastKey: 2, Step: 1, KeySpecs: "RO", Since: "2.2.3", Syntax: "key", Summary: "Returns the time since the last access to a Redis object.", Categories: "keyspace read slow", Handler: cmdObjectIdletime},
+			{Name: "freq", Arity: 3, Flags: FlagReadonly, FirstKey: 2, LastKey: 2, Step: 1, KeySpecs: "RO", Since: "4.0.0", Syntax: "key", Summary: "Returns the logarithmic access frequency counter of a Redis object.", Categories: "keyspace read slow", Handler: cmdObjectFreq},
 			{Name: "help", Arity: 2, Flags: FlagLoading | FlagStale, Since: "6.2.0", Summary: "Returns helpful text about the different subcommands.", Categories: "keyspace slow", Handler: cmdObjectHelp},
 		}},
 		{Name: "memory", Arity: -2, Group: "server", Since: "4.0.0", Summary: "A container for memory diagnostics commands.", Categories: "slow", Subs: []*Command{
 			{Name: "purge", Arity: 2, Since: "4.0.0", Summary: "Asks the allocator to release memory.", Categories: "slow", Handler: cmdMemoryPurge},
-			{Name: "usage", Arity: -3, Flags: FlagReadonly, FirstKey: 2, LastKey: 2, Step: 1, Since: "4.0.0", Syntax: "key [SAMPLES count]", Summary: "Estimates the memory usage of a key.", Categories: "read slow", Handler: cmdMemoryUsage},
+			{Name: "usage", Arity: -3, Flags: FlagReadonly, FirstKey: 2, LastKey: 2, Step: 1, KeySpecs: "RO", Since: "4.0.0", Syntax: "key [SAMPLES count]", Summary: "Estimates the memory usage of a key.", Categories: "read slow", Handler: cmdMemoryUsage},
 		}},
 	}
 }
@@ -115,11 +116,10 @@ func writeCommandInfo(s *Session, c *Command) {
 		s.W.Array(1)
 		s.W.Map(3)
 		s.W.BulkString("flags")
-		s.W.Array(1)
-		if c.Flags&FlagWrite != 0 {
-			s.W.Simple("RW")
-		} else {
-			s.W.Simple("RO")
+		names := c.keyFlags[0].Names()
+		s.W.Set(len(names))
+		for _, n := range names {
+			s.W.Simple(n)
 		}
 		s.W.BulkString("begin_search")
 		s.W.Map(2)
@@ -252,29 +252,66 @@ func cmdCommandList(s *Session) {
 	}
 }
 
-func cmdCommandGetKeys(s *Session) {
+func cmdCommandGetKeys(s *Session) { commandGetKeys(s, false) }
+
+func cmdCommandGetKeysAndFlags(s *Session) { commandGetKeys(s, true) }
+
+// commandGetKeys is COMMAND GETKEYS and GETKEYSANDFLAGS: the keys of a
+// full command, per its key specs, with their flags when asked, and
+// Redis's errors in Redis's order.
+func commandGetKeys(s *Session, flags bool) {
 	args := s.Args[2:]
 	c := s.srv.table.Lookup(args[0])
 	if c != nil && c.subs != nil && len(args) > 1 {
 		c = c.Sub(args[1])
 	}
-	if c == nil {
+	switch {
+	case c == nil:
 		s.W.Error("ERR Invalid command specified")
 		return
-	}
-	if !c.checkArity(len(args)) {
+	case !c.hasRealKeys():
+		s.W.Error("ERR The command has no key arguments")
+		return
+	case !c.checkArity(len(args)):
 		s.W.Error("ERR Invalid number of arguments specified for command")
 		return
 	}
 	keys := c.KeyArgs(nil, args)
-	if len(keys) == 0 {
-		s.W.Error("ERR The command has no key arguments")
+	if len(keys) == 0 && !c.noMandatoryKeys() {
+		s.W.Error("ERR Invalid arguments specified for command")
 		return
 	}
 	s.W.Array(len(keys))
-	for _, k := range keys {
+	for i, k := range keys {
+		if !flags {
+			s.W.Bulk(k)
+			continue
+		}
+		names := c.KeyFlagsAt(args, i).Names()
+		s.W.Array(2)
 		s.W.Bulk(k)
+		s.W.Set(len(names))
+		for _, n := range names {
+			s.W.Simple(n)
+		}
 	}
+}
+
+// hasRealKeys reports whether c has a key spec that names keys, not shard
+// channels (Redis's doesCommandHaveKeys).
+func (c *Command) hasRealKeys() bool {
+	for _, f := range c.keyFlags {
+		if f&KeyNotKey == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// noMandatoryKeys reports whether c may run without keys though it takes
+// them (Redis's no_mandatory_keys: scripts and functions).
+func (c *Command) noMandatoryKeys() bool {
+	return c.Flags&FlagRunsScript != 0
 }
 
 func cmdCommandHelp(s *Session) {

@@ -18,18 +18,18 @@ func stringCommands() []*Command {
 	k1 := keysIn("", 1, 1)
 	return []*Command{
 		k1(&Command{Name: "get", Arity: 2, Flags: FlagReadonly | FlagFast, Group: "string", Since: "1.0.0", Syntax: "key", Summary: "Returns the string value of a key.", Categories: "read string fast", Handler: cmdGet}),
-		k1(&Command{Name: "set", Arity: -3, Flags: FlagWrite | FlagDenyOOM, Group: "string", Since: "1.0.0", Syntax: "key value [NX | XX] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]", Summary: "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", Categories: "write string slow", Handler: cmdSet}),
-		k1(&Command{Name: "setnx", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, Group: "string", Since: "1.0.0", Syntax: "key value", Summary: "Set the string value of a key only when the key doesn't exist.", Categories: "write string fast", Handler: cmdSetNX}),
-		k1(&Command{Name: "setex", Arity: 4, Flags: FlagWrite | FlagDenyOOM, Group: "string", Since: "2.0.0", Syntax: "key seconds value", Summary: "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", Categories: "write string slow", Handler: setexCmd(1000)}),
-		k1(&Command{Name: "psetex", Arity: 4, Flags: FlagWrite | FlagDenyOOM, Group: "string", Since: "2.6.0", Syntax: "key milliseconds value", Summary: "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", Categories: "write string slow", Handler: setexCmd(1)}),
+		k1(&Command{Name: "set", Arity: -3, Flags: FlagWrite | FlagDenyOOM, Group: "string", KeySpecs: "RW access update variable_flags", VarKeyFlags: setKeyFlags, Since: "1.0.0", Syntax: "key value [NX | XX] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]", Summary: "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", Categories: "write string slow", Handler: cmdSet}),
+		k1(&Command{Name: "setnx", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, Group: "string", KeySpecs: "OW insert", Since: "1.0.0", Syntax: "key value", Summary: "Set the string value of a key only when the key doesn't exist.", Categories: "write string fast", Handler: cmdSetNX}),
+		k1(&Command{Name: "setex", Arity: 4, Flags: FlagWrite | FlagDenyOOM, Group: "string", KeySpecs: "OW update", Since: "2.0.0", Syntax: "key seconds value", Summary: "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", Categories: "write string slow", Handler: setexCmd(1000)}),
+		k1(&Command{Name: "psetex", Arity: 4, Flags: FlagWrite | FlagDenyOOM, Group: "string", KeySpecs: "OW update", Since: "2.6.0", Syntax: "key milliseconds value", Summary: "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", Categories: "write string slow", Handler: setexCmd(1)}),
 		{Name: "mget", Arity: -2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: -1, Step: 1, Group: "string", Since: "1.0.0", Syntax: "key [key ...]", Summary: "Atomically returns the string values of one or more keys.", Categories: "read string fast", Handler: cmdMGet},
-		{Name: "mset", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: -1, Step: 2, Group: "string", Since: "1.0.1", Syntax: "key value [key value ...]", Summary: "Atomically creates or modifies the string values of one or more keys.", Categories: "write string slow", Handler: msetCmd(false)},
-		{Name: "msetnx", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: -1, Step: 2, Group: "string", Since: "1.0.1", Syntax: "key value [key value ...]", Summary: "Atomically modifies the string values of one or more keys only when all keys don't exist.", Categories: "write string slow", Handler: msetCmd(true)},
+		{Name: "mset", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: -1, Step: 2, Group: "string", KeySpecs: "OW update", Since: "1.0.1", Syntax: "key value [key value ...]", Summary: "Atomically creates or modifies the string values of one or more keys.", Categories: "write string slow", Handler: msetCmd(false)},
+		{Name: "msetnx", Arity: -3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: -1, Step: 2, Group: "string", KeySpecs: "OW insert", Since: "1.0.1", Syntax: "key value [key value ...]", Summary: "Atomically modifies the string values of one or more keys only when all keys don't exist.", Categories: "write string slow", Handler: msetCmd(true)},
 		k1(&Command{Name: "getset", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, Group: "string", Since: "1.0.0", Syntax: "key value", Summary: "Returns the previous string value of a key after setting it to a new value.", Categories: "write string fast", Handler: cmdGetSet}),
-		k1(&Command{Name: "getdel", Arity: 2, Flags: FlagWrite | FlagFast, Group: "string", Since: "6.2.0", Syntax: "key", Summary: "Returns the string value of a key after deleting the key.", Categories: "write string fast", Handler: cmdGetDel}),
+		k1(&Command{Name: "getdel", Arity: 2, Flags: FlagWrite | FlagFast, Group: "string", KeySpecs: "RW access delete", Since: "6.2.0", Syntax: "key", Summary: "Returns the string value of a key after deleting the key.", Categories: "write string fast", Handler: cmdGetDel}),
 		k1(&Command{Name: "getex", Arity: -2, Flags: FlagWrite | FlagFast, Group: "string", Since: "6.2.0", Syntax: "key [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | PERSIST]", Summary: "Returns the string value of a key after setting its expiration time.", Categories: "write string fast", Handler: cmdGetEx}),
-		k1(&Command{Name: "append", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, Group: "string", Since: "2.0.0", Syntax: "key value", Summary: "Appends a string to the value of a key. Creates the key if it doesn't exist.", Categories: "write string fast", Handler: cmdAppend}),
-		k1(&Command{Name: "strlen", Arity: 2, Flags: FlagReadonly | FlagFast, Group: "string", Since: "2.2.0", Syntax: "key", Summary: "Returns the length of a string value.", Categories: "read string fast", Handler: cmdStrlen}),
+		k1(&Command{Name: "append", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, Group: "string", KeySpecs: "RW insert", Since: "2.0.0", Syntax: "key value", Summary: "Appends a string to the value of a key. Creates the key if it doesn't exist.", Categories: "write string fast", Handler: cmdAppend}),
+		k1(&Command{Name: "strlen", Arity: 2, Flags: FlagReadonly | FlagFast, Group: "string", KeySpecs: "RO", Since: "2.2.0", Syntax: "key", Summary: "Returns the length of a string value.", Categories: "read string fast", Handler: cmdStrlen}),
 		k1(&Command{Name: "incr", Arity: 2, Flags: FlagWrite | FlagDenyOOM | FlagFast, Group: "string", Since: "1.0.0", Syntax: "key", Summary: "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", Categories: "write string fast", Handler: incrCmd(1, false)}),
 		k1(&Command{Name: "decr", Arity: 2, Flags: FlagWrite | FlagDenyOOM | FlagFast, Group: "string", Since: "1.0.0", Syntax: "key", Summary: "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", Categories: "write string fast", Handler: incrCmd(-1, false)}),
 		k1(&Command{Name: "incrby", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, Group: "string", Since: "1.0.0", Syntax: "key increment", Summary: "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", Categories: "write string fast", Handler: incrCmd(1, true)}),
@@ -37,7 +37,7 @@ func stringCommands() []*Command {
 		k1(&Command{Name: "incrbyfloat", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagFast, Group: "string", Since: "2.6.0", Syntax: "key increment", Summary: "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", Categories: "write string fast", Handler: cmdIncrByFloat}),
 		k1(&Command{Name: "getrange", Arity: 4, Flags: FlagReadonly, Group: "string", Since: "2.4.0", Syntax: "key start end", Summary: "Returns a substring of the string stored at a key.", Categories: "read string slow", Handler: cmdGetRange}),
 		k1(&Command{Name: "substr", Arity: 4, Flags: FlagReadonly, Group: "string", Since: "1.0.0", Syntax: "key start end", Summary: "Returns a substring from a string value.", Categories: "read string slow", Handler: cmdGetRange}),
-		k1(&Command{Name: "setrange", Arity: 4, Flags: FlagWrite | FlagDenyOOM, Group: "string", Since: "2.2.0", Syntax: "key offset value", Summary: "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", Categories: "write string slow", Handler: cmdSetRange}),
+		k1(&Command{Name: "setrange", Arity: 4, Flags: FlagWrite | FlagDenyOOM, Group: "string", KeySpecs: "RW update", Since: "2.2.0", Syntax: "key offset value", Summary: "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", Categories: "write string slow", Handler: cmdSetRange}),
 	}
 }
 
@@ -653,4 +653,15 @@ func cmdSetRange(s *Session) {
 	s.emit(bSET, key, e.Str, bKEEPTTL)
 	s.notify(notifyString, "setrange", key)
 	s.W.Int(int64(len(e.Str)))
+}
+
+// setKeyFlags is SET's key flags, as Redis's setGetKeys decides them: with
+// GET it reads the old value, without it only overwrites.
+func setKeyFlags(args [][]byte) KeyFlag {
+	for _, a := range args[min(3, len(args)):] {
+		if resp.EqualFold(a, "get") {
+			return KeyRW | KeyAccess | KeyUpdate
+		}
+	}
+	return KeyOW | KeyUpdate
 }

@@ -324,7 +324,7 @@ func functionCommands() []*Command {
 	const call = FlagNoScript | FlagStale | FlagMovableKeys | FlagAllKeys | FlagRunsScript
 	const w = FlagNoScript | FlagWrite | FlagAllDBs
 	return []*Command{
-		{Name: "fcall", Arity: -3, Flags: call, Keys: evalKeys, Group: "scripting", Since: "7.0.0", Syntax: "function numkeys [key [key ...]] [arg [arg ...]]",
+		{Name: "fcall", Arity: -3, Flags: call, Keys: evalKeys, Group: "scripting", KeySpecs: "RW access update", Since: "7.0.0", Syntax: "function numkeys [key [key ...]] [arg [arg ...]]",
 			Summary: "Invokes a function.", Complexity: "Depends on the function that is executed.", Categories: "slow scripting",
 			Handler: func(s *Session) { cmdFcall(s, false) }},
 		{Name: "fcall_ro", Arity: -3, Flags: call | FlagReadonly, Keys: evalKeys, Group: "scripting", Since: "7.0.0", Syntax: "function numkeys [key [key ...]] [arg [arg ...]]",

@@ -74,15 +74,27 @@ type Command struct {
 	Step     int
 	// Keys returns the key arguments when they cannot be described by
 	// FirstKey/LastKey/Step (FlagMovableKeys).
-	Keys       func(args [][]byte) [][]byte
-	Categories string // ACL categories, space separated, without '@'
-	Group      string // documentation group: string, keyspace, server, …
-	Since      string // Redis version that introduced it
-	Summary    string
-	Complexity string
-	Syntax     string // argument syntax, parsed for COMMAND DOCS
-	Handler    Handler
-	Subs       []*Command
+	Keys func(args [][]byte) [][]byte
+	// KeySpecs are the flags of the command's key specs as Redis's COMMAND
+	// INFO prints them, specs separated by ";" ("RW access delete; RW
+	// insert"): the i-th key KeyArgs returns has the i-th spec's flags,
+	// every key past the last spec the last one's. Empty: "RW access
+	// update" for a write, "RO access" otherwise. ACL key permissions
+	// (%R~, %W~), ACL DRYRUN, COMMAND GETKEYSANDFLAGS and COMMAND INFO
+	// read them.
+	KeySpecs string
+	// VarKeyFlags gives the key flags of a command whose spec has
+	// variable_flags for the arguments it runs with (SET with or without
+	// GET, BITFIELD with or without SET or INCRBY).
+	VarKeyFlags func(args [][]byte) KeyFlag
+	Categories  string // ACL categories, space separated, without '@'
+	Group       string // documentation group: string, keyspace, server, …
+	Since       string // Redis version that introduced it
+	Summary     string
+	Complexity  string
+	Syntax      string // argument syntax, parsed for COMMAND DOCS
+	Handler     Handler
+	Subs        []*Command
 	// Wraps is the position of a wrapped command in the arguments of a
 	// command that runs another (DEDUP): its locks and scope are the
 	// wrapped command's.
@@ -107,9 +119,10 @@ type Command struct {
 	// without them a scoped connection may run it.
 	PatternKeys func(args [][]byte) bool
 
-	subs  map[string]*Command
-	stats cmdStats
-	args  []docArg
+	subs     map[string]*Command
+	keyFlags []KeyFlag // KeySpecs, parsed
+	stats    cmdStats
+	args     []docArg
 	// restricted: the command reveals or changes server state (ACL
 	// category admin or dangerous, or the flags); a scoped connection may
 	// not run it.
@@ -174,6 +187,7 @@ func (t *Table) add(c *Command, parent *Command) {
 		t.cmds[c.Name] = c
 	}
 	c.args = parseSyntax(c.Syntax)
+	c.keyFlags = parseKeySpecs(c)
 	c.timeAll = c.Flags&FlagFast == 0 && !strings.HasPrefix(c.Complexity, "O(1)")
 	c.restricted = c.Flags&(FlagAdmin|FlagDangerous) != 0 || hasWord(c.Categories, "admin") ||
 		(hasWord(c.Categories, "dangerous") && c.PatternKeys == nil)
@@ -236,6 +250,89 @@ func (c *Command) KeyArgs(dst [][]byte, args [][]byte) [][]byte {
 		dst = append(dst, args[i])
 	}
 	return dst
+}
+
+// KeyFlag is a key spec flag, as in Redis's command table: how a command
+// uses a key (RO, RW, OW, RM) and what it does with its data (access,
+// update, insert, delete).
+type KeyFlag uint16
+
+// The key spec flags, in the order Redis prints them.
+const (
+	KeyRO            KeyFlag = 1 << iota // reads the key's value only
+	KeyRW                                // reads and modifies it
+	KeyOW                                // overwrites it without reading
+	KeyRM                                // removes it
+	KeyAccess                            // returns, copies or uses the user data
+	KeyUpdate                            // updates the data in place
+	KeyInsert                            // adds data, changes nothing there
+	KeyDelete                            // removes data
+	KeyNotKey                            // a shard channel in a key position, not a key
+	KeyIncomplete                        // the spec may not find every key
+	KeyVariableFlags                     // the flags depend on the arguments (VarKeyFlags)
+)
+
+var keyFlagNames = []string{"RO", "RW", "OW", "RM", "access", "update", "insert", "delete", "not_key", "incomplete", "variable_flags"}
+
+// Names returns f's flags as COMMAND INFO prints them.
+func (f KeyFlag) Names() []string {
+	var out []string
+	for i, n := range keyFlagNames {
+		if f&(1<<i) != 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// parseKeySpecs parses c's KeySpecs (or its default) into one KeyFlag per
+// spec; a command without keys has none. A bad flag name is a bug in the
+// table: it panics at start-up.
+func parseKeySpecs(c *Command) []KeyFlag {
+	if !c.HasKeys() {
+		return nil
+	}
+	text := c.KeySpecs
+	if text == "" {
+		text = "RO access"
+		if c.Flags&FlagWrite != 0 {
+			text = "RW access update"
+		}
+	}
+	var out []KeyFlag
+	for _, spec := range strings.Split(text, ";") {
+		var f KeyFlag
+		for _, w := range strings.Fields(spec) {
+			i := 0
+			for i < len(keyFlagNames) && keyFlagNames[i] != w {
+				i++
+			}
+			if i == len(keyFlagNames) {
+				panic("command " + c.Name + ": unknown key spec flag " + w)
+			}
+			f |= 1 << i
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// KeyFlagsAt returns the flags of key i (counted from 0 among those
+// KeyArgs returns) of c run with args.
+func (c *Command) KeyFlagsAt(args [][]byte, i int) KeyFlag {
+	if len(c.keyFlags) == 0 {
+		return 0
+	}
+	f := c.keyFlags[min(i, len(c.keyFlags)-1)]
+	if f&KeyVariableFlags != 0 && c.VarKeyFlags != nil {
+		return c.VarKeyFlags(args)
+	}
+	if c.Keys != nil {
+		// Keys finds every key, as Redis's getkeys procedures do for a
+		// spec marked incomplete.
+		f &^= KeyIncomplete
+	}
+	return f
 }
 
 // HasKeys reports whether the command takes key arguments.
