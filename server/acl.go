@@ -785,6 +785,28 @@ func (s *Session) aclAllows(st *userState, cmd *Command) bool {
 	return false
 }
 
+// aclAllowsQueued checks a queued command again as EXEC runs it, as Redis
+// 7.0 does: a refusal is logged (context multi) and answers that command
+// alone, with Redis's text; the transaction's other commands run.
+func (s *Session) aclAllowsQueued(st *userState, cmd *Command) bool {
+	reason, obj := s.srv.acl.check(st, cmd, s.Args)
+	if reason == aclOK {
+		return true
+	}
+	s.logDenial(reason, "multi", cmd, obj)
+	why := "no permission to execute the command or subcommand"
+	switch reason {
+	case aclDeniedKey:
+		why = "no permission to touch the specified keys"
+	case aclDeniedChannel:
+		why = "no permission to access one of the channels used as arguments"
+	}
+	n := len(s.W.B)
+	s.W.Error("NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: " + why)
+	s.srv.countError(s.W.B[n:])
+	return false
+}
+
 // aclScriptDenial checks a command a script calls, returning "" or the
 // error redis.call raises (Redis's scriptVerifyACL).
 func (s *Session) aclScriptDenial(cmd *Command, args [][]byte) string {

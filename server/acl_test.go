@@ -93,6 +93,13 @@ func TestACLMatchesRedis(t *testing.T) {
 			as("a", "acl", "setuser", "default", "resetpass", ">dpw"), as("x", "get", "k"), as("x", "hello", "3"), as("x", "auth", "dpw"), as("x", "get", "k"),
 			as("a", "acl", "setuser", "default", "nopass"),
 		}},
+		{"exec re-checks queued commands", []aclStep{
+			as("a", "acl", "log", "reset"), as("a", "acl", "setuser", "u", "reset", "on", "nopass", "+@all", "~*", "&*"), as("u", "auth", "u", "x"),
+			as("u", "multi"), as("u", "set", "k", "v"), as("u", "get", "k"), as("u", "publish", "ch", "m"), as("u", "incr", "q"),
+			as("a", "acl", "setuser", "u", "-get", "resetkeys", "~k", "resetchannels"), as("u", "exec"), as("a", "acl", "log"),
+			as("a", "acl", "setuser", "u", "+@all", "~*", "&*"), as("u", "multi"), as("u", "set", "k", "v"),
+			as("a", "acl", "setuser", "u", "-exec"), as("u", "exec"), as("u", "get", "k"),
+		}},
 		{"deluser closes its connections", []aclStep{
 			as("a", "acl", "setuser", "d", "on", "nopass", "+@all", "~*"), as("d", "auth", "d", "x"), as("a", "client", "kill", "user", "nobody"),
 			as("a", "acl", "deluser", "d"), as("a", "acl", "users"),

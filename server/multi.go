@@ -93,6 +93,10 @@ func cmdExec(s *Session) {
 	s.W.Array(len(m.cmds))
 	for _, q := range m.cmds {
 		s.Args = q.args
+		// The user's rules may have changed since the command was queued.
+		if st := s.user.Load().limits.Load(); st != nil && !s.aclAllowsQueued(st, q.cmd) {
+			continue
+		}
 		s.call(q.cmd)
 	}
 	s.inExec = false
