@@ -41,6 +41,10 @@ func cmdACLSetUser(s *Session) {
 	for _, a := range s.Args[3:] {
 		ops = append(ops, string(a))
 	}
+	var prev *userState
+	if u := s.srv.acl.user(string(s.Args[2])); u != nil {
+		prev = u.state()
+	}
 	u, err := s.srv.acl.setUser(string(s.Args[2]), ops)
 	if err != nil {
 		s.W.Error("ERR " + err.Error())
@@ -48,6 +52,8 @@ func cmdACLSetUser(s *Session) {
 	}
 	if !u.state().on {
 		s.srv.killUsers([]*User{u}, s)
+	} else if prev != nil {
+		s.srv.killPubSubIfNeeded(u, prev, u.state(), s)
 	}
 	s.W.OK()
 }
@@ -331,6 +337,63 @@ func (srv *Server) killUsers(users []*User, by *Session) {
 				break
 			}
 		}
+	}
+}
+
+// killPubSubIfNeeded closes the connections of u subscribed to a channel,
+// pattern or shard channel its new rules st no longer allow, after a
+// change from prev, as Redis's ACLKillPubsubClientsIfNeeded: nothing when
+// a selector allows every channel or the new channel patterns include
+// every old one; otherwise each subscription is matched against the
+// patterns of all selectors (a subscribed pattern must be one of them
+// literally).
+func (srv *Server) killPubSubIfNeeded(u *User, prev, st *userState, by *Session) {
+	var upcoming []string
+	for _, sel := range st.sels {
+		if sel.allChans {
+			return
+		}
+		upcoming = append(upcoming, sel.chans...)
+	}
+	superset := true
+	for _, sel := range prev.sels {
+		if sel.allChans {
+			superset = false
+			break
+		}
+		for _, c := range sel.chans {
+			if indexOf(upcoming, c) < 0 {
+				superset = false
+			}
+		}
+	}
+	if superset {
+		return
+	}
+	allowed := &selector{chans: upcoming}
+	var doomed []*Session
+	srv.pubsub.mu.RLock()
+	for _, c := range srv.sessions() {
+		if c.user.Load() != u || (c.conn == nil && c != by) || !c.ofType("pubsub") {
+			continue
+		}
+		kill := false
+		for _, p := range c.ps.patterns {
+			kill = kill || !allowed.chanAllowed([]byte(p), true)
+		}
+		for ch := range c.ps.channels {
+			kill = kill || !allowed.chanAllowed([]byte(ch), false)
+		}
+		for ch := range c.ps.shards {
+			kill = kill || !allowed.chanAllowed([]byte(ch), false)
+		}
+		if kill {
+			doomed = append(doomed, c)
+		}
+	}
+	srv.pubsub.mu.RUnlock()
+	for _, c := range doomed {
+		c.kill(by)
 	}
 }
 

@@ -100,6 +100,17 @@ func TestACLMatchesRedis(t *testing.T) {
 			as("a", "acl", "setuser", "u", "+@all", "~*", "&*"), as("u", "multi"), as("u", "set", "k", "v"),
 			as("a", "acl", "setuser", "u", "-exec"), as("u", "exec"), as("u", "get", "k"),
 		}},
+		{"revoked channels close subscribers", []aclStep{
+			as("a", "acl", "setuser", "u", "reset", "on", "nopass", "+@all", "~*", "&ch*", "&news", "&sh*"),
+			as("c", "auth", "u", "x"), as("c", "subscribe", "ch1"),
+			as("p", "auth", "u", "x"), as("p", "psubscribe", "news"),
+			as("h", "hello", "3", "auth", "u", "x"), as("h", "subscribe", "ch2"),
+			as("s", "auth", "u", "x"), as("s", "ssubscribe", "sh1"),
+			as("n", "auth", "u", "x"), as("n", "get", "k"),
+			as("a", "acl", "setuser", "u", "&more"), as("c", "ping"), as("p", "ping"),
+			as("a", "acl", "setuser", "u", "resetchannels", "&ch*", "(&sh1 ~x)"), as("c", "ping"), as("s", "ping"),
+			as("a", "acl", "setuser", "u", "resetchannels", "&other"), as("n", "get", "k"),
+		}},
 		{"deluser closes its connections", []aclStep{
 			as("a", "acl", "setuser", "d", "on", "nopass", "+@all", "~*"), as("d", "auth", "d", "x"), as("a", "client", "kill", "user", "nobody"),
 			as("a", "acl", "deluser", "d"), as("a", "acl", "users"),
