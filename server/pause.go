@@ -15,7 +15,9 @@ import (
 // every command. A held command is not run: the session waits as in a
 // blocking command (it counts in blocked_clients) and the command runs
 // when the pause ends, in order, before the requests after it. Expiry of
-// keys by the server's cron waits too.
+// keys waits too: the server's cron expires none, and a read of a key
+// whose time to live has passed finds it absent but leaves it in place
+// (keyspace.HoldExpiry), as Redis keeps the dataset constant.
 
 // The pause modes, least restrictive first.
 const (
@@ -43,6 +45,7 @@ func (srv *Server) pauseClients(mode int32, d time.Duration) {
 	if mode > p.mode.Load() {
 		p.mode.Store(mode)
 	}
+	srv.ks.HoldExpiry(true)
 	if end.After(p.until) {
 		p.until = end
 		if p.timer != nil {
@@ -70,6 +73,7 @@ func (srv *Server) unpauseClients() {
 	p := &srv.pause
 	p.mu.Lock()
 	p.mode.Store(pauseNone)
+	srv.ks.HoldExpiry(false)
 	p.until = time.Time{}
 	if p.timer != nil {
 		p.timer.Stop()

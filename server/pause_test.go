@@ -3,6 +3,7 @@ package server_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/recached/recached/server"
 	"github.com/recached/recached/server/servertest"
@@ -64,5 +65,42 @@ func TestClientPause(t *testing.T) {
 		if got := servertest.MustDo(t, admin, bad...); !strings.HasPrefix(got, "-ERR") {
 			t.Errorf("%q: %q, want an error", bad, got)
 		}
+	}
+}
+
+// TestPauseHoldsPassiveExpiry: during CLIENT PAUSE WRITE a key whose time
+// to live has passed reads as absent but stays (DBSIZE counts it, no
+// expired_keys), and expires once the pause ends, as on redis-server.
+func TestPauseHoldsPassiveExpiry(t *testing.T) {
+	if !servertest.HaveRedis() {
+		t.Skip("redis-server not installed")
+	}
+	addr, _ := servertest.StartRecached(t, server.DefaultConfig())
+	run := func(addr string) []string {
+		c := servertest.Dial(t, addr)
+		expired := func() string {
+			info := servertest.MustDo(t, c, "info", "stats")
+			i := strings.Index(info, "expired_keys:")
+			return info[i : i+strings.Index(info[i:], "\r")]
+		}
+		servertest.MustDo(t, c, "flushall")
+		servertest.MustDo(t, c, "config", "resetstat")
+		servertest.MustDo(t, c, "set", "a", "1", "px", "20")
+		servertest.MustDo(t, c, "set", "b", "1", "px", "20")
+		servertest.MustDo(t, c, "client", "pause", "60000", "write")
+		for i := 0; servertest.MustDo(t, c, "get", "a") != "$-1\r\n"; i++ {
+			if i == 1000 {
+				t.Fatalf("%s: a never read as expired", addr)
+			}
+			time.Sleep(5 * time.Millisecond) // the time to live running out
+		}
+		out := []string{expired(), servertest.MustDo(t, c, "get", "b"), servertest.MustDo(t, c, "dbsize"), servertest.MustDo(t, c, "exists", "a")}
+		servertest.MustDo(t, c, "client", "unpause")
+		out = append(out, servertest.MustDo(t, c, "get", "a"), servertest.MustDo(t, c, "get", "b"), expired(), servertest.MustDo(t, c, "dbsize"))
+		return out
+	}
+	want, got := run(servertest.StartRedis(t)), run(addr)
+	if strings.Join(want, "|") != strings.Join(got, "|") {
+		t.Errorf("redis-server %q\nrecached     %q", want, got)
 	}
 }

@@ -142,7 +142,14 @@ type Keyspace struct {
 	lfu lfuConfig
 	// Now returns the current time in unix milliseconds; tests replace it.
 	Now func() int64
+	// hold keeps keys whose time to live has passed (HoldExpiry).
+	hold atomic.Bool
 }
+
+// HoldExpiry makes lookups report keys whose time to live has passed as
+// absent without deleting them, or ends that: the dataset stays as it is
+// during CLIENT PAUSE, as in Redis, and the keys expire after it.
+func (ks *Keyspace) HoldExpiry(on bool) { ks.hold.Store(on) }
 
 // New returns a keyspace with n empty databases. onExpire, if not nil, hears
 // of every key removed because its time to live ran out.
@@ -197,7 +204,9 @@ func (db *DB) Lookup(key []byte) *Entry {
 		return nil
 	}
 	if e.flags&flagExpires != 0 && s.exp[string(key)] <= db.ks.Now() {
-		db.expire(s, string(key))
+		if !db.ks.hold.Load() {
+			db.expire(s, string(key))
+		}
 		return nil
 	}
 	db.ks.touch(e)
@@ -291,6 +300,11 @@ func (db *DB) ReplaceString(key []byte, cur *Entry, val []byte, keepTTL bool) *E
 	if e == nil {
 		e = &Entry{Str: append(make([]byte, 0, len(val)), val...)}
 		s := db.shardFor(key)
+		if db.ks.hold.Load() && s.m[string(key)] != nil {
+			// An expired key kept by HoldExpiry: replace it properly.
+			db.Set(key, e)
+			return e
+		}
 		s.m[string(key)] = e
 		db.admit(s, string(key), e, nil)
 		return e

@@ -106,3 +106,41 @@ func BenchmarkSetStringExisting(b *testing.B) {
 		db.SetString(k, v, false)
 	}
 }
+
+// TestHoldExpiry: while expiry is held a passed key reads as absent and
+// stays; a write replacing it leaves no stale expiry or memory behind;
+// once released the next lookup expires what is left.
+func TestHoldExpiry(t *testing.T) {
+	now := int64(1000)
+	var expired []string
+	ks := New(1, func(db int, key string) { expired = append(expired, key) })
+	ks.Now = func() int64 { return now }
+	db := ks.DBs[0]
+	for _, k := range []string{"a", "b"} {
+		db.SetString([]byte(k), []byte("1"), false)
+		db.SetExpiry([]byte(k), 1500)
+	}
+	ks.HoldExpiry(true)
+	now = 2000
+	if db.Lookup([]byte("a")) != nil || db.Lookup([]byte("b")) != nil {
+		t.Fatal("Lookup returned an expired key")
+	}
+	if len(expired) != 0 {
+		t.Fatalf("held keys expired: %v", expired)
+	}
+	e := db.ReplaceString([]byte("b"), nil, []byte("2"), false)
+	if got := db.Lookup([]byte("b")); got != e || e.HasExpiry() {
+		t.Fatalf("replaced b: %v", got)
+	}
+	if _, ok := db.Expiry([]byte("b")); ok {
+		t.Fatal("replaced b kept its old expiry")
+	}
+	ks.HoldExpiry(false)
+	if db.Lookup([]byte("a")) != nil || len(expired) != 1 || expired[0] != "a" {
+		t.Fatalf("after the hold: expired %v", expired)
+	}
+	db.Delete([]byte("b"))
+	if db.UsedAll() != 0 || db.Expires(db.ks.ShardOf([]byte("b"))) != 0 {
+		t.Fatalf("used %d after deleting every key, want 0", db.UsedAll())
+	}
+}
