@@ -92,6 +92,11 @@ type waiter struct {
 	count   int64  // waitMPop: at most this many elements
 	stream  *streamWait
 	timer   *time.Timer
+	// cmd and args are the blocked command, which SLOWLOG logs when the
+	// wait ends; start is when its serve began.
+	cmd   *Command
+	args  [][]byte
+	start time.Time
 
 	// The fields below are guarded by blockRegistry.mu.
 	nodes []*waitNode // the waiter's place in each of its keys' queues
@@ -239,6 +244,11 @@ func (s *Session) timeoutArg(i int) (int64, bool) {
 func (s *Session) block(w *waiter, keys [][]byte, ms int64) {
 	reg := &s.srv.blocking
 	w.s, w.db, w.proto = s, s.DBIndex, s.W.Proto
+	w.cmd = s.lastCmd.Load()
+	w.args = make([][]byte, len(s.Args))
+	for i, a := range s.Args {
+		w.args[i] = append([]byte(nil), a...)
+	}
 	s.blocked.Store(blockWaiting)
 	reg.mu.Lock()
 	if reg.queues == nil {
@@ -554,12 +564,14 @@ func (srv *Server) claimServe(w *waiter) bool {
 	if w.timer != nil {
 		w.timer.Stop()
 	}
+	w.start = time.Now()
 	return true
 }
 
 // doneServe ends a serve claimed by claimServe: the session is free.
 func (srv *Server) doneServe(w *waiter) {
 	reg := &srv.blocking
+	srv.slowlog.noteWait(w, time.Since(w.start))
 	close(w.busy)
 	reg.mu.Lock()
 	if reg.sessions[w.s] == w {

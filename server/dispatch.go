@@ -281,7 +281,10 @@ func (s *Session) callLocked(cmd *Command) {
 	if timed {
 		d := time.Since(start)
 		cmd.stats.endTimed(d, track)
-		s.srv.slowlog.note(s, cmd, d)
+		if s.blocked.Load() == blockNone {
+			// A command that blocked is logged when its wait ends.
+			s.srv.slowlog.note(s, cmd, d)
+		}
 		s.srv.noteCommandLatency(cmd, d)
 	}
 	if tr != nil {

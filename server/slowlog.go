@@ -45,11 +45,25 @@ func (l *slowLog) logsAll() bool { return l.threshold.Load() == 0 }
 
 // note logs the command s ran in d when it is slow enough.
 func (l *slowLog) note(s *Session, cmd *Command, d time.Duration) {
+	l.noteArgs(s, cmd, s.Args, d)
+}
+
+// noteWait logs a blocked command once a serve has answered it, as Redis
+// 7.0 logs it then and not when it blocks (nor when it times out or is
+// unblocked); d is the time the serve took.
+func (l *slowLog) noteWait(w *waiter, d time.Duration) {
+	if w.cmd != nil {
+		l.noteArgs(w.s, w.cmd, w.args, d)
+	}
+}
+
+// noteArgs logs cmd, run by s with args in d, when it is slow enough.
+func (l *slowLog) noteArgs(s *Session, cmd *Command, args [][]byte, d time.Duration) {
 	th := l.threshold.Load()
 	if th < 0 || int64(d/time.Microsecond) < th || cmd.Flags&FlagNoSlowlog != 0 {
 		return
 	}
-	e := slowEntry{at: time.Now().Unix(), usec: int64(d / time.Microsecond), args: slowlogArgs(s.srv, s.Args)}
+	e := slowEntry{at: time.Now().Unix(), usec: int64(d / time.Microsecond), args: slowlogArgs(s.srv, args)}
 	switch {
 	case s.inScript:
 		e.addr = "?:0" // Redis's Lua client
