@@ -43,7 +43,7 @@ func main() {
 	keys := flag.Int("keys", 100000, "distinct keys (16-byte values)")
 	blocked := flag.Int("blocked", 32, "BLPOPs kept blocked during the latency run")
 	latN := flag.Int("latn", 20000, "GETs timed in the latency run")
-	only := flag.String("only", "", "run only these comma-separated loads (amaquet, redis, rc-resp), e.g. to profile one")
+	only := flag.String("only", "", "run only these comma-separated loads (amaquet, amq-pipe, redis, rc-resp), e.g. to profile one")
 	flag.Parse()
 	log.SetFlags(0)
 	cfg := config{bin: *bin, rounds: *rounds, n: *n, inflight: *inflight, keys: *keys, blocked: *blocked, latN: *latN, only: *only}
@@ -97,6 +97,11 @@ func run(cfg config) error {
 		return err
 	}
 
+	pipe, err := dialPipe(rc.amaquet)
+	if err != nil {
+		return err
+	}
+
 	type target struct {
 		name string
 		p    *proc
@@ -104,6 +109,7 @@ func run(cfg config) error {
 	}
 	targets := []target{
 		{"amaquet", rc, func(cmd string, n int) error { return amaquetLoad(conn, cmd, n, cfg.inflight, cfg.keys) }},
+		{"amq-pipe", rc, func(cmd string, n int) error { return pipe.load(cmd, n, cfg.inflight, cfg.keys) }},
 		{"redis", rd, func(cmd string, n int) error { return respRD.load(cmd, n, cfg.inflight, cfg.keys) }},
 		{"rc-resp", rc, func(cmd string, n int) error { return respRC.load(cmd, n, cfg.inflight, cfg.keys) }},
 	}
@@ -143,12 +149,26 @@ func run(cfg config) error {
 		}
 	}
 
-	fmt.Printf("\n%-34s %12s %12s %7s %12s %12s %7s %13s\n", "one connection (median of rounds)", "amaquet/s", "redis/s", "ratio", "amq cpu/req", "redis cpu/req", "cpu x", "rc-resp cpu/req")
+	fmt.Printf("\none connection, %d requests in flight (Amaquet) / pipeline %d (RESP): median of %d rounds, CPU ratio to redis-server per round (median, range)\n", cfg.inflight, cfg.inflight, cfg.rounds)
+	fmt.Printf("%-5s %-9s %12s %12s %14s %22s\n", "", "load", "req/s", "cpu/req", "cpu x redis", "range of the rounds")
 	for _, cmd := range cmds {
-		a, b, c := median(res[cmd]["amaquet"]), median(res[cmd]["redis"]), median(res[cmd]["rc-resp"])
-		name := fmt.Sprintf("%s %d in flight / P=%d", cmd, cfg.inflight, cfg.inflight)
-		fmt.Printf("%-34s %12.0f %12.0f %6.2fx %10.0fns %10.0fns %6.2fx %11.0fns\n", name, a.rps, b.rps, a.rps/b.rps, a.cpuNs, b.cpuNs, a.cpuNs/b.cpuNs, c.cpuNs)
+		rd := res[cmd]["redis"]
+		for _, t := range targets {
+			rs := res[cmd][t.name]
+			m := median(rs)
+			if t.name == "redis" || len(rd) != len(rs) {
+				fmt.Printf("%-5s %-9s %12.0f %10.0fns\n", cmd, t.name, m.rps, m.cpuNs)
+				continue
+			}
+			var ratios []float64
+			for i := range rs {
+				ratios = append(ratios, rs[i].cpuNs/rd[i].cpuNs)
+			}
+			sort.Float64s(ratios)
+			fmt.Printf("%-5s %-9s %12.0f %10.0fns %13.2fx %10.2fx – %.2fx\n", cmd, t.name, m.rps, m.cpuNs, ratios[len(ratios)/2], ratios[0], ratios[len(ratios)-1])
+		}
 	}
+	fmt.Println("  amaquet: 64 goroutines sharing one sync/amaquet Conn; amq-pipe: one goroutine keeping 64 raw frames in flight (a new request per response), as the RESP client keeps a pipeline of 64")
 
 	fmt.Printf("\nGET latency on one Amaquet connection, %d GETs one at a time:\n", cfg.latN)
 	idle, err := getLatencies(conn, cfg.latN, cfg.keys)
@@ -366,6 +386,71 @@ func (rc *respConn) getLatencies(n, keys int) ([]time.Duration, error) {
 		lat[i] = time.Since(t0)
 	}
 	return lat, nil
+}
+
+// pipeConn is one Amaquet connection driven as the RESP client drives
+// its pipeline, without the Go client: raw frames, one goroutine.
+type pipeConn struct {
+	c   net.Conn
+	w   *bufio.Writer
+	r   *bufio.Reader
+	hdr []byte
+	buf []byte
+}
+
+func dialPipe(addr string) (*pipeConn, error) {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return &pipeConn{c: c, w: bufio.NewWriterSize(c, 64<<10), r: bufio.NewReaderSize(c, 64<<10), hdr: make([]byte, amaquet.HeaderSize)}, nil
+}
+
+// load keeps depth requests in flight until n have been answered: each
+// response read lets one more request go, and what is queued is written
+// once no response is left to read. Responses are matched to requests by
+// ID, in whatever order they come.
+func (pc *pipeConn) load(cmd string, n, depth, keys int) error {
+	outstanding := make(map[uint64]bool, depth)
+	sent := 0
+	send := func() {
+		p := append(pc.buf[:0], `{"command":"`...)
+		p = append(p, cmd...)
+		p = append(p, `","args":["`...)
+		p = append(p, key(sent, keys)...)
+		if cmd == "SET" {
+			p = append(p, `","`...)
+			p = append(p, value...)
+		}
+		p = append(p, `"]}`...)
+		pc.buf = p
+		sent++
+		id := uint64(sent)
+		outstanding[id] = true
+		_, _ = pc.w.Write(amaquet.AppendFrame(pc.hdr[:0:0], amaquet.KindRequest, amaquet.OpCommand, id, p))
+	}
+	for sent < min(depth, n) {
+		send()
+	}
+	for done := 0; done < n; done++ {
+		if pc.r.Buffered() == 0 {
+			if err := pc.w.Flush(); err != nil {
+				return err
+			}
+		}
+		f, err := amaquet.ReadFrame(pc.r, pc.hdr, amaquet.HardMaxPayload)
+		if err != nil {
+			return err
+		}
+		if !outstanding[f.ID] || !strings.HasPrefix(string(f.Payload), `{"ok":true,`) {
+			return fmt.Errorf("response %d: %s", f.ID, f.Payload)
+		}
+		delete(outstanding, f.ID)
+		if sent < n {
+			send()
+		}
+	}
+	return nil
 }
 
 // proc is a server process.

@@ -92,11 +92,26 @@ func FuzzCommandRequest(f *testing.F) {
 		`{"command":"\ud800"}`,
 		`{"command":"a","args":["\ud800\u0041"]}`,
 		`{}`, `[]`, `{"command":"GET","args":["k"]}x`,
+		`{"command":"PING"}`, `{"command":"","args":[]}`, `{"command":"X","args":["a",]}`,
+		`{"command":"X","args":["a""b"]}`, `{"command":"X","args":["a]"]}`, `{"command":"X","args":["a"]]}`,
+		`{"command":"X","args":["A"]}`, `{"command":"X","args":[""]}`, `{"command":"X","args":"a"}`,
+		`{"command":"X"`, `{"command":"X",}`, `{"command":"X","args":[],"db":1}`,
 	} {
 		f.Add([]byte(s))
 	}
-	var r commandRequest
+	var r, full commandRequest
 	f.Fuzz(func(t *testing.T, p []byte) {
+		if r.parsePlain(p) {
+			// The fast path accepts only what the full decoder does, with
+			// the same result.
+			if err := full.parseFull(p); err != nil {
+				t.Fatalf("parsePlain accepted %q, parseFull refuses: %v", p, err)
+			}
+			sameArgs(t, r.args, full.args)
+			if full.isTxn || full.db != 0 {
+				t.Fatalf("parsePlain accepted %q as a command of db 0", p)
+			}
+		}
 		err := r.parse(p)
 		if err != nil {
 			return
@@ -176,6 +191,7 @@ func FuzzReply(f *testing.F) {
 		"%1\r\n$1\r\nk\r\n~1\r\n#t\r\n", ",1.5\r\n", ",inf\r\n", "_\r\n", "(123456789012345678901234\r\n",
 		"=8\r\ntxt:abcd\r\n", "-ERR x\r\n", "!3\r\nERR\r\n", "|1\r\n+a\r\n+b\r\n:2\r\n", ":9007199254740993\r\n",
 		"*1\r\n-WRONGTYPE x\r\n", "$2\r\n\xff\xfe\r\n", ">2\r\n+a\r\n+b\r\n",
+		"+OK\r\n", "$0\r\n\r\n", "$3\r\na\"\\\r\n", "$3\r\nab\x7f\r\n", "$05\r\nhello\r\n", "$5\r\nhello\r\nx", "$99999999999\r\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -183,6 +199,13 @@ func FuzzReply(f *testing.F) {
 		out, err := appendReply(nil, b)
 		if err == nil && !json.Valid(out) {
 			t.Fatalf("%q maps to invalid JSON %q", b, out)
+		}
+		if _, ok := wholeBulk(b); ok || string(b) == "+OK\r\n" {
+			// The fast paths map as the general walk does.
+			v, _, err := appendValue([]byte(`{"ok":true,"result":`), b, 0)
+			if err != nil || string(out) != string(v)+"}" {
+				t.Fatalf("%q maps to %q, the general walk to %q (%v)", b, out, v, err)
+			}
 		}
 	})
 }

@@ -21,6 +21,15 @@ const maxSafeInt = 1 << 53
 // error envelope for an error reply, else {"ok":true,"result":…} with the
 // reply mapped to JSON as SPEC section 10 lists.
 func appendReply(out, reply []byte) ([]byte, error) {
+	// The replies of GET and SET, mapped without the general walk.
+	if string(reply) == "+OK\r\n" {
+		return append(out, `{"ok":true,"result":"OK"}`...), nil
+	}
+	if d, ok := wholeBulk(reply); ok {
+		out = append(out, `{"ok":true,"result":`...)
+		out = appendString(out, d)
+		return append(out, '}'), nil
+	}
 	if len(reply) > 0 && (reply[0] == '-' || reply[0] == '!') {
 		msg, _, err := errorText(reply, 0)
 		if err != nil {
@@ -106,6 +115,22 @@ func blob(b []byte, i int) (data []byte, next int, ok bool, err error) {
 		return nil, 0, false, errReply
 	}
 	return b[next:end], end + 2, true, nil
+}
+
+// wholeBulk returns the data of reply when reply is exactly one bulk
+// string ("$<n>\r\n<n bytes>\r\n"), and false for anything else.
+func wholeBulk(b []byte) ([]byte, bool) {
+	if len(b) < 5 || b[0] != '$' {
+		return nil, false
+	}
+	n, i := 0, 1
+	for ; i < len(b) && i < 11 && b[i] >= '0' && b[i] <= '9'; i++ {
+		n = n*10 + int(b[i]-'0')
+	}
+	if i == 1 || i+2+n+2 != len(b) || b[i] != '\r' || b[i+1] != '\n' || b[len(b)-2] != '\r' || b[len(b)-1] != '\n' {
+		return nil, false
+	}
+	return b[i+2 : i+2+n], true
 }
 
 // errorText returns the text of a simple or blob error at b[i].
@@ -339,6 +364,12 @@ func skip(b []byte, i int) (int, error) {
 // appendString appends s as a JSON string, or {"base64":"…"} when it is
 // not UTF-8.
 func appendString(out, s []byte) []byte {
+	if plainEnd(s, 0) == len(s) {
+		// Printable ASCII without a quote or backslash: as it is.
+		out = append(out, '"')
+		out = append(out, s...)
+		return append(out, '"')
+	}
 	if !utf8.Valid(s) {
 		out = append(out, `{"base64":"`...)
 		out = base64.StdEncoding.AppendEncode(out, s)

@@ -34,6 +34,67 @@ func (e errBadRequest) Error() string { return string(e) }
 
 // parse decodes p into r.
 func (r *commandRequest) parse(p []byte) error {
+	if r.parsePlain(p) {
+		return nil
+	}
+	return r.parseFull(p)
+}
+
+// parsePlain decodes the spelling clients write for a command,
+// {"command":"NAME","args":["a","b",…]} with no space and strings of
+// printable ASCII without escapes, in one pass; it reports false, having
+// decided nothing, for anything else, which parseFull then reads. It
+// accepts only what parseFull accepts, with the same result (the fuzz
+// target checks it): a fast path, not a second grammar.
+func (r *commandRequest) parsePlain(p []byte) bool {
+	const head, mid = `{"command":"`, `,"args":[`
+	if len(p) < len(head)+3 || string(p[:len(head)]) != head || p[len(p)-1] != '}' {
+		return false
+	}
+	end := len(p) - 1 // the closing brace
+	i := plainEnd(p, len(head))
+	if i == len(head) || i >= end || p[i] != '"' {
+		return false
+	}
+	flat := append(r.flat[:0], p[len(head):i:i])
+	i++
+	if i < end {
+		if end-i < len(mid)+1 || string(p[i:i+len(mid)]) != mid || p[end-1] != ']' {
+			return false
+		}
+		i += len(mid)
+		for last := end - 1; i < last; {
+			if p[i] != '"' {
+				return false
+			}
+			j := plainEnd(p, i+1)
+			if j >= last || p[j] != '"' {
+				return false
+			}
+			flat = append(flat, p[i+1:j:j])
+			i = j + 1
+			if p[i] == ',' && i+1 < last {
+				i++
+			} else if i != last {
+				return false
+			}
+		}
+	}
+	r.flat, r.args, r.txn, r.isTxn, r.db = flat, flat, r.txn[:0], false, 0
+	return true
+}
+
+// plainEnd returns the index of the first byte from p[i] on that is not
+// printable ASCII or is a quote or a backslash (len(p) if none).
+func plainEnd(p []byte, i int) int {
+	for i < len(p) && p[i]-0x20 < 0x5f && p[i] != '"' && p[i] != '\\' {
+		i++
+	}
+	return i
+}
+
+// parseFull decodes p into r: any COMMAND request.
+func (r *commandRequest) parseFull(p []byte) error {
 	r.args, r.txn, r.isTxn, r.db = r.args[:0], r.txn[:0], false, 0
 	// spans[0] is the command's place, filled by "command".
 	r.spans, r.counts, r.dec = append(r.spans[:0], [2]int{}), r.counts[:0], r.dec[:0]
@@ -84,14 +145,11 @@ func (d *decoder) fail(msg string) error {
 
 // ws skips JSON whitespace.
 func (d *decoder) ws() {
-	for d.i < len(d.p) {
-		switch d.p[d.i] {
-		case ' ', '\t', '\n', '\r':
-			d.i++
-		default:
-			return
-		}
+	p, i := d.p, d.i
+	for i < len(p) && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r') {
+		i++
 	}
+	d.i = i
 }
 
 // peek returns the next non-space byte, 0 at the end.
@@ -204,16 +262,24 @@ func (d *decoder) key() ([]byte, error) {
 	if d.peek() != '"' {
 		return nil, d.fail("expected a field name")
 	}
-	d.i++
-	start := d.i
-	for d.i < len(d.p) && d.p[d.i] != '"' && d.p[d.i] != '\\' && d.p[d.i] >= 0x20 {
-		d.i++
+	p := d.p
+	start := d.i + 1
+	i := start
+	for i < len(p) && p[i] != '"' && p[i] != '\\' && p[i] >= 0x20 {
+		i++
 	}
-	if d.i >= len(d.p) || d.p[d.i] != '"' {
+	d.i = i
+	if i >= len(p) || p[i] != '"' {
 		return nil, d.fail("bad field name")
 	}
-	name := d.p[start:d.i]
-	d.i++
+	name := p[start:i]
+	i++
+	if i < len(p) && p[i] == ':' {
+		// The usual spelling, with no space before the colon.
+		d.i = i + 1
+		return name, nil
+	}
+	d.i = i
 	return name, d.expect(':')
 }
 
@@ -330,27 +396,36 @@ func (d *decoder) base64(sp [2]int) ([2]int, error) {
 // str decodes a JSON string: a span of the payload when it has no escape,
 // else of dec. It checks that the string is UTF-8.
 func (d *decoder) str() ([2]int, error) {
-	d.i++ // '"'
-	start := d.i
+	p := d.p
+	start := d.i + 1 // after '"'
+	i := start
+	// Printable ASCII other than the quote and the backslash needs no
+	// look: the common case, one comparison per byte.
+	for i < len(p) && p[i]-0x20 < 0x60 && p[i] != '"' && p[i] != '\\' {
+		i++
+	}
 	ascii := true
-	for d.i < len(d.p) {
-		c := d.p[d.i]
+	for ; i < len(p); i++ {
+		c := p[i]
 		switch {
 		case c == '"':
-			if !ascii && !utf8.Valid(d.p[start:d.i]) {
+			d.i = i
+			if !ascii && !utf8.Valid(p[start:i]) {
 				return [2]int{}, d.fail("a string is not UTF-8")
 			}
-			d.i++
-			return [2]int{start, d.i - 1}, nil
+			d.i = i + 1
+			return [2]int{start, i}, nil
 		case c == '\\':
+			d.i = i
 			return d.escaped(start)
 		case c < 0x20:
+			d.i = i
 			return [2]int{}, d.fail("control character in a string")
 		case c >= 0x80:
 			ascii = false
 		}
-		d.i++
 	}
+	d.i = i
 	return [2]int{}, d.fail("unterminated string")
 }
 
