@@ -7,4 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 go build -o bin/recached ./cmd/recached
 go build -o bin/amaquetbench ./bench/amaquet
+if [ -n "${PIN:-}" ]; then
+	# PIN=1: servers on CPU 0, the clients on CPU 1 (a quiet machine only).
+	exec taskset -c 1 bin/amaquetbench -recached bin/recached -rounds "${ROUNDS:-3}" -server-cpu 0 "$@"
+fi
 bin/amaquetbench -recached bin/recached -rounds "${ROUNDS:-3}" "$@"

@@ -43,10 +43,11 @@ func main() {
 	keys := flag.Int("keys", 100000, "distinct keys (16-byte values)")
 	blocked := flag.Int("blocked", 32, "BLPOPs kept blocked during the latency run")
 	latN := flag.Int("latn", 20000, "GETs timed in the latency run")
+	cpu := flag.String("server-cpu", "", "run the servers under taskset -c with this CPU list (run the bench itself under taskset -c with others), so that client and servers do not share caches; off by default on a machine others use")
 	only := flag.String("only", "", "run only these comma-separated loads (amaquet, amq-pipe, redis, rc-resp), e.g. to profile one")
 	flag.Parse()
 	log.SetFlags(0)
-	cfg := config{bin: *bin, rounds: *rounds, n: *n, inflight: *inflight, keys: *keys, blocked: *blocked, latN: *latN, only: *only}
+	cfg := config{bin: *bin, rounds: *rounds, n: *n, inflight: *inflight, keys: *keys, blocked: *blocked, latN: *latN, only: *only, cpu: *cpu}
 	if err := run(cfg); err != nil {
 		log.Fatal(err)
 	}
@@ -54,9 +55,10 @@ func main() {
 
 // config is the command line: the recached binary, rounds, requests per
 // run, requests in flight, distinct keys, BLPOPs blocked and GETs timed in
-// the latency run, and the loads to run (empty: all).
+// the latency run, the loads to run (empty: all) and the servers' CPUs
+// (empty: any).
 type config struct {
-	bin, only                                string
+	bin, only, cpu                           string
 	rounds, n, inflight, keys, blocked, latN int
 }
 
@@ -68,12 +70,12 @@ func run(cfg config) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	rc, err := start("recached", cfg.bin, filepath.Join(dir, "recached"), true)
+	rc, err := start("recached", cfg.bin, filepath.Join(dir, "recached"), true, cfg.cpu)
 	if err != nil {
 		return err
 	}
 	defer rc.stop()
-	rd, err := start("redis", "redis-server", filepath.Join(dir, "redis"), false)
+	rd, err := start("redis", "redis-server", filepath.Join(dir, "redis"), false, cfg.cpu)
 	if err != nil {
 		return err
 	}
@@ -461,9 +463,10 @@ type proc struct {
 
 func (p *proc) pid() int { return p.cmd.Process.Pid }
 
-// start runs a server on free loopback ports with persistence off and
-// waits until it listens (recached: its Amaquet port).
-func start(name, bin, dir string, amq bool) (*proc, error) {
+// start runs a server on free loopback ports with persistence off, under
+// taskset -c cpu when cpu is set, and waits until it listens (recached:
+// its Amaquet port). The server gets SIGTERM if the bench dies first.
+func start(name, bin, dir string, amq bool, cpu string) (*proc, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -488,8 +491,14 @@ func start(name, bin, dir string, amq bool) (*proc, error) {
 			return nil, err
 		}
 	}
+	if cpu != "" {
+		// taskset execs the server: the process, its pid, are the server.
+		args = append([]string{"-c", cpu, bin}, args...)
+		bin = "taskset"
+	}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Dir = dir
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	p.cmd.Stdout, p.cmd.Stderr = io.Discard, io.Discard
 	if err := p.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %v", name, err)
