@@ -25,7 +25,11 @@
 // calls that session's Conn.Wake, which starts one goroutine to collect
 // and send the reply. So requests complete out of order, a blocked BLPOP
 // never delays the GETs after it, and only a request that blocks costs a
-// goroutine. BenchmarkGet64 measures it. The price: a command that runs
+// goroutine. BenchmarkGet64 measures it. The usual spelling of a COMMAND
+// payload (request.go, parsePlain) and the replies of GET and SET (+OK, one
+// bulk string) take fast paths that fall back to the full decoder and
+// mapping for anything else; the fuzz targets check that each fast path
+// agrees with the full one. The price: a command that runs
 // long without waiting (KEYS over a large keyspace, or any command while
 // another connection's script holds the keyspace, up to
 // busy-reply-threshold) delays the requests read after it, as on a RESP

@@ -94,7 +94,7 @@ func FuzzCommandRequest(f *testing.F) {
 		`{}`, `[]`, `{"command":"GET","args":["k"]}x`,
 		`{"command":"PING"}`, `{"command":"","args":[]}`, `{"command":"X","args":["a",]}`,
 		`{"command":"X","args":["a""b"]}`, `{"command":"X","args":["a]"]}`, `{"command":"X","args":["a"]]}`,
-		`{"command":"X","args":["A"]}`, `{"command":"X","args":[""]}`, `{"command":"X","args":"a"}`,
+		`{"command":"X","args":["\u0041"]}`, "{\"command\":\"X\",\"args\":[\"\x7f\"]}", `{"command":"X","args":"a"}`,
 		`{"command":"X"`, `{"command":"X",}`, `{"command":"X","args":[],"db":1}`,
 	} {
 		f.Add([]byte(s))

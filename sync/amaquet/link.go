@@ -161,14 +161,19 @@ func (l *link) writeLoop(wg *sync.WaitGroup) {
 			_, err := w.Write(f)
 			// Let the callers woken by the last responses queue their next
 			// requests, so that they leave in one write (and the server
-			// reads them in one read) instead of one write each.
-			runtime.Gosched()
-			for more := true; more && err == nil; {
-				select {
-				case f = <-l.out:
-					_, err = w.Write(f)
-				default:
-					more = false
+			// reads them in one read) instead of one write each: yield
+			// until a yield brings no new request.
+			for n := 1; n > 0 && err == nil; {
+				runtime.Gosched()
+				n = 0
+				for more := true; more && err == nil; {
+					select {
+					case f = <-l.out:
+						_, err = w.Write(f)
+						n++
+					default:
+						more = false
+					}
 				}
 			}
 			if err == nil {
