@@ -48,3 +48,40 @@ func TestClientListConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestClientFlagsLikeRedis compares the flags field of CLIENT INFO with
+// redis-server's after each step: CLIENT NO-EVICT shows as "e" after the
+// other flags, alone in place of "N".
+func TestClientFlagsLikeRedis(t *testing.T) {
+	if !servertest.HaveRedis() {
+		t.Skip("redis-server not installed")
+	}
+	steps := [][]string{
+		{"CLIENT", "NO-EVICT", "on"},
+		{"CLIENT", "TRACKING", "on", "BCAST"},
+		{"CLIENT", "TRACKING", "off"},
+		{"CLIENT", "NO-EVICT", "off"},
+	}
+	raddr := servertest.StartRedis(t)
+	addr, _ := servertest.StartRecached(t, server.DefaultConfig())
+	flags := func(c *servertest.Client) string {
+		rep, err := c.Do("CLIENT", "INFO")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, rest, _ := strings.Cut(string(rep), " flags=")
+		f, _, _ := strings.Cut(rest, " ")
+		return f
+	}
+	rc, rd := servertest.Dial(t, addr), servertest.Dial(t, raddr)
+	for _, st := range steps {
+		for _, c := range []*servertest.Client{rc, rd} {
+			if _, err := c.Do(st...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, want := flags(rc), flags(rd); got != want {
+			t.Errorf("after %q: flags=%s, redis-server flags=%s", st, got, want)
+		}
+	}
+}

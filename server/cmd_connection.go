@@ -356,6 +356,10 @@ func (s *Session) clientLine(now time.Time) string {
 	if tflags != "" {
 		flags = strings.TrimPrefix(flags+tflags, "N")
 	}
+	if s.noEvict {
+		// Redis's CLIENT_NO_EVICT, the last of its flags.
+		flags = strings.TrimPrefix(flags, "N") + "e"
+	}
 	addr, laddr := "", ""
 	qbuf, omem := 0, 0
 	if s.conn != nil {

@@ -5,6 +5,9 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+	"time"
 )
 
 // debugSetGC sets the garbage collector's target: a cache's heap is mostly
@@ -12,12 +15,32 @@ import (
 // for much less resident memory.
 func debugSetGC() { debug.SetGCPercent(50) }
 
-// goMemoryLimit returns the hook that makes the Go runtime's soft memory
-// limit (GOMEMLIMIT) follow maxmemory: what the runtime held at start plus
-// maxmemory. The collector then runs as often as it must to
-// keep the heap, garbage included, near maxmemory: under eviction churn
-// the garbage of evicted keys would otherwise grow the process by up to
-// GOGC's half again. maxmemory 0 lifts the limit; a GOMEMLIMIT set in the
+// memLimiter makes the Go runtime's soft memory limit (GOMEMLIMIT) follow
+// maxmemory: what the runtime held at start plus maxmemory. The collector
+// then runs as often as it must to keep the heap, garbage included, near
+// maxmemory: under eviction churn the garbage of evicted keys would
+// otherwise grow the process by up to GOGC's half again.
+//
+// At maxmemory the live heap is close to that limit, and the runtime's
+// goal for the heap (the limit less what it holds besides objects, less
+// 3%) can fall to the live heap itself: the collector then runs back to
+// back, whatever little is allocated. So while maxmemory is set, the
+// limit is watched every 100 ms and raised as far as needed to leave the
+// collector a sixteenth of the live heap to allocate into, and lowered
+// back when that room comes again on its own; it stays between the start
+// size plus maxmemory and that plus an eighth of maxmemory, which keeps
+// the process within 1.2x maxmemory of its empty size (TestEvictionRSS).
+type memLimiter struct {
+	base uint64 // the runtime's Sys at start
+
+	mu       sync.Mutex
+	maxmem   uint64 // 0: no limit
+	limit    int64  // as last set
+	watching bool
+}
+
+// goMemoryLimit returns the hook that makes the memory limit follow
+// maxmemory. maxmemory 0 lifts the limit; a GOMEMLIMIT set in the
 // environment wins.
 func goMemoryLimit() func(limit uint64) {
 	if os.Getenv("GOMEMLIMIT") != "" {
@@ -25,12 +48,65 @@ func goMemoryLimit() func(limit uint64) {
 	}
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	base := m.Sys
-	return func(limit uint64) {
-		if limit == 0 || limit > math.MaxInt64/2 {
-			debug.SetMemoryLimit(math.MaxInt64)
+	l := &memLimiter{base: m.Sys}
+	return l.set
+}
+
+// set follows a new maxmemory.
+func (l *memLimiter) set(maxmem uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if maxmem > math.MaxInt64/4 {
+		maxmem = 0
+	}
+	l.maxmem = maxmem
+	if maxmem == 0 {
+		l.limit = math.MaxInt64
+		debug.SetMemoryLimit(l.limit)
+		return
+	}
+	l.limit = int64(l.base + maxmem)
+	debug.SetMemoryLimit(l.limit)
+	if !l.watching {
+		l.watching = true
+		go l.watch()
+	}
+}
+
+// watch keeps the collector's room while maxmemory is set.
+func (l *memLimiter) watch() {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/goal:bytes"}}
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for range t.C {
+		metrics.Read(s)
+		l.mu.Lock()
+		if l.maxmem == 0 {
+			l.watching = false
+			l.mu.Unlock()
 			return
 		}
-		debug.SetMemoryLimit(int64(base + limit))
+		floor := int64(l.base + l.maxmem)
+		if next := nextLimit(l.limit, floor, floor+int64(l.maxmem/8), s[0].Value.Uint64(), s[1].Value.Uint64()); next != l.limit {
+			l.limit = next
+			debug.SetMemoryLimit(next)
+		}
+		l.mu.Unlock()
 	}
+}
+
+// nextLimit is the memory limit that gives the collector a sixteenth of
+// the live heap of room above it, from the current limit and the heap
+// goal it gives, within [floor, ceil]. Room up to twice that is left as
+// it is, so that the limit does not swing.
+func nextLimit(limit, floor, ceil int64, live, goal uint64) int64 {
+	room := int64(live / 16)
+	want := int64(live) + room
+	switch g := int64(goal); {
+	case g < want:
+		limit += want - g
+	case g > want+room:
+		limit -= g - want - room
+	}
+	return min(max(limit, floor), ceil)
 }

@@ -140,6 +140,8 @@ type Keyspace struct {
 	// lfu is on under an LFU maxmemory policy, with its parameters
 	// (memory.go).
 	lfu lfuConfig
+	// spare is evicted string entries kept for reuse (memory.go).
+	spare spares
 	// Now returns the current time in unix milliseconds; tests replace it.
 	Now func() int64
 	// hold keeps keys whose time to live has passed (HoldExpiry).
@@ -298,7 +300,7 @@ func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
 func (db *DB) ReplaceString(key []byte, cur *Entry, val []byte, keepTTL bool) *Entry {
 	e := cur
 	if e == nil {
-		e = &Entry{Str: append(make([]byte, 0, len(val)), val...)}
+		e = db.ks.newString(val)
 		s := db.shardFor(key)
 		if db.ks.hold.Load() && s.m[string(key)] != nil {
 			// An expired key kept by HoldExpiry: replace it properly.

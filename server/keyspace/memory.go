@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 )
 
@@ -201,33 +202,72 @@ func (db *DB) Used(i int) int64 { return db.shards[i].used }
 // none). Go starts each walk of a map at a random slot, so consecutive
 // keys from there are a sample as Redis's dictGetSomeKeys takes one. It
 // returns how many keys it passed to fn.
+//
+// Reading a sampled entry is a cache miss: the keys are taken from the
+// map first, then their entries are read in a loop of independent loads
+// that the processor overlaps, and only then passed to fn, instead of
+// paying each miss in turn between the steps of the map's iterator.
 func (db *DB) Sample(i int, volatile bool, n int, fn func(key string, e *Entry, at int64)) int {
 	s := &db.shards[i]
-	seen := 0
+	var buf [sampleBatch]sampled
+	total := 0
+	for total < n {
+		got := db.sampleKeys(s, volatile, buf[:min(n-total, sampleBatch)])
+		for j := range buf[:got] {
+			buf[j].flags = buf[j].e.flags
+		}
+		for j := range buf[:got] {
+			c := &buf[j]
+			if !volatile && c.flags&flagExpires != 0 {
+				c.at = s.exp[c.key]
+			}
+			fn(c.key, c.e, c.at)
+			*c = sampled{}
+		}
+		total += got
+		if got < sampleBatch {
+			break
+		}
+	}
+	return total
+}
+
+// sampleBatch is how many keys Sample takes from a map at a time.
+const sampleBatch = 32
+
+// sampled is a key Sample took, with its entry's flags once read.
+type sampled struct {
+	key   string
+	e     *Entry
+	at    int64
+	flags uint8
+}
+
+// sampleKeys fills buf with keys of s from a random place of its map
+// (with volatile, of its expiry map) without reading their entries, and
+// returns how many it took.
+func (db *DB) sampleKeys(s *Shard, volatile bool, buf []sampled) int {
+	got := 0
 	if volatile {
 		for k, at := range s.exp {
-			if seen >= n {
+			if got == len(buf) {
 				break
 			}
 			if e := s.m[k]; e != nil {
-				fn(k, e, at)
-				seen++
+				buf[got] = sampled{key: k, e: e, at: at}
+				got++
 			}
 		}
-		return seen
+		return got
 	}
 	for k, e := range s.m {
-		if seen >= n {
+		if got == len(buf) {
 			break
 		}
-		at := int64(0)
-		if e.flags&flagExpires != 0 {
-			at = s.exp[k]
-		}
-		fn(k, e, at)
-		seen++
+		buf[got] = sampled{key: k, e: e}
+		got++
 	}
-	return seen
+	return got
 }
 
 // Get returns the entry of key in shard i, which the caller has locked,
@@ -246,7 +286,79 @@ func (db *DB) Evict(i int, key string) bool {
 	db.release(s, e)
 	delete(s.m, key)
 	delete(s.exp, key)
+	if e.Obj == nil {
+		db.ks.spare.put(e)
+	}
 	return true
+}
+
+// Evicted string entries are reused.
+//
+// Under eviction every new key costs an evicted one: instead of leaving
+// the evicted entry and its value's buffer to the collector while the new
+// key allocates the same again, Evict keeps up to maxSpares of them and
+// the next new string key (newString) takes one. At maxmemory the heap is
+// held near its limit, so every allocation brings the next collection
+// closer; reuse takes most of the bytes a SET evicting allocates off the
+// collector's count. An evicted entry is in no map and nothing else holds
+// it: an entry is reached only through its shard's map, under the shard's
+// lock (a value is rewritten in place the same way when a SET overwrites
+// it).
+
+// maxSpares bounds the evicted entries kept for reuse: enough for the
+// evictions of one command's admission, little memory.
+const maxSpares = 64
+
+// spares is the evicted string entries waiting for reuse.
+type spares struct {
+	mu   sync.Mutex
+	n    atomic.Int32 // len(list), read without mu on the way in
+	list []*Entry
+}
+
+// put keeps e, which has left its map, for reuse.
+func (sp *spares) put(e *Entry) {
+	sp.mu.Lock()
+	if len(sp.list) < maxSpares {
+		*e = Entry{Str: e.Str[:0]}
+		sp.list = append(sp.list, e)
+		sp.n.Store(int32(len(sp.list)))
+	}
+	sp.mu.Unlock()
+}
+
+// take returns a kept entry, or nil.
+func (sp *spares) take() *Entry {
+	if sp.n.Load() == 0 {
+		return nil
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	n := len(sp.list)
+	if n == 0 {
+		return nil
+	}
+	e := sp.list[n-1]
+	sp.list[n-1] = nil
+	sp.list = sp.list[:n-1]
+	sp.n.Store(int32(n - 1))
+	return e
+}
+
+// newString returns a new entry holding a copy of val, reusing an evicted
+// entry and its buffer when one is kept (and the buffer fits val as
+// ReplaceString's reuse rule has it).
+func (ks *Keyspace) newString(val []byte) *Entry {
+	e := ks.spare.take()
+	if e == nil {
+		return &Entry{Str: append(make([]byte, 0, len(val)), val...)}
+	}
+	if cap(e.Str) >= len(val) && cap(e.Str) <= 2*len(val)+16 {
+		e.Str = append(e.Str[:0], val...)
+	} else {
+		e.Str = append(make([]byte, 0, len(val)), val...)
+	}
+	return e
 }
 
 // LFU: Redis's logarithmic access counter. A new key starts at
