@@ -75,7 +75,7 @@ func cmdEval(s *Session, bySHA, readonly bool) {
 		}
 	} else {
 		var msg string
-		if sc, msg = e.load(string(s.Args[1])); sc == nil {
+		if sc, msg = e.load(s.Args[1]); sc == nil {
 			s.W.Error(msg)
 			return
 		}
@@ -104,7 +104,7 @@ func cmdEval(s *Session, bySHA, readonly bool) {
 }
 
 func cmdScriptLoad(s *Session) {
-	sc, msg := s.srv.scripts.load(string(s.Args[2]))
+	sc, msg := s.srv.scripts.load(s.Args[2])
 	if sc == nil {
 		s.W.Error(msg)
 		return

@@ -1,7 +1,7 @@
 package server
 
 import (
-	"context"
+	"bytes"
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
@@ -29,10 +29,13 @@ import (
 // sessions learn of it and answer -BUSY past busy-reply-threshold.
 type scriptEngine struct {
 	mu    sync.Mutex
-	cache map[string]*luaScript // by lower-case hex SHA1
+	cache map[[20]byte]*luaScript // by SHA1
 	pool  []*luaState
 	// running is the script executing now, nil when none.
 	running atomic.Pointer[scriptRun]
+	// jobs hands a connection's script (its script session) to an idle
+	// script worker (runScripts).
+	jobs chan *Session
 	// libs and funcs are the function libraries and their functions (under
 	// mu); fst is the state they live in, used with every shard locked
 	// (script_function.go).
@@ -46,6 +49,7 @@ type scriptEngine struct {
 // shebang flags. The compiled proto is shared by every interpreter state.
 type luaScript struct {
 	sha   string
+	name  scriptName // what other sessions read of its runs
 	body  string
 	proto *lua.FunctionProto
 	flags scriptFlags
@@ -86,13 +90,59 @@ type scriptRun struct {
 	wrote atomic.Bool
 	// killed is set by SCRIPT KILL; fatal is an error that aborts the
 	// script whatever pcall it runs under (an out-of-scope key). Both
-	// cancel ctx, which stops the interpreter at its next instruction.
+	// cancel the run, which closes stop: the interpreter, whose context
+	// the run is, stops at its next instruction.
 	killed atomic.Bool
 	fatal  string
-	ctx    context.Context
-	cancel context.CancelFunc
+	stop   chan struct{}
+	once   sync.Once
 	done   chan struct{}
+	// conn is the connection's session of a run startScript started (its
+	// script session is s), nil for a run inline; detached is set, on the
+	// run's goroutine, once the connection stopped waiting for it. ticks
+	// counts the interpreter's instructions.
+	conn     *Session
+	detached bool
+	ticks    uint32
 }
+
+// errRunStopped is the run's context error once it was cancelled.
+var errRunStopped = errors.New("script stopped")
+
+// The run is the interpreter's context (gopher-lua checks Done at every
+// instruction): one allocation less per script than a context.WithCancel,
+// and the count of instructions by which a run started by startScript
+// notices it passed busy-reply-threshold and detaches.
+
+// Deadline reports no deadline.
+func (run *scriptRun) Deadline() (time.Time, bool) { return time.Time{}, false }
+
+// Done is closed when the run is cancelled. Every 4096 instructions it
+// also checks the time, and detaches the run past busy-reply-threshold.
+func (run *scriptRun) Done() <-chan struct{} {
+	run.ticks++
+	if run.ticks&4095 == 0 && run.conn != nil && !run.detached && time.Since(run.start) >= run.s.srv.busyThreshold() {
+		run.detach()
+	}
+	return run.stop
+}
+
+// Err is non-nil once the run is cancelled.
+func (run *scriptRun) Err() error {
+	select {
+	case <-run.stop:
+		return errRunStopped
+	default:
+		return nil
+	}
+}
+
+// Value holds nothing.
+func (run *scriptRun) Value(any) any { return nil }
+
+// cancel stops the interpreter at its next instruction; it may be called
+// more than once and from any goroutine.
+func (run *scriptRun) cancel() { run.once.Do(func() { close(run.stop) }) }
 
 // scriptName names a running script for other sessions.
 type scriptName struct {
@@ -118,14 +168,22 @@ type luaState struct {
 	handler *lua.LFunction
 	run     *scriptRun
 	args    [][]byte
+	argBuf  []byte // the bytes of args
+	argEnds []int
+	lastCmd *Command // the command redis.call found last
 	w       resp.Writer
 	// loading is the library FUNCTION LOAD is running, nil otherwise;
 	// while it runs, the globals are loadGlobals (script_function.go).
 	loading     *luaLibrary
 	loadGlobals *lua.LTable
+	envMeta     *lua.LTable // env's metatable
 	// protected are the read-only tables: the environment and the
 	// library proxies.
 	protected map[*lua.LTable]bool
+	// keys and argv are KEYS and ARGV; fns are the scripts' functions
+	// made in this state, kept for their next runs.
+	keys, argv luaArray
+	fns        map[*luaScript]*lua.LFunction
 }
 
 const (
@@ -148,12 +206,22 @@ func sha1hex(b string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// shaKey decodes a hex SHA1 (any case) into the cache's key.
+func shaKey(sha []byte) ([20]byte, bool) {
+	var k [20]byte
+	if len(sha) != 40 {
+		return k, false
+	}
+	_, err := hex.Decode(k[:], sha)
+	return k, err == nil
+}
+
 // lookup returns the cached script of sha (any case), nil when none.
 func (e *scriptEngine) lookup(sha []byte) *luaScript {
-	if len(sha) != 40 {
+	key, ok := shaKey(sha)
+	if !ok {
 		return nil
 	}
-	key := strings.ToLower(string(sha))
 	e.mu.Lock()
 	sc := e.cache[key]
 	e.mu.Unlock()
@@ -161,16 +229,18 @@ func (e *scriptEngine) lookup(sha []byte) *luaScript {
 }
 
 // load compiles body, caches it and returns it; a compile or shebang error
-// is the error reply.
-func (e *scriptEngine) load(body string) (*luaScript, string) {
-	sha := sha1hex(body)
+// is the error reply. A cached body (EVAL's usual case) is found by its
+// SHA1, as Redis does, with no allocation.
+func (e *scriptEngine) load(body []byte) (*luaScript, string) {
+	key := sha1.Sum(body)
 	e.mu.Lock()
-	sc := e.cache[sha]
+	sc := e.cache[key]
 	e.mu.Unlock()
 	if sc != nil {
 		return sc, ""
 	}
-	flags, code, msg := parseShebang(body)
+	text := string(body)
+	flags, code, msg := parseShebang(text)
 	if msg != "" {
 		return nil, msg
 	}
@@ -182,15 +252,19 @@ func (e *scriptEngine) load(body string) (*luaScript, string) {
 	if err != nil {
 		return nil, "ERR Error compiling script (new function): " + compileError(err, "user_script")
 	}
-	sc = &luaScript{sha: sha, body: body, proto: proto, flags: flags, selects: mentionsSelect(body)}
+	// A script is a main chunk, vararg without Lua 5.1's implicit arg
+	// table (which gopher-lua would build at every call).
+	proto.IsVarArg &^= lua.VarArgNeedsArg
+	sha := hex.EncodeToString(key[:])
+	sc = &luaScript{sha: sha, name: scriptName{sha: sha}, body: text, proto: proto, flags: flags, selects: mentionsSelect(text)}
 	e.mu.Lock()
 	if e.cache == nil {
-		e.cache = make(map[string]*luaScript)
+		e.cache = make(map[[20]byte]*luaScript)
 	}
-	if old := e.cache[sha]; old != nil {
+	if old := e.cache[key]; old != nil {
 		sc = old
 	} else {
-		e.cache[sha] = sc
+		e.cache[key] = sc
 	}
 	e.mu.Unlock()
 	return sc, ""
@@ -302,7 +376,7 @@ func newLuaState() *luaState {
 		L.Push(lua.LString(lib.name))
 		L.Call(1, 0)
 	}
-	st := &luaState{L: L, globals: L.G.Global}
+	st := &luaState{L: L, globals: L.G.Global, fns: make(map[*luaScript]*lua.LFunction)}
 	for _, name := range []string{"dofile", "loadfile", "print", "getfenv", "setfenv", "newproxy", "module", "require", "_printregs", "_GOPHER_LUA_VERSION"} {
 		st.globals.RawSetString(name, lua.LNil)
 	}
@@ -338,31 +412,42 @@ func newLuaState() *luaState {
 
 	st.env = L.NewTable()
 	st.globals.RawSetString("_G", st.env)
-	mt := L.NewTable()
-	mt.RawSetString("__index", L.NewFunction(st.getGlobal))
-	mt.RawSetString("__newindex", L.NewFunction(readonlyTable))
-	mt.RawSetString("__metatable", st.readonly(L.NewTable()))
-	L.SetMetatable(st.env, mt)
+	// A global is read through tables (the environment's __index is the
+	// globals, FUNCTION LOAD's library API while it runs), so that reading
+	// one calls no Go function; only a missing one reaches the globals'
+	// own __index, the error.
+	st.envMeta = L.NewTable()
+	st.envMeta.RawSetString("__index", st.globals)
+	st.envMeta.RawSetString("__newindex", L.NewFunction(readonlyTable))
+	st.envMeta.RawSetString("__metatable", st.readonly(L.NewTable()))
+	L.SetMetatable(st.env, st.envMeta)
 	st.protected[st.env] = true
 	L.Env = st.env
+	missing := L.NewTable()
+	missing.RawSetString("__index", L.NewFunction(missingGlobal))
+	L.SetMetatable(st.globals, missing)
 	st.handler = L.NewFunction(st.errorHandler)
 	st.loadGlobals = st.libraryAPI()
+	L.SetMetatable(st.loadGlobals, missing)
 	return st
 }
 
-// getGlobal is the environment's __index: a library or an error.
-func (st *luaState) getGlobal(L *lua.LState) int {
-	k := L.Get(2)
-	src := st.globals
-	if st.loading != nil {
-		src = st.loadGlobals
+// missingGlobal is the __index of the globals: reading a name that is not
+// there is an error.
+func missingGlobal(L *lua.LState) int {
+	L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.Get(2).String())
+	return 0
+}
+
+// setLoading makes lib the library FUNCTION LOAD runs (nil: none), and the
+// globals its code sees the library API.
+func (st *luaState) setLoading(lib *luaLibrary) {
+	st.loading = lib
+	if lib != nil {
+		st.envMeta.RawSetString("__index", st.loadGlobals)
+	} else {
+		st.envMeta.RawSetString("__index", st.globals)
 	}
-	v := src.RawGet(k)
-	if v == lua.LNil {
-		L.RaiseError("Script attempted to access nonexistent global variable '%s'", k.String())
-	}
-	L.Push(v)
-	return 1
 }
 
 // readonly returns a read-only proxy of t.
@@ -553,22 +638,36 @@ func (st *luaState) call(L *lua.LState, raise bool) int {
 	if n == 0 {
 		return fail("ERR Please specify at least one argument for this redis lib call")
 	}
-	args := st.args[:0]
+	// The arguments are copied into one buffer the state reuses: the
+	// command may not keep them, and they cost no allocation.
+	buf := st.argBuf[:0]
+	ends := st.argEnds[:0]
 	for i := 1; i <= n; i++ {
 		switch v := L.Get(i).(type) {
 		case lua.LString:
-			args = append(args, []byte(string(v)))
+			buf = append(buf, v...)
 		case lua.LNumber:
-			args = append(args, appendLuaNumber(nil, float64(v)))
+			buf = appendLuaNumber(buf, float64(v))
 		default:
-			st.args = args
 			return fail("ERR Lua redis lib command arguments must be strings or integers")
 		}
+		ends = append(ends, len(buf))
+	}
+	st.argBuf, st.argEnds = buf, ends
+	args := st.args[:0]
+	start := 0
+	for _, end := range ends {
+		args = append(args, buf[start:end:end])
+		start = end
 	}
 	st.args = args
 	run := st.run
 	s := run.s
-	cmd := s.srv.table.Lookup(args[0])
+	cmd := st.lastCmd
+	if cmd == nil || !resp.EqualFold(args[0], cmd.Name) {
+		cmd = s.srv.table.Lookup(args[0])
+		st.lastCmd = cmd
+	}
 	if cmd != nil && cmd.subs != nil && len(args) >= 2 {
 		cmd = cmd.Sub(args[1])
 	}
@@ -620,6 +719,10 @@ func (st *luaState) call(L *lua.LState, raise bool) int {
 	s.inScript = false
 	st.w = s.W
 	s.W, s.Args = savedW, savedArgs
+	if lv := quickLua(st.w.B); lv != nil {
+		L.Push(lv)
+		return 1
+	}
 	v, _, err := resp.ParseValue(st.w.B)
 	if err != nil {
 		return fail("ERR " + err.Error())
@@ -629,6 +732,35 @@ func (st *luaState) call(L *lua.LState, raise bool) int {
 	}
 	L.Push(st.toLua(v))
 	return 1
+}
+
+// quickLua converts the most common replies, an integer or a bulk string
+// that is the whole of b, without parsing b into a resp.Value; nil when b
+// is anything else.
+func quickLua(b []byte) lua.LValue {
+	if len(b) < 4 || b[len(b)-2] != '\r' || b[len(b)-1] != '\n' {
+		return nil
+	}
+	switch b[0] {
+	case ':':
+		line := b[1 : len(b)-2]
+		if bytes.IndexByte(line, '\r') >= 0 {
+			return nil
+		}
+		n, ok := resp.ParseInt(line)
+		if !ok {
+			return nil
+		}
+		return lua.LNumber(n)
+	case '$':
+		i := bytes.IndexByte(b, '\r')
+		n, ok := resp.ParseInt(b[1:i])
+		if !ok || n < 0 || i+2+int(n)+2 != len(b) {
+			return nil
+		}
+		return lua.LString(b[i+2 : i+2+int(n)])
+	}
+	return nil
 }
 
 // mentionsSelect reports whether a script's code names SELECT, in any
@@ -935,8 +1067,7 @@ func (st *luaState) errorHandler(L *lua.LState) int {
 
 // newScriptRun returns the state of a script about to run for s.
 func newScriptRun(s *Session) *scriptRun {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &scriptRun{s: s, ctx: ctx, start: time.Now(), resp: 2, cancel: cancel, done: make(chan struct{})}
+	return &scriptRun{s: s, start: time.Now(), resp: 2, stop: make(chan struct{}), done: make(chan struct{})}
 }
 
 // finish marks the run over: the other sessions stop waiting for it.
@@ -952,10 +1083,14 @@ func (e *scriptEngine) finish(run *scriptRun) {
 func (srv *Server) runScript(s *Session, sc *luaScript, keys, argv [][]byte, readonly bool) {
 	e := &srv.scripts
 	st := e.get()
-	st.env.RawSetString("KEYS", luaStrings(st.L, keys))
-	st.env.RawSetString("ARGV", luaStrings(st.L, argv))
-	fn := st.L.NewFunctionFromProto(sc.proto)
-	fn.Env = st.env
+	st.keys.fill(st, "KEYS", keys)
+	st.argv.fill(st, "ARGV", argv)
+	fn := st.fns[sc]
+	if fn == nil {
+		fn = st.L.NewFunctionFromProto(sc.proto)
+		fn.Env = st.env
+		st.fns[sc] = fn
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			// A panic out of the interpreter may leave st inconsistent:
@@ -964,15 +1099,73 @@ func (srv *Server) runScript(s *Session, sc *luaScript, keys, argv [][]byte, rea
 			panic(r)
 		}
 	}()
-	srv.runLua(s, st, fn, sc.sha, false, readonly)
+	srv.runLua(s, st, fn, &sc.name, readonly)
 	e.put(st)
+}
+
+// luaArray is a Lua array of byte strings that an interpreter state keeps
+// from one script to the next (KEYS, ARGV): Redis makes new tables for
+// every call, but a script cannot tell the difference as long as the
+// table it gets holds exactly the call's strings, so the table and the
+// Lua strings of repeated arguments are reused.
+type luaArray struct {
+	t    *lua.LTable
+	vals []lua.LValue // t's elements as set last, to reuse equal strings
+	last lua.LValue   // LNumber(len(vals)), boxed once
+}
+
+// fill makes a the global name of st's environment holding strs. A table
+// the last script changed beyond its elements (new keys, a metatable, a
+// longer array), or a global it replaced, is not reused.
+func (a *luaArray) fill(st *luaState, name string, strs [][]byte) {
+	n := len(a.vals)
+	if a.t == nil || a.t.Metatable != lua.LNil || st.env.RawGetString(name) != a.t || a.changed(n) {
+		a.t = st.L.CreateTable(len(strs), 0)
+		a.vals = a.vals[:0]
+		n = 0
+		st.env.RawSetString(name, a.t)
+	}
+	for i, b := range strs {
+		if i < n {
+			if old, ok := a.vals[i].(lua.LString); ok && string(old) == string(b) {
+				a.t.RawSetInt(i+1, a.vals[i]) // the boxed value: no allocation
+				continue
+			}
+		}
+		v := lua.LValue(lua.LString(b))
+		if i < n {
+			a.vals[i] = v
+		} else {
+			a.vals = append(a.vals, v)
+		}
+		a.t.RawSetInt(i+1, v)
+	}
+	for i := len(strs); i < n; i++ {
+		a.t.RawSetInt(i+1, lua.LNil)
+	}
+	clear(a.vals[len(strs):])
+	a.vals = a.vals[:len(strs)]
+	if len(strs) != n || a.last == nil {
+		a.last = lua.LNumber(len(strs))
+	}
+}
+
+// changed reports whether the table holds anything after its first n
+// elements.
+func (a *luaArray) changed(n int) bool {
+	var k lua.LValue = lua.LNil
+	if n > 0 {
+		k = a.last
+	}
+	k, _ = a.t.Next(k)
+	return k != lua.LNil
 }
 
 // runLua calls fn in st with the given arguments already pushed (nargs of
 // them) and writes its reply to s.W. A script started by startScript has
 // its run registered already; one run inline (inside EXEC, or by a session
 // without a transport) registers itself here.
-func (srv *Server) runLua(s *Session, st *luaState, fn *lua.LFunction, name string, function, readonly bool, args ...lua.LValue) {
+func (srv *Server) runLua(s *Session, st *luaState, fn *lua.LFunction, name *scriptName, readonly bool, args ...lua.LValue) {
 	e := &srv.scripts
 	run := s.script
 	if run == nil {
@@ -986,16 +1179,10 @@ func (srv *Server) runLua(s *Session, st *luaState, fn *lua.LFunction, name stri
 	}
 	s.script = nil
 	run.readonly = readonly
-	n := &scriptName{sha: name, function: function}
-	if function {
-		for _, a := range s.Args {
-			n.args = append(n.args, append([]byte(nil), a...))
-		}
-	}
-	run.name.Store(n)
+	run.name.Store(name)
 	st.run = run
 	L := st.L
-	L.SetContext(run.ctx)
+	L.SetContext(run)
 	db, inExec := s.DBIndex, s.inExec
 	s.inExec = true
 	defer func() {
@@ -1040,11 +1227,15 @@ func (s *Session) isScriptCall(cmd *Command) bool {
 	return cmd.Flags&FlagRunsScript != 0
 }
 
-// startScript runs a script command away from the transport's goroutine,
-// so that the transport goes on serving its other connections while the
-// script runs: they wait for it, up to busy-reply-threshold, then answer
-// -BUSY, and SCRIPT KILL reaches it. The session blocks as in a blocking
-// pop and gets its reply the same way (blocking.go).
+// startScript runs a script command on the script worker goroutine
+// (runScripts), not the transport's, and waits for it there: a script that
+// ends within busy-reply-threshold (nearly all of them) is answered inline,
+// as any other command, and the transport goes on with the connection's
+// pipeline. One still running at the threshold detaches: the transport's
+// goroutine goes back to serving its other connections, which then get
+// -BUSY and can SCRIPT KILL it, and the session waits as in a blocking pop
+// and gets its reply the same way (blocking.go). Until then the transport
+// waits as the other sessions of its event loop would (waitScript).
 //
 // The run is registered before the shard locks are taken, so that no
 // session checks for a running script, finds none and then waits on a
@@ -1059,27 +1250,90 @@ func (s *Session) startScript(cmd *Command) {
 			return
 		}
 	}
-	args := make([][]byte, len(s.Args))
-	for i, a := range s.Args {
-		args[i] = append([]byte(nil), a...)
+	// The arguments are copied into the script session's buffer: a run
+	// that detaches outlives the transport's read buffer.
+	w.argBuf = w.argBuf[:0]
+	for _, a := range s.Args {
+		w.argBuf = append(w.argBuf, a...)
+	}
+	w.Args = w.Args[:0]
+	off := 0
+	for _, a := range s.Args {
+		w.Args = append(w.Args, w.argBuf[off:off+len(a):off+len(a)])
+		off += len(a)
 	}
 	w.DBIndex, w.db = s.DBIndex, s.db
 	w.authed, w.scope, w.W.Proto = s.authed, s.scope, s.W.Proto
 	w.user.Store(s.user.Load())
 	w.chanScope = s.chanScope
 	w.trk.Store(s.trk.Load()) // the script's reads and writes are the connection's (tracking.go)
-	w.Args, w.script, w.oom = args, run, s.oom
-	s.blocked.Store(blockWaiting)
-	go func() {
-		w.call(cmd)
-		w.script = nil
-		e.finish(run)
-		reply := append([]byte(nil), w.W.B...)
-		w.W.B = w.W.B[:0]
-		s.blockReply = reply
-		s.blocked.Store(blockServed)
-		s.conn.Wake()
-	}()
+	w.script, w.oom = run, s.oom
+	w.scriptCmd, run.conn = cmd, s
+	if w.settle == nil {
+		w.settle = make(chan bool, 1)
+	}
+	select {
+	case e.jobs <- w:
+	default:
+		go e.runScripts(w)
+	}
+	if !<-w.settle {
+		return // detached: the session is blocked (detach)
+	}
+	s.W.Raw(w.W.B)
+	w.W.B = w.W.B[:0]
+}
+
+// runScripts is the script worker: it runs the script of w, then the
+// scripts startScript hands it, and ends once idle for a while.
+func (e *scriptEngine) runScripts(w *Session) {
+	idle := time.NewTimer(time.Hour)
+	for {
+		e.runJob(w)
+		idle.Reset(scriptWorkerIdle)
+		select {
+		case w = <-e.jobs:
+			idle.Stop()
+		case <-idle.C:
+			return
+		}
+	}
+}
+
+// scriptWorkerIdle is how long the script worker waits for the next script
+// before it ends.
+const scriptWorkerIdle = 10 * time.Second
+
+// runJob runs the script command of the script session w and answers the
+// connection: through w.settle while it waits, as a blocked session's
+// reply once the run detached.
+func (e *scriptEngine) runJob(w *Session) {
+	run := w.script
+	w.call(w.scriptCmd)
+	w.script, w.scriptCmd = nil, nil
+	e.finish(run)
+	if !run.detached {
+		w.settle <- true
+		return
+	}
+	s := run.conn
+	s.blockReply = append(s.blockReply[:0], w.W.B...)
+	w.W.B = w.W.B[:0]
+	s.blocked.Store(blockServed)
+	s.conn.Wake()
+}
+
+// detach, called by the script's own goroutine once it has run past
+// busy-reply-threshold, hands the connection back to its transport: the
+// session waits as blocked, and the reply comes as a blocked command's.
+// A run not started by startScript, or already detached, is left alone.
+func (run *scriptRun) detach() {
+	if run.conn == nil || run.detached {
+		return
+	}
+	run.detached = true
+	run.conn.blocked.Store(blockWaiting)
+	run.s.settle <- false
 }
 
 // scriptSession returns the session a script of s runs in: a copy of the

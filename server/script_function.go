@@ -261,10 +261,10 @@ func (e *scriptEngine) loadLibrary(code string, replace bool) (string, string) {
 	fn.Env = st.env
 	ctx, cancel := context.WithTimeout(context.Background(), loadTimeout)
 	L.SetContext(ctx)
-	st.loading = lib
+	st.setLoading(lib)
 	L.Push(fn)
 	err = L.PCall(0, 0, nil)
-	st.loading = nil
+	st.setLoading(nil)
 	L.RemoveContext()
 	timedOut := ctx.Err() != nil
 	cancel()
@@ -394,7 +394,11 @@ func cmdFcall(s *Session, readonly bool) {
 	st := e.functionState()
 	keys := luaStrings(st.L, s.Args[3:3+n])
 	argv := luaStrings(st.L, s.Args[3+n:])
-	s.srv.runLua(s, st, f.callback, f.name, true, f.flags&scriptNoWrites != 0, keys, argv)
+	name := &scriptName{sha: f.name, function: true}
+	for _, a := range s.Args {
+		name.args = append(name.args, append([]byte(nil), a...))
+	}
+	s.srv.runLua(s, st, f.callback, name, f.flags&scriptNoWrites != 0, keys, argv)
 }
 
 func cmdFunctionLoad(s *Session) {

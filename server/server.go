@@ -230,6 +230,7 @@ func New(cfg Config) *Server {
 		Shutdown: make(chan struct{}),
 		clients:  make(map[int64]*Session),
 	}
+	srv.scripts.jobs = make(chan *Session)
 	srv.watches.keys = make(map[watchedKey]map[*Session]struct{})
 	srv.hooks = append(srv.hooks, func(e *Effect) { srv.watches.touch(e.DB, e.Key) })
 	srv.hooks = append(srv.hooks, srv.blocking.onEffect)
