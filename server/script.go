@@ -94,9 +94,16 @@ type scriptRun struct {
 	// the run is, stops at its next instruction.
 	killed atomic.Bool
 	fatal  string
-	stop   chan struct{}
-	once   sync.Once
-	done   chan struct{}
+	// mu guards the two channels, neither made per run: stop is the
+	// interpreter state's (attach), closed by cancel while the run is
+	// attached; done is made only when another session waits for the
+	// end (ended), closed by finish.
+	mu       sync.Mutex
+	stop     chan struct{}
+	stopped  bool // cancel was called
+	attached bool
+	finished bool
+	done     chan struct{}
 	// conn is the connection's session of a run startScript started (its
 	// script session is s), nil for a run inline; detached is set, on the
 	// run's goroutine, once the connection stopped waiting for it. ticks
@@ -141,8 +148,61 @@ func (run *scriptRun) Err() error {
 func (run *scriptRun) Value(any) any { return nil }
 
 // cancel stops the interpreter at its next instruction; it may be called
-// more than once and from any goroutine.
-func (run *scriptRun) cancel() { run.once.Do(func() { close(run.stop) }) }
+// more than once and from any goroutine, also before the run starts.
+func (run *scriptRun) cancel() {
+	run.mu.Lock()
+	if !run.stopped && run.attached {
+		close(run.stop)
+	}
+	run.stopped = true
+	run.mu.Unlock()
+}
+
+// attach gives the run st's stop channel, closed at once when the run was
+// cancelled before it started.
+func (run *scriptRun) attach(st *luaState) {
+	run.mu.Lock()
+	run.stop, run.attached = st.stop, true
+	if run.stopped {
+		close(run.stop)
+	}
+	run.mu.Unlock()
+}
+
+// release takes st's stop channel back from the run, and gives st a new
+// one if this run closed it.
+func (run *scriptRun) release(st *luaState) {
+	run.mu.Lock()
+	run.attached = false
+	closed := run.stopped
+	run.mu.Unlock()
+	if closed {
+		st.stop = make(chan struct{})
+	}
+}
+
+// ended returns a channel closed when the run is over.
+func (run *scriptRun) ended() <-chan struct{} {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	if run.done == nil {
+		run.done = make(chan struct{})
+		if run.finished {
+			close(run.done)
+		}
+	}
+	return run.done
+}
+
+// end marks the run over for the sessions waiting for it.
+func (run *scriptRun) end() {
+	run.mu.Lock()
+	run.finished = true
+	if run.done != nil {
+		close(run.done)
+	}
+	run.mu.Unlock()
+}
 
 // scriptName names a running script for other sessions.
 type scriptName struct {
@@ -184,6 +244,7 @@ type luaState struct {
 	// made in this state, kept for their next runs.
 	keys, argv luaArray
 	fns        map[*luaScript]*lua.LFunction
+	stop       chan struct{} // the runs' stop channel (scriptRun.attach)
 }
 
 const (
@@ -376,7 +437,7 @@ func newLuaState() *luaState {
 		L.Push(lua.LString(lib.name))
 		L.Call(1, 0)
 	}
-	st := &luaState{L: L, globals: L.G.Global, fns: make(map[*luaScript]*lua.LFunction)}
+	st := &luaState{L: L, globals: L.G.Global, fns: make(map[*luaScript]*lua.LFunction), stop: make(chan struct{})}
 	for _, name := range []string{"dofile", "loadfile", "print", "getfenv", "setfenv", "newproxy", "module", "require", "_printregs", "_GOPHER_LUA_VERSION"} {
 		st.globals.RawSetString(name, lua.LNil)
 	}
@@ -1067,14 +1128,13 @@ func (st *luaState) errorHandler(L *lua.LState) int {
 
 // newScriptRun returns the state of a script about to run for s.
 func newScriptRun(s *Session) *scriptRun {
-	return &scriptRun{s: s, start: time.Now(), resp: 2, stop: make(chan struct{}), done: make(chan struct{})}
+	return &scriptRun{s: s, start: time.Now(), resp: 2}
 }
 
 // finish marks the run over: the other sessions stop waiting for it.
 func (e *scriptEngine) finish(run *scriptRun) {
 	e.running.CompareAndSwap(run, nil)
-	run.cancel()
-	close(run.done)
+	run.end()
 }
 
 // runScript runs a cached script for s with keys and argv (the globals
@@ -1173,8 +1233,7 @@ func (srv *Server) runLua(s *Session, st *luaState, fn *lua.LFunction, name *scr
 		prev := e.running.Swap(run)
 		defer func() {
 			e.running.CompareAndSwap(run, prev)
-			run.cancel()
-			close(run.done)
+			run.end()
 		}()
 	}
 	s.script = nil
@@ -1182,6 +1241,7 @@ func (srv *Server) runLua(s *Session, st *luaState, fn *lua.LFunction, name *scr
 	run.name.Store(name)
 	st.run = run
 	L := st.L
+	run.attach(st)
 	L.SetContext(run)
 	db, inExec := s.DBIndex, s.inExec
 	s.inExec = true
@@ -1193,6 +1253,7 @@ func (srv *Server) runLua(s *Session, st *luaState, fn *lua.LFunction, name *scr
 			s.selectDB(db)
 		}
 		st.run = nil
+		run.release(st)
 	}()
 	L.Push(fn)
 	for _, a := range args {
@@ -1410,7 +1471,7 @@ func (s *Session) waitScript(run *scriptRun, cmd *Command) bool {
 	if wait := time.Until(run.start.Add(s.srv.busyThreshold())); wait > 0 {
 		t := time.NewTimer(wait)
 		select {
-		case <-run.done:
+		case <-run.ended():
 			t.Stop()
 			return true
 		case <-t.C:
@@ -1425,7 +1486,7 @@ func (s *Session) waitScript(run *scriptRun, cmd *Command) bool {
 		// NOSAVE), so that closing the server finds the shards free.
 		run.killed.Store(true)
 		run.cancel()
-		<-run.done
+		<-run.ended()
 		return true
 	}
 	if allowedBusy(cmd) {
