@@ -15,6 +15,7 @@ echo "== redis-benchmark: strings, then collections, streams, HyperLogLog and GE
 	-more lpush,rpop,sadd,hset,zadd,lrange_100 \
 	-datatypes \
 	-evict \
+	-eval \
 	-cmd "pfadd|PFADD hll e:__rand_int__" -cmd "pfadd new key|PFADD hll:__rand_int__ __rand_int__" \
 	-cmd "pfcount|PFCOUNT hll" \
 	-ext "pubsub fan-out 200 subs P=1|deliveries|bin/pubsubbench -subs 200 -messages 20000 -pipeline 1" \

@@ -39,6 +39,9 @@ type row struct {
 	threads  int
 	n        int
 	extra    []string
+	// setup is an inline command sent to each server before the row
+	// runs (not measured), such as the SCRIPT LOAD of an EVALSHA row.
+	setup []string
 	// drive, when set, replaces redis-benchmark: it prepares the server
 	// (not measured) and returns the load to measure, which reports the
 	// requests it sent.
@@ -70,6 +73,7 @@ func main() {
 	streamEntries := flag.Int("streamentries", 1000000, "entries for the stream memory row of -datatypes (0 skips)")
 	loops := flag.Int("loops", 1, "recached event loops")
 	aof := flag.String("aof", "", `append-only log policy for both servers ("everysec", "always"); empty: no log`)
+	eval := flag.Bool("eval", false, "rows for EVAL and EVALSHA of a one-INCR script at pipeline 16")
 	evict := flag.Bool("evict", false, "a row for SET at pipeline 16 with maxmemory reached and allkeys-lru evicting")
 	scrape := flag.Bool("metrics", false, "compare recached with a second recached whose GET /metrics is scraped every second, in place of redis-server")
 	only := flag.String("only", "", "run only the rows whose name contains one of these comma-separated texts (e.g. xadd,xreadgroup)")
@@ -103,6 +107,9 @@ func main() {
 	}
 	if *evict {
 		rows = append(rows, evictRows(scale)...)
+	}
+	if *eval {
+		rows = append(rows, evalRows(scale)...)
 	}
 	for _, c := range cmds {
 		rows = append(rows, row{test: c.label, clients: 50, pipeline: 16, threads: 1, n: 1000000 / scale, extra: append([]string{"-r", "1000000"}, c.args...)})
@@ -177,11 +184,12 @@ func main() {
 	}
 
 	other := servers[1].name
-	fmt.Printf("\n%-34s %12s %12s %7s %12s %12s %7s\n", "row (median of rounds)", "recached/s", other+"/s", "ratio", "rc cpu/req", other+" cpu/req", "cpu x")
+	fmt.Printf("\n%-34s %12s %12s %7s %12s %12s %7s %13s\n", "row (median of rounds)", "recached/s", other+"/s", "ratio", "rc cpu/req", other+" cpu/req", "cpu x", "cpu x range")
 	for _, rw := range rows {
 		a := median(res[rw.name()]["recached"])
 		b := median(res[rw.name()][other])
-		fmt.Printf("%-34s %12.0f %12.0f %6.2fx %10.0fns %10.0fns %6.2fx\n", rw.name(), a.rps, b.rps, a.rps/b.rps, a.cpuNsPR, b.cpuNsPR, a.cpuNsPR/b.cpuNsPR)
+		lo, hi := ratioRange(res[rw.name()]["recached"], res[rw.name()][other])
+		fmt.Printf("%-34s %12.0f %12.0f %6.2fx %10.0fns %10.0fns %6.2fx %5.2f-%5.2fx\n", rw.name(), a.rps, b.rps, a.rps/b.rps, a.cpuNsPR, b.cpuNsPR, a.cpuNsPR/b.cpuNsPR, lo, hi)
 	}
 
 	if *memKeys > 0 {
@@ -246,6 +254,22 @@ func memoryRow(recachedBin, dir string, n int) {
 		s.stop()
 	}
 	fmt.Printf("  ratio     %8.2fx\n", float64(rss[0])/float64(rss[1]))
+}
+
+// ratioRange returns the smallest and largest ratio of CPU per request
+// between a and b over the rounds, each round's pair run back to back.
+func ratioRange(a, b []result) (lo, hi float64) {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if b[i].cpuNsPR == 0 {
+			continue
+		}
+		r := a[i].cpuNsPR / b[i].cpuNsPR
+		if lo == 0 || r < lo {
+			lo = r
+		}
+		hi = max(hi, r)
+	}
+	return lo, hi
 }
 
 func median(rs []result) result {
@@ -338,6 +362,11 @@ const ticksPerSecond = procstat.TicksPerSecond
 func (s *server) run(r row) result {
 	if r.drive != nil {
 		return s.runDriver(r)
+	}
+	if r.setup != nil {
+		if got := s.do(r.setup...); strings.HasPrefix(got, "-") || got == "" {
+			log.Fatalf("%s: %v against %s: %q", r.name(), r.setup, s.name, got)
+		}
 	}
 	host, port, _ := net.SplitHostPort(s.addr)
 	args := []string{"-h", host, "-p", port, "-c", strconv.Itoa(r.clients), "-P", strconv.Itoa(r.pipeline),
