@@ -104,12 +104,9 @@ var (
 	bKEEPTTL = []byte("KEEPTTL")
 	bPXAT    = []byte("PXAT")
 	bREPLACE = []byte("REPLACE")
-	// The function library effects (EffectDB).
-	bFUNCTION = []byte("FUNCTION")
-	bLOAD     = []byte("LOAD")
-	bDB       = []byte("DB")
-	bLEFT     = []byte("LEFT")
-	bRIGHT    = []byte("RIGHT")
+	bDB      = []byte("DB")
+	bLEFT    = []byte("LEFT")
+	bRIGHT   = []byte("RIGHT")
 	// Stream options: XADD/XTRIM MAXLEN|MINID = <threshold>, XGROUP …
 	// MKSTREAM ENTRIESREAD <n>, XSETID … ENTRIESADDED MAXDELETEDID, XCLAIM
 	// … 0 <id> TIME RETRYCOUNT FORCE JUSTID LASTID.

@@ -284,7 +284,7 @@ func (p *persister) load() (lastLog string, lastEnd int64, err error) {
 	path := filepath.Join(p.dir, snapshot.SnapshotName)
 	var gen uint64
 	haveSnap, withLog := true, false
-	h, loaded, _, err := snapshot.LoadWith(path, ks, snapshot.Hooks{Mark: p.restoreMark, History: p.restoreHistory}, 0, true)
+	h, loaded, _, err := snapshot.LoadWith(path, ks, snapshot.Hooks{Mark: p.restoreMark, History: p.restoreHistory, Function: p.restoreFunction}, 0, true)
 	switch {
 	case errors.Is(err, snapshot.ErrNotExist):
 		haveSnap = false
@@ -687,17 +687,11 @@ func (p *persister) saveLocked(kind int32) (err error) {
 			return err
 		}
 	}
-	if next != nil {
-		// Function libraries are not in the snapshot: the new log starts
-		// with them as they are at the snapshot's instant. They change only
-		// with every shard locked, as now, so nothing slips in between.
-		for _, lib := range srv.scripts.sortedLibs() {
-			p.log.AppendCommand(0, [][]byte{bFUNCTION, bLOAD, bREPLACE, []byte(lib.code)})
-		}
-	}
+	// The function libraries as of the snapshot's instant: they change
+	// only with every shard locked, as now.
+	libs := srv.scripts.sortedLibs()
 	if st.rdb != nil {
-		// The libraries as of the snapshot's instant, like the log's.
-		st.err = st.rdb.functions(srv.scripts.sortedLibs())
+		st.err = st.rdb.functions(libs)
 	}
 	hist := srv.pubsub.hist.copyLocked()
 	srv.pubsub.hist.unlockAll()
@@ -720,8 +714,8 @@ func (p *persister) saveLocked(kind int32) (err error) {
 		if err := p.log.FinishSwitch(old); err != nil {
 			log.Printf("recached: WARNING: fsync of the previous append-only log failed: %v", err)
 		}
-		// The libraries at the new log's head must be on disk before the
-		// snapshot replaces the generation that held them.
+		// What the new log holds so far reaches the disk before the
+		// snapshot replaces the generation before it.
 		if err := p.log.SyncNow(); err != nil {
 			p.snap.Store(nil)
 			close(st.done)
@@ -735,6 +729,11 @@ func (p *persister) saveLocked(kind int32) (err error) {
 	for _, m := range marks {
 		if err == nil {
 			err = w.Mark(m)
+		}
+	}
+	for _, lib := range libs {
+		if err == nil {
+			err = w.Function(lib.code)
 		}
 	}
 	for _, msgs := range hist {
@@ -1127,3 +1126,11 @@ func (p *persister) loadRDB(name string, fromBase bool) error {
 
 // LoadedRDB returns the Redis RDB file the start loaded, "" for none.
 func (srv *Server) LoadedRDB() string { return srv.persist.fromRDB }
+
+// restoreFunction loads a function library of the snapshot at start.
+func (p *persister) restoreFunction(code string) error {
+	if _, msg := p.srv.scripts.loadLibrary(code, true); msg != "" {
+		return fmt.Errorf("a function library does not load: %s", msg)
+	}
+	return nil
+}

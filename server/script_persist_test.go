@@ -6,7 +6,7 @@ import (
 )
 
 // TestFunctionsSurviveRestart loads a library, restarts from the log, then
-// saves (a new log generation, whose snapshot holds no libraries) and
+// saves (a new log generation, whose snapshot holds the libraries) and
 // restarts again: FCALL must work after each restart.
 func TestFunctionsSurviveRestart(t *testing.T) {
 	const lib = "#!lua name=mylib\nredis.register_function('myfunc', function(keys, args) return 'hello' end)"

@@ -18,6 +18,8 @@ type CheckResult struct {
 	Keys, Marks, Records int64
 	// History counts a snapshot's channel history messages.
 	History int64
+	// Functions counts a snapshot's function libraries.
+	Functions int64
 	// Databases counts the keys of each database of a snapshot.
 	Databases map[int]int64
 	// Truncated is set for a log whose last record was cut short.
@@ -112,12 +114,19 @@ func checkSnapshot(path string, fix bool, out io.Writer, res CheckResult) (Check
 			res.History++
 			continue
 		}
+		if rec.IsFunction {
+			res.Functions++
+			continue
+		}
 		res.Keys++
 		res.Databases[rec.DB]++
 	}
 	hist := ""
 	if res.History > 0 {
 		hist = fmt.Sprintf(", %d channel history messages", res.History)
+	}
+	if res.Functions > 0 {
+		hist += fmt.Sprintf(", %d function libraries", res.Functions)
 	}
 	fmt.Fprintf(out, "%s: ok: %d keys in %d databases, %d DEDUP marks%s, checksum verified\n", path, res.Keys, len(res.Databases), res.Marks, hist)
 	return res, nil

@@ -71,6 +71,8 @@ const (
 	// [4, channel, time-ns, payload] or [4, channel, time-ns, payload,
 	// connection-id, name or nil, data or nil]: one channel history message
 	recHistory = 4
+	// [5, code]: one function library, the code FUNCTION LOAD was given
+	recFunction = 5
 )
 
 // Log record kinds.

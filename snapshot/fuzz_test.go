@@ -42,6 +42,7 @@ func smallSnapshot(f *testing.F) []byte {
 func FuzzSnapshotReader(f *testing.F) {
 	f.Add(smallSnapshot(f))
 	f.Add(historySnapshot(f))
+	f.Add(functionSnapshot(f))
 	f.Add([]byte(SnapshotMagic))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := NewReader("fuzz.rcd", bytes.NewReader(b), int64(len(b)))
@@ -94,6 +95,7 @@ func FuzzLogReader(f *testing.F) {
 func FuzzLoad(f *testing.F) {
 	f.Add(smallSnapshot(f))
 	f.Add(historySnapshot(f))
+	f.Add(functionSnapshot(f))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		path := filepath.Join(t.TempDir(), SnapshotName)
 		if err := os.WriteFile(path, b, 0o644); err != nil {

@@ -17,14 +17,17 @@ import (
 	"github.com/recached/recached/server/keyspace"
 )
 
-// Record is one key, one DEDUP mark or one channel history message read
-// from a snapshot.
+// Record is one key, one DEDUP mark, one channel history message or one
+// function library read from a snapshot.
 type Record struct {
 	// IsMark tells a mark (Mark is set) from a key (DB, Key, Entry and
-	// Expire are set); IsHistory a history message (History is set).
-	IsMark    bool
-	IsHistory bool
-	History   History
+	// Expire are set); IsHistory a history message (History is set);
+	// IsFunction a function library (Function is its code).
+	IsMark     bool
+	IsHistory  bool
+	IsFunction bool
+	History    History
+	Function   string
 	DB        int
 	Key       []byte
 	Entry     *keyspace.Entry
@@ -47,8 +50,9 @@ type Reader struct {
 	db   int
 	keys uint64
 	mks  uint64
-	hist uint64
-	done bool
+	hist  uint64
+	funcs uint64
+	done  bool
 	err  error
 
 	// rec is the record Next returns, reused for every key: callers use a
@@ -309,6 +313,16 @@ func (r *Reader) next() (*Record, error) {
 				return nil, r.corruptAt(start, "bad history record")
 			}
 			return r.history(n)
+		case recFunction:
+			if n != 2 {
+				return nil, r.corruptAt(start, "bad function record")
+			}
+			code, err := r.bin("function library code")
+			if err != nil {
+				return nil, err
+			}
+			r.funcs++
+			return &Record{IsFunction: true, Function: string(code)}, nil
 		default:
 			return nil, r.corruptAt(start, fmt.Sprintf("unknown record kind %d", kind))
 		}
@@ -318,7 +332,7 @@ func (r *Reader) next() (*Record, error) {
 // end checks the end record's counts, that nothing follows it and the
 // checksum.
 func (r *Reader) end(n int, start int64) error {
-	if n != 3 && n != 4 {
+	if n < 3 || n > 5 {
 		return r.corruptAt(start, "bad end record")
 	}
 	keys, err := r.dec.DecodeUint64()
@@ -332,15 +346,24 @@ func (r *Reader) end(n int, start int64) error {
 	if keys != r.keys || marks != r.mks {
 		return r.corruptAt(start, fmt.Sprintf("end record counts %d keys and %d marks, the file holds %d and %d", keys, marks, r.keys, r.mks))
 	}
-	// Files without history end with [0, keys, marks].
-	var hist uint64
-	if n == 4 {
+	// Files without history end with [0, keys, marks], files without
+	// function libraries with [0, keys, marks, history] or that.
+	var hist, funcs uint64
+	if n >= 4 {
 		if hist, err = r.dec.DecodeUint64(); err != nil {
 			return r.fail("bad end record", err)
 		}
 	}
 	if hist != r.hist {
 		return r.corruptAt(start, fmt.Sprintf("end record counts %d history messages, the file holds %d", hist, r.hist))
+	}
+	if n == 5 {
+		if funcs, err = r.dec.DecodeUint64(); err != nil {
+			return r.fail("bad end record", err)
+		}
+	}
+	if funcs != r.funcs {
+		return r.corruptAt(start, fmt.Sprintf("end record counts %d function libraries, the file holds %d", funcs, r.funcs))
 	}
 	if r.pos() != r.size {
 		return r.corrupt("unexpected data after the end record")
@@ -613,6 +636,9 @@ type Hooks struct {
 	// History is called for every channel history message, each
 	// channel's oldest first; the message is the caller's to keep.
 	History func(History)
+	// Function is called for every function library with its code; an
+	// error it returns (the library does not load) stops the load.
+	Function func(code string) error
 }
 
 // LoadWith is Load calling hooks for the marks and the channel history.
@@ -664,6 +690,15 @@ func LoadWith(path string, ks *keyspace.Keyspace, hooks Hooks, now int64, keepEx
 		if rec.IsHistory {
 			if hooks.History != nil {
 				hooks.History(rec.History)
+			}
+			continue
+		}
+		if rec.IsFunction {
+			if hooks.Function != nil {
+				if err := hooks.Function(rec.Function); err != nil {
+					ld.Close()
+					return h, loaded, expired, fmt.Errorf("%s: %w", path, err)
+				}
 			}
 			continue
 		}

@@ -34,6 +34,7 @@ type Writer struct {
 	keys  uint64
 	marks uint64
 	hist  uint64
+	funcs uint64
 	err   error
 	rec   []byte // scratch space for encoding a history record
 }
@@ -188,23 +189,42 @@ func (w *Writer) History(h *History) error {
 	return w.err
 }
 
+// Function writes one function library: the code FUNCTION LOAD took.
+func (w *Writer) Function(code string) error {
+	if w.err != nil {
+		return w.err
+	}
+	w.check(w.enc.EncodeArrayLen(2))
+	w.check(w.enc.EncodeUint(recFunction))
+	w.check(w.enc.EncodeBytes([]byte(code)))
+	w.funcs++
+	return w.err
+}
+
 // Commit ends the snapshot: it writes the end record and the checksum,
 // fsyncs the file, renames it over dir's snapshot and fsyncs the directory.
 // On error the temporary file is removed and the previous snapshot stays.
 func (w *Writer) Commit() error {
 	if w.err == nil {
-		// The history count is there only when there is history, so that
-		// a snapshot without any is the same as before history existed.
-		if w.hist > 0 {
-			w.check(w.enc.EncodeArrayLen(4))
-		} else {
-			w.check(w.enc.EncodeArrayLen(3))
+		// The history and function counts are there only when there is
+		// history or a function library, so that a snapshot without them
+		// is the same as before they existed.
+		fields := 3
+		switch {
+		case w.funcs > 0:
+			fields = 5
+		case w.hist > 0:
+			fields = 4
 		}
+		w.check(w.enc.EncodeArrayLen(fields))
 		w.check(w.enc.EncodeUint(recEnd))
 		w.check(w.enc.EncodeUint(w.keys))
 		w.check(w.enc.EncodeUint(w.marks))
-		if w.hist > 0 {
+		if fields >= 4 {
 			w.check(w.enc.EncodeUint(w.hist))
+		}
+		if fields >= 5 {
+			w.check(w.enc.EncodeUint(w.funcs))
 		}
 	}
 	if w.err == nil {
