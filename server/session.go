@@ -115,7 +115,7 @@ type Session struct {
 	scriptCmd *Command
 	argBuf    []byte
 	settle    chan bool
-	scratch  []byte // per-command formatting space (itoa)
+	scratch   []byte // per-command formatting space (itoa)
 	// reply is the CLIENT REPLY mode; while it is not replyOn, pushSpans
 	// are the parts of W the running request wrote that are pushes
 	// (subscribe confirmations, its own messages), kept when its replies

@@ -28,9 +28,9 @@ type Record struct {
 	IsFunction bool
 	History    History
 	Function   string
-	DB        int
-	Key       []byte
-	Entry     *keyspace.Entry
+	DB         int
+	Key        []byte
+	Entry      *keyspace.Entry
 	// Expire is the absolute expiry in unix ms, 0 for none.
 	Expire int64
 	Mark   Marks
@@ -40,20 +40,20 @@ type Record struct {
 // checksum is verified when the end record is reached, so a caller must
 // not trust what it read until Next has returned io.EOF.
 type Reader struct {
-	path string
-	src  io.ReaderAt
-	size int64 // bytes before the checksum
-	cnt  countingReader
-	br   *bufio.Reader
-	dec  *msgpack.Decoder
-	hdr  Header
-	db   int
-	keys uint64
-	mks  uint64
+	path  string
+	src   io.ReaderAt
+	size  int64 // bytes before the checksum
+	cnt   countingReader
+	br    *bufio.Reader
+	dec   *msgpack.Decoder
+	hdr   Header
+	db    int
+	keys  uint64
+	mks   uint64
 	hist  uint64
 	funcs uint64
 	done  bool
-	err  error
+	err   error
 
 	// rec is the record Next returns, reused for every key: callers use a
 	// record before asking for the next one.

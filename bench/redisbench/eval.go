@@ -9,7 +9,6 @@ import (
 // writes it.
 const incrScript = "return redis.call('incr',KEYS[1])"
 
-
 // evalRows are the scripting rows at pipeline 16: EVAL of a one-INCR
 // script, which hashes the body on every call, and EVALSHA of the same
 // script, loaded into each server before the row runs.
