@@ -1174,16 +1174,16 @@ type luaArray struct {
 	last lua.LValue   // LNumber(len(vals)), boxed once
 }
 
-// fill makes a the global name of st's environment holding strs. A table
-// the last script changed beyond its elements (new keys, a metatable, a
-// longer array), or a global it replaced, is not reused.
+// fill makes a the global name holding strs. A table the last script
+// changed beyond its elements (new keys, a metatable, a longer array) is
+// not reused. The global itself is read-only, as the others.
 func (a *luaArray) fill(st *luaState, name string, strs [][]byte) {
 	n := len(a.vals)
-	if a.t == nil || a.t.Metatable != lua.LNil || st.env.RawGetString(name) != a.t || a.changed(n) {
+	if a.t == nil || a.t.Metatable != lua.LNil || a.changed(n) {
 		a.t = st.L.CreateTable(len(strs), 0)
 		a.vals = a.vals[:0]
 		n = 0
-		st.env.RawSetString(name, a.t)
+		st.globals.RawSetString(name, a.t)
 	}
 	for i, b := range strs {
 		if i < n {

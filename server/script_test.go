@@ -136,3 +136,44 @@ func TestScriptBusy(t *testing.T) {
 		t.Fatalf("SCRIPT KILL with no script: %q", rep)
 	}
 }
+
+// TestScriptPipeline sends scripts and plain commands in one write, a slow
+// script among them: every reply comes in order, the slow script's after
+// it detached past busy-reply-threshold, and the pipeline goes on after it.
+func TestScriptPipeline(t *testing.T) {
+	addr, _ := servertest.StartRecached(t, server.DefaultConfig())
+	c := servertest.Dial(t, addr)
+	servertest.MustDo(t, c, "CONFIG", "SET", "busy-reply-threshold", "20")
+	sha := strings.TrimSpace(strings.Split(servertest.MustDo(t, c, "SCRIPT", "LOAD", "return redis.call('incr', KEYS[1])"), "\r\n")[1])
+	const slow = "local t = redis.call('time') local s = t[1] * 1000000 + t[2] " +
+		"while true do local n = redis.call('time') if n[1] * 1000000 + n[2] - s > 100000 then break end end return 'slow'"
+	var b []byte
+	var want []string
+	n := 0
+	for i := 1; i <= 60; i++ {
+		switch {
+		case i == 30:
+			b = append(b, servertest.Encode("EVAL", slow, "0")...)
+			want = append(want, "$4\r\nslow\r\n")
+		case i%2 == 0:
+			n++
+			b = append(b, servertest.Encode("EVALSHA", sha, "1", "n")...)
+			want = append(want, ":"+strconv.Itoa(n)+"\r\n")
+		default:
+			b = append(b, servertest.Encode("EVAL", "return ARGV[1]", "0", strconv.Itoa(i))...)
+			want = append(want, "$"+strconv.Itoa(len(strconv.Itoa(i)))+"\r\n"+strconv.Itoa(i)+"\r\n")
+		}
+	}
+	if err := c.Send(b); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range want {
+		got, err := c.Read()
+		if err != nil {
+			t.Fatalf("reply %d: %v", i+1, err)
+		}
+		if string(got) != w {
+			t.Fatalf("reply %d: %q, want %q", i+1, got, w)
+		}
+	}
+}
