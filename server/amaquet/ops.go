@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/recached/recached/server"
 	"github.com/recached/recached/sync/apikey"
@@ -141,10 +142,16 @@ func (c *conn) cancel(h Header, p []byte, reserved int64) {
 			sl.killing.Store(false)
 		}
 	}
-	c.respondJSON(h.ID, h.Opcode, struct {
-		RequestID uint64 `json:"request_id"`
-		Found     bool   `json:"found"`
-	}{id, sl != nil}, reserved)
+	// The result, written out: a client that cancels many calls sends
+	// many CANCELs.
+	b := AppendHeader(nil, KindResponse, h.Opcode, h.ID, 0)
+	b = append(b, `{"ok":true,"result":{"request_id":`...)
+	b = strconv.AppendUint(b, id, 10)
+	b = append(b, `,"found":`...)
+	b = strconv.AppendBool(b, sl != nil)
+	b = append(b, "}}"...)
+	setLength(b)
+	c.queue(b, reserved)
 }
 
 // checkKey closes a connection whose API key a reload revoked or
