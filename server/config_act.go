@@ -257,15 +257,26 @@ func (srv *Server) serverCron(now time.Time, t *time.Ticker, period *time.Durati
 // seconds (timeout), except, as in Redis, blocked clients (their own
 // timeout governs them) and subscribers (they wait for messages by
 // design), and WebSocket connections, which the bridge keeps alive with
-// its own pings for the sync replicas they carry. A RESP sync client is
-// closed like any other; the sync clients reconnect.
+// its own pings for the sync replicas they carry, and other transports'
+// connections that check their peers' liveness themselves (KeepAliver).
+// A RESP sync client is closed like any other; the sync clients reconnect.
 func (srv *Server) closeIdleClients(clock, limit int64) {
 	for _, s := range srv.sessions() {
 		if clock-s.lastActive.Load() <= limit || s.WS || s.conn == nil || s.isBlocked() || s.outputClass() == classPubSub {
 			continue
 		}
+		if _, ok := s.conn.(KeepAliver); ok {
+			continue
+		}
 		s.conn.Close()
 	}
+}
+
+// KeepAliver is implemented by a transport's Conn whose protocol detects
+// dead peers with heartbeats of its own (the realtime port): timeout does
+// not close it.
+type KeepAliver interface {
+	KeepsAlive()
 }
 
 // NoteInput records that the client sent bytes that do not yet make a

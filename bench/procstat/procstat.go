@@ -50,3 +50,21 @@ func RSS(pid int) int64 {
 	}
 	return 0
 }
+
+// WriteCalls returns the number of write system calls (write, writev,
+// sendmsg and their kin) the process has made, from /proc/PID/io's syscw
+// (0 when it cannot be read): the benchmarks report writes per delivery,
+// what batching saves.
+func WriteCalls(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "syscw: "); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
+}

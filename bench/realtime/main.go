@@ -122,6 +122,7 @@ type result struct {
 	perSec           float64
 	p50, p99         time.Duration
 	cpuPer1k         time.Duration // server CPU per 1 000 deliveries
+	writesPer1k      float64       // server write system calls per 1 000 deliveries
 	conns            int
 	rssPerConn       float64 // bytes
 }
@@ -130,8 +131,8 @@ func (r result) line() string {
 	if r.conns > 0 {
 		return fmt.Sprintf("realtime server=%s scenario=%q conns=%d rss_per_conn_bytes=%.0f", r.server, r.scenario, r.conns, r.rssPerConn)
 	}
-	return fmt.Sprintf("realtime server=%s scenario=%q deliveries=%d deliveries_per_sec=%.0f p50_ms=%.2f p99_ms=%.2f cpu_ms_per_1000=%.3f",
-		r.server, r.scenario, r.deliveries, r.perSec, ms(r.p50), ms(r.p99), ms(r.cpuPer1k))
+	return fmt.Sprintf("realtime server=%s scenario=%q deliveries=%d deliveries_per_sec=%.0f p50_ms=%.2f p99_ms=%.2f cpu_ms_per_1000=%.3f writes_per_1000=%.0f",
+		r.server, r.scenario, r.deliveries, r.perSec, ms(r.p50), ms(r.p99), ms(r.cpuPer1k), r.writesPer1k)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
@@ -151,6 +152,7 @@ func median(rs []result) result {
 	m.p50 = time.Duration(mid(func(r result) float64 { return float64(r.p50) }))
 	m.p99 = time.Duration(mid(func(r result) float64 { return float64(r.p99) }))
 	m.cpuPer1k = time.Duration(mid(func(r result) float64 { return float64(r.cpuPer1k) }))
+	m.writesPer1k = mid(func(r result) float64 { return r.writesPer1k })
 	m.rssPerConn = mid(func(r result) float64 { return r.rssPerConn })
 	return m
 }
@@ -334,7 +336,7 @@ func (cfg config) fanout(t target, subs int) (result, error) {
 	}
 
 	total := int64(subs) * int64(messages)
-	cpu0, t0 := procstat.CPUTicks(p.pid()), time.Now()
+	cpu0, w0, t0 := procstat.CPUTicks(p.pid()), procstat.WriteCalls(p.pid()), time.Now()
 	sent := 0
 	for sent < messages {
 		done := int(delivered.Load() / int64(subs))
@@ -357,7 +359,7 @@ func (cfg config) fanout(t target, subs int) (result, error) {
 	for delivered.Load() < total && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
-	cpu1 := procstat.CPUTicks(p.pid())
+	cpu1, w1 := procstat.CPUTicks(p.pid()), procstat.WriteCalls(p.pid())
 	got := delivered.Load()
 	elapsed := time.Duration(last.Load()) - t0.Sub(start)
 	for _, c := range conns {
@@ -381,7 +383,8 @@ func (cfg config) fanout(t target, subs int) (result, error) {
 	return result{
 		server: t.name(), scenario: fmt.Sprintf("fan-out %d subs", subs), deliveries: got,
 		perSec: float64(got) / elapsed.Seconds(), p50: pct(0.50), p99: pct(0.99),
-		cpuPer1k: time.Duration(procstat.NsPer(cpu1-cpu0, int(got)) * 1000),
+		cpuPer1k:    time.Duration(procstat.NsPer(cpu1-cpu0, int(got)) * 1000),
+		writesPer1k: float64(w1-w0) * 1000 / float64(got),
 	}, nil
 }
 

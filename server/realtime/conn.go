@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -21,12 +21,18 @@ import (
 // their requests one at a time; the state those requests change (grant,
 // subscriptions, attachments, members, the publish window) is the
 // reader's alone. What is sent goes through the queue, guarded by mu: the
-// order frames are queued in is the order the peer receives them. A writer
-// goroutine (flush) runs while the queue is not empty.
+// order frames are queued in is the order the peer receives them. While
+// the queue is not empty the connection is either on its flusher's list
+// (scheduled) or written by a writer goroutine of its own (writing, see
+// flush), never both.
 type conn struct {
-	l    *Listener
-	ws   *websocket.Conn
-	nc   net.Conn
+	l  *Listener
+	ws *websocket.Conn
+	nc net.Conn
+	// raw is nc's socket, which the flusher writes to; nil: no flusher.
+	raw  syscall.RawConn
+	fl   *flusher
+	sess *server.Session // the engine's record of the connection (session.go)
 	id   string
 	echo bool // the peer receives its own publications
 
@@ -42,11 +48,12 @@ type conn struct {
 	// subscriptions on publishers' goroutines.
 	capab atomic.Pointer[grant]
 
-	mu      sync.Mutex
-	queue   [][]byte // complete WebSocket frames, in order
-	qbytes  int
-	spare   [][]byte
-	writing bool // a flush goroutine runs
+	mu        sync.Mutex
+	queue     [][]byte // complete WebSocket frames, in order
+	qbytes    int
+	spare     [][]byte
+	scheduled bool // on the flusher's list, or being written by it
+	writing   bool // a flush goroutine runs
 	// final is set once the last frames (a close frame, after a Nack or
 	// not) are queued: nothing more is queued.
 	final      bool
@@ -76,7 +83,10 @@ type conn struct {
 }
 
 func newConn(l *Listener, wsc *websocket.Conn, echo bool) *conn {
-	c := &conn{l: l, ws: wsc, nc: wsc.NetConn(), id: newConnectionID(), echo: echo}
+	c := &conn{l: l, ws: wsc, nc: wsc.NetConn(), fl: l.flusherFor(), id: newConnectionID(), echo: echo}
+	if sc, ok := c.nc.(syscall.Conn); ok {
+		c.raw, _ = sc.SyscallConn()
+	}
 	now := time.Now().UnixNano()
 	c.lastSend.Store(now)
 	c.lastRecv.Store(now)
@@ -153,11 +163,19 @@ func (c *conn) deliverOnce(key *server.BusMessage, f []byte) {
 	c.mu.Unlock()
 }
 
+// startWriterLocked has what is queued written: by the flusher, or by a
+// writer of the connection's own when it has no flusher or is closing.
 func (c *conn) startWriterLocked() {
-	if !c.writing && !c.closed {
-		c.writing = true
-		go c.flush()
+	if c.writing || c.scheduled || c.closed {
+		return
 	}
+	if c.raw == nil || c.final {
+		c.writing = true
+		go c.flush(nil)
+		return
+	}
+	c.scheduled = true
+	c.fl.add(c)
 }
 
 // finish queues the connection's last frames: the Nack nack (nil for none)
@@ -211,16 +229,25 @@ func (c *conn) closeLocked() {
 	}
 }
 
-// flush is the writer: it writes every frame queued since its last write
-// in one system call, until the queue is empty. After the last frames it
-// half-closes the socket and gives the peer CloseWait to answer the close
-// frame, or closes it when the reader is already gone.
-func (c *conn) flush() {
-	// Let the goroutine that queued the first frame (a publisher going
-	// through its subscribers) run on first: the frames it and others
-	// queue meanwhile go out in the same write. A system call per frame is
-	// most of what fan-out costs.
-	runtime.Gosched()
+// flush is the connection's own writer, for a peer that does not take
+// its bytes at once, a connection that is closing, or one without a
+// flusher: it writes rest (what the flusher could not), then every frame
+// queued since its last write in one system call, until the queue is
+// empty, waiting for the socket as long as WriteTimeout. After the last
+// frames it half-closes the socket and gives the peer CloseWait to answer
+// the close frame, or closes it when the reader is already gone.
+func (c *conn) flush(rest []byte) {
+	if rest != nil {
+		c.armWriteDeadline()
+		if _, err := c.nc.Write(rest); err != nil {
+			c.kill()
+			c.mu.Lock()
+			c.writing = false
+			c.mu.Unlock()
+			return
+		}
+		c.lastSend.Store(time.Now().UnixNano())
+	}
 	for {
 		c.mu.Lock()
 		if len(c.queue) == 0 && !c.pongDue && !c.pingDue || c.closed {
@@ -296,6 +323,9 @@ func (c *conn) armWriteDeadline() {
 // extend moves the idle deadline: the peer has sent something.
 func (c *conn) extend() {
 	if !c.isFinal() {
+		if c.sess != nil {
+			c.sess.NoteInput() // CLIENT LIST's idle
+		}
 		now := time.Now()
 		c.lastRecv.Store(now.UnixNano())
 		_ = c.nc.SetReadDeadline(now.Add(c.l.opts.IdleTimeout))
@@ -355,7 +385,7 @@ func (c *conn) readerDone() {
 	c.mu.Lock()
 	c.readerGone = true
 	c.final = true
-	if !c.writing {
+	if !c.writing && !c.scheduled {
 		c.closeLocked()
 	}
 	c.mu.Unlock()

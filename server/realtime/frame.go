@@ -415,7 +415,12 @@ const (
 // opcode op, ready to be written as it is (and shared by every connection
 // it is queued on).
 func wsFrame(op byte, p []byte) []byte {
-	b := make([]byte, 0, len(p)+10)
+	return appendWSFrame(make([]byte, 0, len(p)+10), op, p)
+}
+
+// appendWSFrame appends payload p as one final, unmasked WebSocket frame
+// with opcode op.
+func appendWSFrame(b []byte, op byte, p []byte) []byte {
 	b = append(b, 0x80|op)
 	switch n := len(p); {
 	case n < 126:

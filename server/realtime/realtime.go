@@ -13,16 +13,19 @@
 //
 // Each connection has one goroutine, its reader, which runs the requests
 // of its frames in order. What the server sends goes through a bounded
-// queue of complete WebSocket frames; a writer goroutine runs only while
-// the queue holds frames, so an idle connection costs its reader and a few
-// hundred bytes. A Message frame is encoded once per publication and the
-// same bytes are queued on every connection that receives it.
+// queue of complete WebSocket frames. Flushers (one per GOMAXPROCS) write
+// each connection's queued frames in one system call; a writer goroutine
+// of the connection's own takes over only for a peer that does not keep
+// up, so an idle connection costs its reader and a few hundred bytes. A
+// Message frame is encoded once per publication and the same bytes are
+// queued on every connection that receives it.
 package realtime
 
 import (
 	"context"
 	"fmt"
 	"net/http"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -94,6 +97,10 @@ type Listener struct {
 	// last is the Message frame encoded for the latest publication
 	// delivered, shared by all its receivers (see messageFrame).
 	last atomic.Pointer[encodedMessage]
+	// flushers write the connections' frames (see flusher); next picks
+	// the flusher of the next connection.
+	flushers []*flusher
+	next     atomic.Uint32
 
 	mu      sync.Mutex
 	conns   map[*conn]struct{}
@@ -110,6 +117,9 @@ func New(srv *server.Server, addr string, opts Options) *Listener {
 		pres:   newPresence(opts.MaxMembers),
 		conns:  make(map[*conn]struct{}),
 		perKey: make(map[string]int),
+	}
+	for range runtime.GOMAXPROCS(0) {
+		l.flushers = append(l.flushers, newFlusher())
 	}
 	l.upgrader = websocket.Upgrader{
 		// The pool lends a write buffer only for the handshake: the
@@ -166,6 +176,11 @@ func (l *Listener) Stop(ctx context.Context) error {
 	return err
 }
 
+// flusherFor returns the flusher of a new connection: each in turn.
+func (l *Listener) flusherFor() *flusher {
+	return l.flushers[int(l.next.Add(1))%len(l.flushers)]
+}
+
 // Conns returns the number of open realtime connections.
 func (l *Listener) Conns() int {
 	l.mu.Lock()
@@ -196,12 +211,18 @@ func (l *Listener) upgrade(w http.ResponseWriter, r *http.Request) {
 	go l.run(c, queryCredential(q))
 }
 
-// run is the connection's reader: the credential of the query string,
-// answered with Connected, or with a 401 (429 past the key's connection
-// ceiling) Nack and a close; then the connection's requests.
+// run is the connection's reader: its session (429 and a close past
+// maxclients), the credential of the query string, answered with
+// Connected, or with a 401 (429 past the key's connection ceiling) Nack
+// and a close; then the connection's requests.
 func (l *Listener) run(c *conn, cred credential) {
 	defer l.wg.Done()
 	defer l.remove(c)
+	if !c.register() {
+		c.drain()
+		return
+	}
+	defer c.unregister()
 	g, ferr := l.authenticate(cred)
 	if ferr == nil && !l.acquire(g.keyID) {
 		ferr = &frameError{code: codeTooMany, message: fmt.Sprintf("API key %s has %d connections, its ceiling", g.keyID, l.opts.MaxConnsPerKey)}
