@@ -70,6 +70,9 @@ func main() {
 	}
 	var scenarios []func(target) (result, error)
 	for _, f := range strings.Split(*subs, ",") {
+		if strings.TrimSpace(f) == "" {
+			continue // -subs "": no fan-out
+		}
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
 			fatalf("bad -subs %q", *subs)
