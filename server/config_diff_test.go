@@ -23,7 +23,7 @@ var configProbeValues = []string{
 // those whose change would disturb the probe itself (requirepass, a
 // watchdog), and recached's own.
 var configProbeSkip = map[string]bool{
-	"port": true, "bind": true, "appendonly": true, "appendfsync": true, "ws-port": true,
+	"port": true, "bind": true, "appendonly": true, "ws-port": true,
 	"requirepass": true, "watchdog-period": true, "tls-port": true, "unixsocket": true,
 	// Redis lets CONFIG SET move the cluster and TLS listeners.
 	"cluster-port": true,

@@ -103,7 +103,7 @@ func OpenLogAppend(path string, size int64) (*os.File, error) {
 //
 // Lock order: see server/LOCKS.md.
 type LogWriter struct {
-	policy Fsync
+	policy atomic.Int32 // an Fsync; CONFIG SET appendfsync changes it
 
 	mu       sync.Mutex // guards buf and f
 	buf      []byte
@@ -137,13 +137,19 @@ type LogWriter struct {
 
 // NewLogWriter returns a writer appending to f, which holds size bytes.
 func NewLogWriter(f *os.File, size int64, policy Fsync) *LogWriter {
-	l := &LogWriter{policy: policy, f: f}
+	l := &LogWriter{f: f}
+	l.policy.Store(int32(policy))
 	l.size.Store(size)
 	return l
 }
 
 // Policy returns the fsync policy.
-func (l *LogWriter) Policy() Fsync { return l.policy }
+func (l *LogWriter) Policy() Fsync { return Fsync(l.policy.Load()) }
+
+// SetPolicy changes the fsync policy from the next Commit on (CONFIG SET
+// appendfsync). Under always, that Commit fsyncs everything appended
+// before it too.
+func (l *LogWriter) SetPolicy(p Fsync) { l.policy.Store(int32(p)) }
 
 // AppendCommand appends one effect: args run in database db.
 func (l *LogWriter) AppendCommand(db int, args [][]byte) {
@@ -265,7 +271,7 @@ func (l *LogWriter) writeOut() (uint64, *os.File, error) {
 // With nothing pending it costs two atomic loads.
 func (l *LogWriter) Commit() {
 	target := l.appended.Load()
-	if l.policy != FsyncAlways {
+	if l.Policy() != FsyncAlways {
 		if l.written.Load() >= target {
 			return
 		}
