@@ -89,6 +89,8 @@ func cmdDebug(s *Session) {
 		s.W.OK()
 	case sub == "jmap" && n == 2:
 		debugJmap(s)
+	case sub == "reload":
+		debugReload(s)
 	default:
 		s.W.Error("ERR unknown subcommand or wrong number of arguments for '" + string(trunc(s.Args[1], 128)) + "'. Try DEBUG HELP.")
 	}
@@ -144,6 +146,18 @@ func debugHelp(s *Session) {
 		"PAUSE-CRON <0|1>", "    Stop periodic cron job processing.",
 		"QUICKLIST-PACKED-THRESHOLD <size>", "    Sets the threshold for elements to be inserted as plain vs packed nodes",
 		"    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
+		"RELOAD [option ...]", "    Save the RDB on disk and reload it back to memory. Valid <option> values:",
+		"    * MERGE: conflicting keys will be loaded from RDB.",
+		"    * NOFLUSH: the existing database will not be removed before load, but",
+		"      conflicting keys will generate an exception and kill the server.",
+		"    * NOSAVE: the database will be loaded from an existing RDB file.",
+		"    Examples:",
+		"    * DEBUG RELOAD: verify that the server is able to persist, flush and reload",
+		"      the database.",
+		"    * DEBUG RELOAD NOSAVE: replace the current database with the contents of an",
+		"      existing RDB file.",
+		"    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
+		"      file to the database.",
 		"SET-ACTIVE-EXPIRE <0|1>", "    Setting it to 0 disables expiring keys in background when they are not",
 		"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
 		"    default.",

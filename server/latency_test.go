@@ -33,6 +33,9 @@ func TestDiagMatchesRedis(t *testing.T) {
 		{"debug", "set-active-expire", "0"}, {"debug", "set-active-expire", "1"},
 		{"debug", "quicklist-packed-threshold", "100"}, {"debug", "nosuchsub"},
 		{"debug", "sleep", "0"}, {"debug", "change-repl-id"},
+		{"debug", "reload", "bogus"}, {"rpush", "rl", "a", "b"}, {"hset", "rh", "f", "v"}, {"debug", "reload"},
+		{"lrange", "rl", "0", "-1"}, {"hgetall", "rh"}, {"debug", "reload", "merge", "noflush"}, {"dbsize"},
+		{"debug", "reload", "nosave"}, {"get", "k"},
 	}
 	blank := []*regexp.Regexp{
 		regexp.MustCompile(`Value at:0x[0-9a-f]+`),
@@ -40,6 +43,7 @@ func TestDiagMatchesRedis(t *testing.T) {
 	}
 	cfg := server.DefaultConfig()
 	cfg.Params = map[string]string{"enable-debug-command": "yes"}
+	cfg.Dir = t.TempDir() // where DEBUG RELOAD saves
 	rec, _ := servertest.StartRecached(t, cfg)
 	var got [2][]string
 	for i, a := range []string{servertest.StartRedis(t, "--enable-debug-command", "yes"), rec} {
