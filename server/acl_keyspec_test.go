@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"sort"
 	"strings"
 	"testing"
 
@@ -118,4 +119,58 @@ func splitQuoted(line string) []string {
 		}
 	}
 	return words
+}
+
+// TestClusterDisabledMatchesRedis: CLUSTER and its subcommands exist as on
+// a redis-server without cluster support, each answering that it is
+// disabled, and COMMAND LIST finds them.
+func TestClusterDisabledMatchesRedis(t *testing.T) {
+	if !servertest.HaveRedis() {
+		t.Skip("redis-server not installed")
+	}
+	redis := servertest.Dial(t, servertest.StartRedis(t))
+	addr, _ := servertest.StartRecached(t, server.DefaultConfig())
+	rec := servertest.Dial(t, addr)
+	for _, line := range []string{
+		"cluster info", "cluster help", "cluster keyslot k", "cluster nosuch", "cluster",
+		"command list filterby pattern cl*help", "command list filterby pattern cluster|set*",
+		"acl cat admin",
+	} {
+		args := strings.Fields(line)
+		want, _ := redis.Do(args...)
+		got, _ := rec.Do(args...)
+		if line == "acl cat admin" || strings.HasPrefix(line, "command list") {
+			want, got = []byte(sortedElements(t, want)), []byte(sortedElements(t, got))
+			if line == "acl cat admin" {
+				// Only the CLUSTER subcommands: the rest is the ACL tests'.
+				want, got = []byte(onlyCluster(string(want))), []byte(onlyCluster(string(got)))
+			}
+		}
+		if string(want) != string(got) {
+			t.Errorf("%q:\nredis-server %q\nrecached     %q", args, want, got)
+		}
+	}
+}
+
+func sortedElements(t *testing.T, reply []byte) string {
+	els, err := servertest.Elements(reply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range els {
+		out = append(out, string(e))
+	}
+	sort.Strings(out)
+	return strings.Join(out, " ")
+}
+
+func onlyCluster(list string) string {
+	var out []string
+	for _, w := range strings.Fields(list) {
+		if strings.HasPrefix(w, "cluster") {
+			out = append(out, w)
+		}
+	}
+	return strings.Join(out, " ")
 }

@@ -52,7 +52,7 @@ func cmdDel(s *Session) {
 func cmdExists(s *Session) {
 	n := 0
 	for _, k := range s.Args[1:] {
-		if s.db.Lookup(k) != nil {
+		if s.db.LookupNoTouch(k) != nil {
 			n++
 		}
 	}
@@ -60,7 +60,7 @@ func cmdExists(s *Session) {
 }
 
 func cmdType(s *Session) {
-	e := s.db.Lookup(s.Args[1])
+	e := s.db.LookupNoTouch(s.Args[1])
 	if e == nil {
 		s.W.Simple("none")
 		return
@@ -148,7 +148,7 @@ func expireCmd(unit int64, abs bool) Handler {
 // ttlCmd builds TTL, PTTL, EXPIRETIME and PEXPIRETIME.
 func ttlCmd(ms, abs bool) Handler {
 	return func(s *Session) {
-		if s.db.Lookup(s.Args[1]) == nil {
+		if s.db.LookupNoTouch(s.Args[1]) == nil {
 			s.W.Int(-2)
 			return
 		}

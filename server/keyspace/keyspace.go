@@ -200,6 +200,17 @@ func (db *DB) shardFor(key []byte) *Shard { return &db.shards[db.ks.ShardOf(key)
 // Lookup returns the live entry of key, or nil. A key whose time to live has
 // passed is deleted on the way (lazy expiry).
 func (db *DB) Lookup(key []byte) *Entry {
+	e := db.LookupNoTouch(key)
+	if e != nil {
+		db.ks.touch(e)
+	}
+	return e
+}
+
+// LookupNoTouch is Lookup without updating the key's access time or
+// frequency, as Redis's LOOKUP_NOTOUCH: TTL, TYPE and EXISTS do not count
+// as uses of the key for OBJECT IDLETIME and eviction.
+func (db *DB) LookupNoTouch(key []byte) *Entry {
 	s := db.shardFor(key)
 	e := s.m[string(key)]
 	if e == nil {
@@ -211,7 +222,6 @@ func (db *DB) Lookup(key []byte) *Entry {
 		}
 		return nil
 	}
-	db.ks.touch(e)
 	return e
 }
 

@@ -144,3 +144,25 @@ func TestHoldExpiry(t *testing.T) {
 		t.Fatalf("used %d after deleting every key, want 0", db.UsedAll())
 	}
 }
+
+// TestLookupNoTouch: LookupNoTouch finds a key without making it recently
+// used, Lookup with; both expire a key whose time has passed.
+func TestLookupNoTouch(t *testing.T) {
+	now := int64(1000)
+	ks := New(1, nil)
+	ks.Now = func() int64 { return now }
+	db := ks.DBs[0]
+	e := db.SetString([]byte("k"), []byte("v"), false)
+	ks.clock.Store(500)
+	if db.LookupNoTouch([]byte("k")) != e || ks.Idle(e) != 500 {
+		t.Fatalf("LookupNoTouch: idle %d, want 500", ks.Idle(e))
+	}
+	if db.Lookup([]byte("k")) != e || ks.Idle(e) != 0 {
+		t.Fatalf("Lookup: idle %d, want 0", ks.Idle(e))
+	}
+	db.SetExpiry([]byte("k"), 1500)
+	now = 1500
+	if db.LookupNoTouch([]byte("k")) != nil || db.Peek([]byte("k")) != nil || db.Len(ks.ShardOf([]byte("k"))) != 0 {
+		t.Fatal("LookupNoTouch kept an expired key")
+	}
+}
