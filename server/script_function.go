@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"sort"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/recached/recached/resp"
 	"github.com/recached/recached/server/keyspace"
+	"github.com/recached/recached/snapshot/rdb"
 )
 
 // Redis functions: FUNCTION LOAD runs a library's code ("#!lua name=lib")
@@ -570,17 +570,14 @@ func cmdFunctionList(s *Session) {
 	}
 }
 
-// dumpMagic starts a FUNCTION DUMP payload: the libraries' code, each
-// length-prefixed.
-const dumpMagic = "RCFN1"
-
+// cmdFunctionDump answers the libraries in Redis's FUNCTION DUMP payload
+// (snapshot/rdb), so that FUNCTION RESTORE takes it on either server.
 func cmdFunctionDump(s *Session) {
-	b := []byte(dumpMagic)
+	var codes []string
 	for _, l := range s.srv.scripts.sortedLibs() {
-		b = binary.AppendUvarint(b, uint64(len(l.code)))
-		b = append(b, l.code...)
+		codes = append(codes, l.code)
 	}
-	s.W.Bulk(b)
+	s.W.Bulk(rdb.DumpFunctions(codes))
 }
 
 func cmdFunctionRestore(s *Session) {
@@ -598,21 +595,10 @@ func cmdFunctionRestore(s *Session) {
 			return
 		}
 	}
-	payload, ok := strings.CutPrefix(string(s.Args[2]), dumpMagic)
-	if !ok {
-		s.W.Error("ERR DUMP payload version or checksum are wrong")
+	codes, decodeErr := rdb.DecodeFunctions(s.Args[2])
+	if errors.Is(decodeErr, rdb.ErrPayload) {
+		s.W.Error(decodeErr.Error())
 		return
-	}
-	var codes []string
-	b := []byte(payload)
-	for len(b) > 0 {
-		n, k := binary.Uvarint(b)
-		if k <= 0 || n > uint64(len(b)-k) {
-			s.W.Error("ERR DUMP payload version or checksum are wrong")
-			return
-		}
-		codes = append(codes, string(b[k:k+int(n)]))
-		b = b[k+int(n):]
 	}
 	e := &s.srv.scripts
 	// Load into a fresh engine first, so that a failing payload changes
@@ -624,6 +610,13 @@ func cmdFunctionRestore(s *Session) {
 			s.W.Error(msg)
 			return
 		}
+	}
+	if decodeErr != nil {
+		// The libraries before the bad record loaded; Redis meets the
+		// record after them.
+		staged.flushFunctions()
+		s.W.Error(decodeErr.Error())
+		return
 	}
 	if policy == "flush" {
 		e.flushFunctions()
