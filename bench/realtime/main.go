@@ -85,6 +85,7 @@ func main() {
 	// Each scenario runs -rounds times on every server, the servers'
 	// order rotated each round; the summary takes each figure's median.
 	var rows [][]result
+	var all [][][]result // by scenario, server, round
 	for _, run := range scenarios {
 		byServer := make([][]result, len(servers))
 		for round := range max(*rounds, 1) {
@@ -103,9 +104,11 @@ func main() {
 			row = append(row, median(rs))
 		}
 		rows = append(rows, row)
+		all = append(all, byServer)
 	}
 	if len(servers) == 2 {
 		summary(rows)
+		roundRatios(all)
 	}
 }
 
@@ -173,6 +176,31 @@ func summary(rows [][]result) {
 		}
 		fmt.Printf("%-22s %14.0f %14.0f %6.2fx   %9.2f %9.2f   %9.2f %9.2f   %12.3f %12.3f %6.2fx\n", a.scenario, a.perSec, b.perSec, a.perSec/b.perSec,
 			ms(a.p50), ms(b.p50), ms(a.p99), ms(b.p99), ms(a.cpuPer1k), ms(b.cpuPer1k), float64(a.cpuPer1k)/float64(b.cpuPer1k))
+	}
+}
+
+// roundRatios prints, for each scenario, the ratio of recached's figure to
+// Centrifugo's in each round (the two servers ran one after the other in
+// it, under the same load): the median and the range.
+func roundRatios(all [][][]result) {
+	fmt.Println()
+	for _, byServer := range all {
+		a, b := byServer[0], byServer[1]
+		spread := func(get func(result) float64) string {
+			var v []float64
+			for k := range min(len(a), len(b)) {
+				v = append(v, get(a[k])/get(b[k]))
+			}
+			slices.Sort(v)
+			return fmt.Sprintf("%.2fx (%.2f-%.2f)", v[len(v)/2], v[0], v[len(v)-1])
+		}
+		if a[0].conns > 0 {
+			fmt.Printf("%-22s per-round ratio: RSS per connection %s\n", a[0].scenario, spread(func(r result) float64 { return r.rssPerConn }))
+			continue
+		}
+		fmt.Printf("%-22s per-round ratios: deliveries/s %s, CPU per delivery %s, p50 %s, p99 %s\n", a[0].scenario,
+			spread(func(r result) float64 { return r.perSec }), spread(func(r result) float64 { return float64(r.cpuPer1k) }),
+			spread(func(r result) float64 { return float64(r.p50) }), spread(func(r result) float64 { return float64(r.p99) }))
 	}
 }
 
