@@ -39,7 +39,11 @@ func keyCommands() []*Command {
 
 func cmdDel(s *Session) {
 	n := 0
+	lazy := s.delLazily()
 	for _, k := range s.Args[1:] {
+		if lazy {
+			s.noteLazyDel(k)
+		}
 		if s.db.Delete(k) {
 			n++
 			s.emit(bDEL, k)

@@ -362,6 +362,9 @@ func cmdFlushDB(s *Session) {
 		return
 	}
 	s.srv.touchDB(s.DBIndex)
+	if s.flushLazily() {
+		s.noteLazyFlush(s.db)
+	}
 	for i := 0; i < keyspace.NumShards; i++ {
 		s.db.Clear(i)
 	}
@@ -373,8 +376,12 @@ func cmdFlushAll(s *Session) {
 	if !flushArg(s) {
 		return
 	}
+	lazy := s.flushLazily()
 	for _, db := range s.srv.ks.DBs {
 		s.srv.touchDB(db.Index)
+		if lazy {
+			s.noteLazyFlush(db)
+		}
 		for i := 0; i < keyspace.NumShards; i++ {
 			db.Clear(i)
 		}
@@ -625,6 +632,7 @@ func cmdConfigResetStat(s *Session) {
 		v.Store(0)
 	}
 	s.srv.errStats.reset()
+	s.srv.mem.lazyFreed.Store(0)
 	s.W.OK()
 }
 

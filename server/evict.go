@@ -76,7 +76,12 @@ type memoryState struct {
 	samples  atomic.Int32
 	tenacity atomic.Int32
 	evicted  atomic.Int64 // evicted_keys
-	peak     atomic.Int64 // used_memory_peak
+	// lazyFreed is lazyfreed_objects; lazyUserDel and lazyUserFlush are
+	// lazyfree-lazy-user-del and -flush (lazyfree.go).
+	lazyFreed     atomic.Int64
+	lazyUserDel   atomic.Bool
+	lazyUserFlush atomic.Bool
+	peak          atomic.Int64 // used_memory_peak
 	// onLimit, when set (by main), hears of every new maxmemory: it makes
 	// the Go runtime's memory limit follow it.
 	onLimit func(limit uint64)

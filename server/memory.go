@@ -33,6 +33,8 @@ func (srv *Server) memoryInfo() [][2]string {
 		{"mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(used, 1)))},
 		{"mem_not_counted_for_evict", "0"},
 		{"mem_allocator", "go"},
+		{"lazyfree_pending_objects", "0"},
+		{"lazyfreed_objects", strconv.FormatInt(srv.mem.lazyFreed.Load(), 10)},
 		{"go_heap_alloc", strconv.FormatUint(m.HeapAlloc, 10)}, {"go_heap_sys", strconv.FormatUint(m.HeapSys, 10)},
 		{"gc_cycles", strconv.FormatUint(uint64(m.NumGC), 10)},
 	}

@@ -214,7 +214,12 @@ func (db *DB) Sample(i int, volatile bool, n int, fn func(key string, e *Entry, 
 	for total < n {
 		got := db.sampleKeys(s, volatile, buf[:min(n-total, sampleBatch)])
 		for j := range buf[:got] {
-			buf[j].flags = buf[j].e.flags
+			c := &buf[j]
+			c.flags = c.e.flags
+			if len(c.key) > 0 {
+				// The key's bytes too: evicting it hashes them.
+				c.k0 = c.key[0]
+			}
 		}
 		for j := range buf[:got] {
 			c := &buf[j]
@@ -235,12 +240,14 @@ func (db *DB) Sample(i int, volatile bool, n int, fn func(key string, e *Entry, 
 // sampleBatch is how many keys Sample takes from a map at a time.
 const sampleBatch = 32
 
-// sampled is a key Sample took, with its entry's flags once read.
+// sampled is a key Sample took, with its entry's flags and its first
+// byte once read.
 type sampled struct {
 	key   string
 	e     *Entry
 	at    int64
 	flags uint8
+	k0    byte
 }
 
 // sampleKeys fills buf with keys of s from a random place of its map
@@ -445,4 +452,37 @@ func (ks *Keyspace) Idle(e *Entry) uint32 { return ks.clock.Load() - e.Atime }
 // … IDLETIME), at most half the clock's range (248 days).
 func (ks *Keyspace) SetIdle(e *Entry, idle uint32) {
 	e.Atime = ks.clock.Load() - uint32(min(uint64(idle)*10, 1<<31))
+}
+
+// FreeEffort is how many allocations freeing e's value takes, as Redis's
+// lazyfreeGetFreeEffort counts them: a hash table's or skip list's
+// elements, a list's nodes (a quicklist node of 8 KB holds about 128 short
+// elements here), a stream's nodes plus, per consumer group, one and the
+// first group's pending entries; 1 for a string or a compact encoding.
+// Redis frees a value off its event loop (lazyfreed_objects) when the
+// effort is over 64.
+func FreeEffort(e *Entry) int {
+	switch o := e.Obj.(type) {
+	case *List:
+		return o.Len()/128 + 1
+	case *Set:
+		if o.Encoding() == "hashtable" {
+			return o.Len()
+		}
+	case *Hash:
+		if o.Encoding() == "hashtable" {
+			return o.Len()
+		}
+	case *ZSet:
+		if o.Encoding() == "skiplist" {
+			return o.Len()
+		}
+	case *Stream:
+		n := len(o.nodes)
+		if len(o.groups) > 0 {
+			n += len(o.groups) * (1 + o.groups[0].pel.Len())
+		}
+		return n
+	}
+	return 1
 }
