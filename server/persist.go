@@ -824,10 +824,16 @@ func newSnapState(ks *keyspace.Keyspace, w *snapshot.Writer) *snapState {
 	}
 }
 
-// run dumps every shard not dumped yet, locking one at a time.
+// run dumps every shard not dumped yet, locking one at a time. It walks
+// each database's shards from the last to the first, against the order in
+// which commands lock several (lockAll): a command that needs every shard
+// then waits for one shard's dump at most. Walking the same way, the save
+// would take the next shard before the command reached it, again and
+// again, and DBSIZE after a start on a Redis file waited for the whole
+// save.
 func (st *snapState) run(p *persister) error {
 	for dbi, db := range st.ks.DBs {
-		for i := 0; i < keyspace.NumShards; i++ {
+		for i := keyspace.NumShards - 1; i >= 0; i-- {
 			sh := db.Shard(i)
 			sh.Lock()
 			st.dumpShard(dbi, i)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -266,5 +267,51 @@ func TestRestoreReplay(t *testing.T) {
 	}
 	if got, _ := srv.ks.DBs[0].Expiry([]byte("ttl")); got != wantExp || got == 0 {
 		t.Errorf("ttl expires at %d after the replay, want %d", got, wantExp)
+	}
+}
+
+// TestSaveLetsAllKeyCommandsThrough: a command that locks every shard
+// (DBSIZE, right after a start on a Redis file whose keys the background
+// save is writing) waits for the shard being dumped, not for the rest of
+// the save. Walking the shards in lockAll's order, the save would take
+// each next shard before DBSIZE got to it and DBSIZE would return only
+// when the save was nearly done: most of the shards dumped while it ran.
+func TestSaveLetsAllKeyCommandsThrough(t *testing.T) {
+	dir := t.TempDir()
+	writeTestRDB(t, filepath.Join(dir, "dump.rdb"), 64*3000)
+	cfg := DefaultConfig()
+	cfg.Dir, cfg.Save, cfg.AppendFsync = dir, "", "always"
+	srv := New(cfg)
+	var dumped, during atomic.Int64 // shards dumped, and while DBSIZE ran
+	var inFlight atomic.Bool
+	reply := make(chan string, 1)
+	srv.persist.dumpHook = func(db, shard int) {
+		if db != 0 {
+			return
+		}
+		if inFlight.Load() {
+			during.Add(1)
+		}
+		if dumped.Add(1) == 4 {
+			// DBSIZE comes while the save goes on to the next shards.
+			go func() {
+				s := newSession(srv, nil, false)
+				inFlight.Store(true)
+				rep := pexec(s, "DBSIZE")
+				inFlight.Store(false)
+				reply <- rep
+			}()
+		}
+	}
+	if err := srv.OpenPersistence(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { crash(srv) })
+	if rep := <-reply; rep != ":192000\r\n" {
+		t.Fatalf("DBSIZE: %q", rep)
+	}
+	waitSaved(t, srv)
+	if n := during.Load(); n > keyspace.NumShards/4 {
+		t.Errorf("%d of the %d shards were dumped while DBSIZE waited", n, keyspace.NumShards)
 	}
 }

@@ -664,18 +664,7 @@ func LoadWith(path string, ks *keyspace.Keyspace, hooks Hooks, now int64, keepEx
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
-			ld.Close()
-			// A key written twice replaced itself: count what is there.
-			var n int64
-			for _, db := range ks.DBs {
-				for i := 0; i < keyspace.NumShards; i++ {
-					n += int64(db.Len(i))
-				}
-			}
-			if n != loaded {
-				return h, loaded, expired, &CorruptError{Path: path, Offset: r.size, Msg: fmt.Sprintf("%d key records hold only %d distinct keys", loaded, n)}
-			}
-			return h, loaded, expired, nil
+			return h, loaded, expired, duplicate(path, ld.Close())
 		}
 		if err != nil {
 			ld.Close()
@@ -713,7 +702,19 @@ func LoadWith(path string, ks *keyspace.Keyspace, hooks Hooks, now int64, keepEx
 		rec.Entry.Atime = clock
 		// The key's bytes live in the reader's arena and are never
 		// written again, so the map can keep them without a copy.
-		ld.Add(rec.DB, unsafe.String(unsafe.SliceData(rec.Key), len(rec.Key)), rec.Entry, rec.Expire)
+		if err := ld.Add(rec.DB, unsafe.String(unsafe.SliceData(rec.Key), len(rec.Key)), rec.Entry, rec.Expire, r.pos()); err != nil {
+			return h, loaded, expired, duplicate(path, ld.Close())
+		}
 		loaded++
 	}
+}
+
+// duplicate turns the loader's report of a key found twice into a
+// corruption error naming the file; off is the end of the second record.
+func duplicate(path string, err error) error {
+	var d *keyspace.DuplicateError
+	if errors.As(err, &d) {
+		return &CorruptError{Path: path, Offset: d.Offset, Msg: d.Error() + " (the record ending here holds it a second time)"}
+	}
+	return err
 }

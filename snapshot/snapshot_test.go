@@ -322,7 +322,7 @@ func TestDuplicateKey(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := Load(path, keyspace.New(1, nil), nil, 0, false); !IsCorrupt(err) || !strings.Contains(err.Error(), "2 key records hold only 1 distinct keys") {
+	if _, _, _, err := Load(path, keyspace.New(1, nil), nil, 0, false); !IsCorrupt(err) || !strings.Contains(err.Error(), "duplicated key") {
 		t.Errorf("duplicate key: %v", err)
 	}
 }

@@ -282,20 +282,24 @@ func (db *DB) Reserve(n int) {
 }
 
 // Load stores e under key k, with expiry at (unix ms, 0 for none), for a
-// loader filling an empty database: it does not look for a previous value,
-// which it overwrites, and keeps k as it is.
-func (db *DB) Load(k string, e *Entry, at int64) {
+// loader filling an empty database, and keeps k as it is. It makes one
+// map access: a key already there is overwritten uncounted and Load
+// reports false, which a loader takes as a corrupt file (a duplicated key
+// stops Redis's load too), so the database must then be discarded.
+func (db *DB) Load(k string, e *Entry, at int64) bool {
 	s := &db.shards[int(maphash.String(db.ks.seed, k)&(NumShards-1))]
+	n := len(s.m)
+	s.m[k] = e
+	if len(s.m) == n {
+		return false
+	}
 	e.flags &^= flagExpires
 	if at != 0 {
 		e.flags |= flagExpires
 		s.exp[k] = at
 	}
-	if old := s.m[k]; old != nil {
-		db.release(s, old)
-	}
-	s.m[k] = e
 	db.admit(s, k, e, nil)
+	return true
 }
 
 // SetString stores a string value under key, reusing the existing entry and

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -466,5 +468,60 @@ func TestVersion11AndModules(t *testing.T) {
 	_, err = readAll("mod.rdb", file(9, record(rdb.TypeModule2, "doc", body)))
 	if err == nil || !strings.Contains(err.Error(), "ReJSON-RL") || !strings.Contains(err.Error(), "mod.rdb: offset ") || !strings.Contains(err.Error(), `key "doc"`) {
 		t.Errorf("module value: %v", err)
+	}
+}
+
+// TestDuplicateKey: a file holding a key twice does not load, as in
+// Redis, with an error naming the file and where the second record starts,
+// whether the duplicate comes in the first batch of keys handed to the
+// inserter or much later, with or without an expiry.
+func TestDuplicateKey(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		keys, at   int // distinct keys, and which one is written again after them
+		exp1, exp2 int64
+	}{
+		{"first batch", 3, 1, 0, 0},
+		{"later batch", 5000, 17, 0, 0},
+		{"with expiry", 2500, 2400, 4e12, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			w := rdb.NewWriter(&buf, 0)
+			if err := w.SelectDB(0, 0, 0); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < tt.keys; i++ {
+				exp := int64(0)
+				if i == tt.at {
+					exp = tt.exp1
+				}
+				if err := w.Key([]byte("k"+strconv.Itoa(i)), &keyspace.Entry{Str: []byte("v")}, exp); err != nil {
+					t.Fatal(err)
+				}
+			}
+			again := &keyspace.Entry{Str: []byte("again")}
+			if err := w.Key([]byte("k"+strconv.Itoa(tt.at)), again, tt.exp2); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			rec, err := rdb.AppendRecord(nil, []byte("k"+strconv.Itoa(tt.at)), again, tt.exp2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			second := int64(buf.Len() - 9 - len(rec)) // before EOF and the checksum
+			path := filepath.Join(t.TempDir(), "dup.rdb")
+			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err = rdb.Load(path, keyspace.New(16, nil), 0, true)
+			var ce *rdb.CorruptError
+			want := fmt.Sprintf("duplicated key %q in DB 0", "k"+strconv.Itoa(tt.at))
+			if !errors.As(err, &ce) || ce.Name != path || ce.Offset != second || !strings.Contains(err.Error(), want) {
+				t.Fatalf("error %v, want a CorruptError of %s at offset %d saying %s", err, path, second, want)
+			}
+		})
 	}
 }

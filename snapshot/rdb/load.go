@@ -104,16 +104,14 @@ func Load(path string, ks *keyspace.Keyspace, now int64, keepExpired bool) (Stat
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
-			ld.Close()
 			break
+		}
+		if err == nil && rec.DB >= len(ks.DBs) {
+			err = fmt.Errorf("%s: the file holds database %d but the server has %d databases (--databases)", path, rec.DB, len(ks.DBs))
 		}
 		if err != nil {
 			ld.Close()
 			return st, err
-		}
-		if rec.DB >= len(ks.DBs) {
-			ld.Close()
-			return st, fmt.Errorf("%s: the file holds database %d but the server has %d databases (--databases)", path, rec.DB, len(ks.DBs))
 		}
 		if rec.Expire != 0 && rec.Expire <= now && !keepExpired {
 			st.Expired++
@@ -122,18 +120,24 @@ func Load(path string, ks *keyspace.Keyspace, now int64, keepExpired bool) (Stat
 		rec.Entry.Atime = clock
 		// The key's bytes live in the reader's arena and are never written
 		// again, so the map can keep them without a copy.
-		ld.Add(rec.DB, unsafe.String(unsafe.SliceData(rec.Key), len(rec.Key)), rec.Entry, rec.Expire)
+		if ld.Add(rec.DB, unsafe.String(unsafe.SliceData(rec.Key), len(rec.Key)), rec.Entry, rec.Expire, rec.Offset) != nil {
+			break
+		}
 		st.Loaded++
 	}
+	if err := ld.Close(); err != nil {
+		return st, duplicate(path, err)
+	}
 	st.Aux, st.Functions, st.Notes = r.Aux, r.Functions, r.Notes
-	var n int64
-	for _, db := range ks.DBs {
-		for i := 0; i < keyspace.NumShards; i++ {
-			n += int64(db.Len(i))
-		}
-	}
-	if n != st.Loaded {
-		return st, fmt.Errorf("%s: %d keys read but only %d distinct: a key appears twice", path, st.Loaded, n)
-	}
 	return st, nil
+}
+
+// duplicate turns the loader's report of a key found twice into an error
+// naming the file and the offset.
+func duplicate(path string, err error) error {
+	var d *keyspace.DuplicateError
+	if errors.As(err, &d) {
+		return &CorruptError{Name: path, Offset: d.Offset, Msg: d.Error() + ": Redis refuses such a file too"}
+	}
+	return err
 }

@@ -20,6 +20,8 @@ type Record struct {
 	// Freq the LFU counter, -1 when it has none.
 	Idle int64
 	Freq int
+	// Offset is where the key's record starts in the file.
+	Offset int64
 }
 
 // Reader reads an RDB file held in memory, key by key. The footer's
@@ -86,6 +88,7 @@ func (r *Reader) Next() (*Record, error) {
 	}
 	d := &r.d
 	expire, idle, freq := int64(0), int64(-1), -1
+	recStart := -1 // the first of the key's opcodes (expiry, idle time, …)
 	for d.err == nil {
 		start := d.off
 		op := d.byte("opcode")
@@ -139,14 +142,19 @@ func (r *Reader) Next() (*Record, error) {
 				r.Functions = append(r.Functions, string(code))
 			}
 		case opExpireSec:
+			recStart = keyStart(recStart, start)
 			expire = int64(int32(d.u32("expiry"))) * 1000
 		case opExpireMs:
+			recStart = keyStart(recStart, start)
 			expire = int64(d.u64("expiry"))
 		case opIdle:
+			recStart = keyStart(recStart, start)
 			idle = int64(d.plainLen("idle time"))
 		case opFreq:
+			recStart = keyStart(recStart, start)
 			freq = int(d.byte("frequency"))
 		default:
+			recStart = keyStart(recStart, start)
 			key := d.str("key")
 			if d.err != nil {
 				break
@@ -156,7 +164,7 @@ func (r *Reader) Next() (*Record, error) {
 			err := d.value(op, e)
 			if errors.Is(err, errEmpty) {
 				r.Notes = append(r.Notes, fmt.Sprintf("skipped the empty %s key %q at offset %d", typeName(op), key, start))
-				expire, idle, freq = 0, -1, -1
+				expire, idle, freq, recStart = 0, -1, -1, -1
 				continue
 			}
 			if err != nil {
@@ -165,7 +173,7 @@ func (r *Reader) Next() (*Record, error) {
 				}
 				break
 			}
-			r.rec = Record{DB: r.db, Key: key, Entry: e, Expire: expire, Idle: idle, Freq: freq}
+			r.rec = Record{DB: r.db, Key: key, Entry: e, Expire: expire, Idle: idle, Freq: freq, Offset: int64(recStart)}
 			return &r.rec, nil
 		}
 	}
@@ -187,4 +195,13 @@ func (r *Reader) footer() {
 	if got := CRC64(0, d.b[:end]); got != sum {
 		d.failAt(end, "checksum %016x does not match the file's %016x", sum, got)
 	}
+}
+
+// keyStart returns where a key's record starts: cur once one of its
+// opcodes was seen, else the opcode at off.
+func keyStart(cur, off int) int {
+	if cur < 0 {
+		return off
+	}
+	return cur
 }
