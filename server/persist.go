@@ -266,14 +266,17 @@ func listLogs(dir string) ([]logFile, error) {
 // the newest log and the end of its valid part, for appending.
 func (p *persister) load() (lastLog string, lastEnd int64, err error) {
 	ks := p.srv.ks
-	// Loading allocates almost only live data, so a collection finds
-	// little garbage: collecting less often than the server's target
-	// saves many cycles and little memory.
+	// Loading keys allocates almost only live data, so a collection finds
+	// little garbage: the collector is off while the snapshot or the RDB
+	// file is read (the memory limit maxmemory sets still makes it run
+	// when reached), then runs less often than the server's target while
+	// the logs, whose commands leave garbage, replay.
 	gc := debug.SetGCPercent(-1)
-	if gc >= 0 {
-		debug.SetGCPercent(max(gc, 200))
-	}
 	defer debug.SetGCPercent(gc)
+	replayGC := gc
+	if gc >= 0 {
+		replayGC = max(gc, 200)
+	}
 	// Loading decodes and inserts at once (snapshot.Load): let it use every
 	// core, whatever --procs asks for serving.
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(runtime.NumCPU()))
@@ -315,6 +318,7 @@ func (p *persister) load() (lastLog string, lastEnd int64, err error) {
 			return "", 0, err
 		}
 	}
+	debug.SetGCPercent(replayGC)
 	var follow []logFile
 	for _, lf := range logs {
 		if lf.gen >= gen {

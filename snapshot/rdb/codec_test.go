@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -523,5 +524,34 @@ func TestDuplicateKey(t *testing.T) {
 				t.Fatalf("error %v, want a CorruptError of %s at offset %d saying %s", err, path, second, want)
 			}
 		})
+	}
+}
+
+// TestRestoredStringOwnsItsBytes: a value RESTORE decodes allocates its
+// own bytes, not a chunk of a loader's arena that the key would pin,
+// whether stored plain, as an integer or LZF-compressed.
+func TestRestoredStringOwnsItsBytes(t *testing.T) {
+	for _, v := range []string{"short", "12345", strings.Repeat("abc", 40)} {
+		p, err := rdb.Dump(&keyspace.Entry{Str: []byte(v)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := rdb.CheckPayload(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const runs = 100
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for i := 0; i < runs; i++ {
+			e, err := rdb.DecodeValue(body)
+			if err != nil || string(e.Str) != v {
+				t.Fatalf("%q restored as %q, %v", v, e.Str, err)
+			}
+		}
+		runtime.ReadMemStats(&after)
+		if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > 1024 {
+			t.Errorf("restoring %q allocates %d bytes", v, per)
+		}
 	}
 }

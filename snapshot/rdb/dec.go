@@ -19,8 +19,11 @@ type dec struct {
 	name string
 	err  error
 	// arena holds the bytes of keys and small strings kept by the
-	// keyspace: one allocation serves many keys.
-	arena []byte
+	// keyspace: one allocation serves many keys. A decoder of one value
+	// (RESTORE) has none (chunked false): its strings get their own
+	// allocation rather than pin a whole chunk.
+	arena   []byte
+	chunked bool
 	// ibuf holds integers formatted as text for one collection at a time,
 	// elems the elements of one compact encoding.
 	ibuf  []byte
@@ -171,7 +174,7 @@ func (d *dec) str(what string) []byte {
 	case encInt32:
 		v = int64(int32(d.u32(what)))
 	case encLZF:
-		return d.lzf(what)
+		return d.lzf(what, false)
 	default:
 		d.failAt(start, "unknown string encoding %d in %s", n, what)
 		return nil
@@ -184,8 +187,21 @@ func (d *dec) str(what string) []byte {
 	return d.ibuf[i:len(d.ibuf):len(d.ibuf)]
 }
 
+// keptStr reads a string that the keyspace keeps as it is (a key, a
+// string value): it lands in the arena or an allocation of its own with
+// one copy, and an LZF-compressed one is decompressed straight there.
+func (d *dec) keptStr(what string) []byte {
+	if d.err == nil && d.off < len(d.b) && d.b[d.off] == lenEnc<<6|encLZF {
+		d.off++
+		return d.lzf(what, true)
+	}
+	return d.keep(d.str(what))
+}
+
 // lzf reads an LZF-compressed string: compressed length, length, data.
-func (d *dec) lzf(what string) []byte {
+// It decompresses into a fresh buffer, or, when kept, into the space
+// keep would copy it to.
+func (d *dec) lzf(what string, kept bool) []byte {
 	start := d.off
 	clen := d.plainLen(what + " compressed length")
 	ulen := d.plainLen(what + " length")
@@ -201,7 +217,12 @@ func (d *dec) lzf(what string) []byte {
 		return nil
 	}
 	src := d.take(int(clen), what)
-	dst := make([]byte, ulen)
+	var dst []byte
+	if kept {
+		dst = d.alloc(int(ulen))
+	} else {
+		dst = make([]byte, ulen)
+	}
 	if err := lzfDecompress(src, dst); err != nil {
 		d.failAt(start, "%s: %v", what, err)
 		return nil
@@ -212,15 +233,23 @@ func (d *dec) lzf(what string) []byte {
 // keep returns a copy of b that the keyspace may keep: small ones share the
 // decoder's arena.
 func (d *dec) keep(b []byte) []byte {
-	if len(b) > arenaMax {
-		return append([]byte(nil), b...)
+	p := d.alloc(len(b))
+	copy(p, b)
+	return p
+}
+
+// alloc returns n bytes the keyspace may keep: from the decoder's arena
+// when small, else an allocation of their own.
+func (d *dec) alloc(n int) []byte {
+	if n > arenaMax || !d.chunked {
+		return make([]byte, n)
 	}
-	if len(d.arena)+len(b) > cap(d.arena) {
+	if len(d.arena)+n > cap(d.arena) {
 		d.arena = make([]byte, 0, arenaChunk)
 	}
 	i := len(d.arena)
-	d.arena = append(d.arena, b...)
-	return d.arena[i:len(d.arena):len(d.arena)]
+	d.arena = d.arena[:i+n]
+	return d.arena[i : i+n : i+n]
 }
 
 // stringDouble reads a score of the original ZSET type: a length byte

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"unsafe"
 
 	"github.com/recached/recached/server/keyspace"
@@ -78,12 +77,13 @@ type Stats struct {
 // Load reads the RDB file at path into ks, whose databases must be
 // empty. Keys whose expiry is not after now (unix ms) are dropped unless
 // keepExpired. On error ks holds a partial image and must be discarded.
-func Load(path string, ks *keyspace.Keyspace, now int64, keepExpired bool) (Stats, error) {
-	var st Stats
-	data, err := os.ReadFile(path)
+func Load(path string, ks *keyspace.Keyspace, now int64, keepExpired bool) (st Stats, err error) {
+	data, unmap, err := mapFile(path)
 	if err != nil {
 		return st, err
 	}
+	defer unmap()
+	defer readFaults()()
 	r, err := NewReader(path, data)
 	if err != nil {
 		return st, err
@@ -101,6 +101,12 @@ func Load(path string, ks *keyspace.Keyspace, now int64, keepExpired bool) (Stat
 	clock := ks.Clock()
 	// Decoding and inserting overlap (keyspace.Loader).
 	ld := keyspace.NewLoader(ks)
+	defer func() {
+		if p := recover(); p != nil {
+			ld.Close()
+			err = faultError(path, p)
+		}
+	}()
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {

@@ -48,7 +48,7 @@ type Reader struct {
 
 // NewReader starts reading the RDB file data; name names it in errors.
 func NewReader(name string, data []byte) (*Reader, error) {
-	r := &Reader{d: dec{b: data, name: name}}
+	r := &Reader{d: dec{b: data, name: name, chunked: true}}
 	if len(data) < 9 || string(data[:5]) != "REDIS" {
 		return nil, &CorruptError{Name: name, Offset: 0, Msg: "not an RDB file (no REDIS signature)"}
 	}
@@ -155,11 +155,10 @@ func (r *Reader) Next() (*Record, error) {
 			freq = int(d.byte("frequency"))
 		default:
 			recStart = keyStart(recStart, start)
-			key := d.str("key")
+			key := d.keptStr("key")
 			if d.err != nil {
 				break
 			}
-			key = d.keep(key)
 			e := r.newEntry()
 			err := d.value(op, e)
 			if errors.Is(err, errEmpty) {

@@ -21,9 +21,9 @@ func (d *dec) value(t byte, e *keyspace.Entry) error {
 	var o keyspace.Object
 	switch t {
 	case TypeString:
-		s := d.str("string value")
+		s := d.keptStr("string value")
 		if d.err == nil {
-			e.Str = d.keep(s)
+			e.Str = s
 		}
 		return d.err
 	case TypeList:
