@@ -557,7 +557,7 @@ func cmdConfigSet(s *Session) {
 			return
 		case p.flags&paramImmutable != 0:
 			why = "can't set immutable config"
-		case p.flags&paramProtected != 0:
+		case p.flags&paramProtected != 0 && !s.enabledBy("enable-protected-configs"):
 			why = "can't set protected config"
 		}
 		for j := 0; j < i && why == ""; j++ {

@@ -36,8 +36,8 @@ const (
 	// (listeners, persistence mode): CONFIG SET accepts the current value
 	// only, and answers any other as it answers an immutable parameter.
 	paramFixed
-	// paramProtected: refused while enable-protected-configs is no (the
-	// default, and the only value recached has).
+	// paramProtected: refused unless enable-protected-configs allows it
+	// (yes, or local for a loopback connection).
 	paramProtected
 	// paramSensitive: a secret (requirepass, masterauth, masteruser) that
 	// a command log, when there is one, must not show.
@@ -226,7 +226,16 @@ func configParamList() []*configParam {
 		strParam("cluster-config-file", "", imm, "nodes.conf"),
 		{name: "cluster-announce-hostname", kind: kindString, check: checkHostname},
 		strParam("syslog-ident", "", imm, "redis"),
-		strParam("dbfilename", "", prot, "dump.rdb"),
+		// The Redis RDB file a first start loads and saves in RDB format
+		// write (persist_rdb.go); recached's own snapshot keeps its name.
+		withCheck(&configParam{name: "dbfilename", kind: kindString, flags: prot, def: "dump.rdb",
+			get: func(c *Config) string {
+				if c.DBFilename == "" {
+					return "dump.rdb"
+				}
+				return c.DBFilename
+			},
+			set: func(c *Config, v string) { c.DBFilename = v }}, checkDBFilename),
 		strParam("appendfilename", "", imm, "appendonly.aof"),
 		strParam("appenddirname", "", imm, "appendonlydir"),
 		strParam("server_cpulist", "", imm, ""),
@@ -386,7 +395,9 @@ func configParamList() []*configParam {
 		intParam("loading-process-events-interval-bytes", "", hid, 1024, maxInt32, 2<<20),
 
 		// Special parameters.
-		{name: "dir", kind: kindSpecial, flags: prot,
+		// The data directory is fixed at start: the snapshot and the log
+		// stay where they were opened.
+		{name: "dir", kind: kindSpecial, flags: prot | fixed,
 			get: func(c *Config) string { d, _ := filepath.Abs(c.Dir); return d },
 			set: func(c *Config, v string) { c.Dir = v }},
 		{name: "save", kind: kindSpecial, flags: paramMultiArg, check: checkSave,
@@ -599,6 +610,16 @@ func clampHz(v string) (string, error) {
 func checkSave(v string) (string, error) {
 	if _, err := ParseSaveRules(v); err != nil {
 		return "", err
+	}
+	return v, nil
+}
+
+// checkDBFilename refuses a dbfilename with a directory in it, as Redis
+// does in a configuration file and CONFIG SET (recached's --dbfilename flag
+// may name any path).
+func checkDBFilename(v string) (string, error) {
+	if strings.ContainsAny(v, `/\`) {
+		return "", configError("dbfilename can't be a path, just a filename")
 	}
 	return v, nil
 }

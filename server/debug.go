@@ -24,8 +24,12 @@ func debugCommand() *Command {
 }
 
 // debugAllowed reports whether s may run DEBUG.
-func (s *Session) debugAllowed() bool {
-	switch s.srv.paramValue(paramTable.lookup("enable-debug-command")) {
+func (s *Session) debugAllowed() bool { return s.enabledBy("enable-debug-command") }
+
+// enabledBy reports whether one of Redis's enable-* parameters (no, yes
+// or local) lets s do what it guards: DEBUG, setting protected configs.
+func (s *Session) enabledBy(param string) bool {
+	switch s.srv.paramValue(paramTable.lookup(param)) {
 	case "yes":
 		return true
 	case "local":

@@ -1070,12 +1070,12 @@ func (p *persister) info() [][2]string {
 const rdbBaseName = "rdb-base"
 
 // loadRDB loads a Redis RDB file into the empty keyspace. name is the
-// file (relative to the data directory unless absolute); "" means
-// dump.rdb when it is there. Unless fromBase (the base file named it, a
-// restart before the first snapshot), the base file is written, naming
-// it, before any log is created. Function libraries go to the function
-// engine. Expired keys are kept: the sweep after the logs' replay drops
-// them.
+// file (relative to the data directory unless absolute, "" for dump.rdb);
+// as for redis-server, a file that is not there means an empty start.
+// Unless fromBase (the base file named it, a restart before the first
+// snapshot), the base file is written, naming it, before any log is
+// created. Function libraries go to the function engine. Expired keys
+// are kept: the sweep after the logs' replay drops them.
 func (p *persister) loadRDB(name string, fromBase bool) error {
 	explicit := name != ""
 	if !explicit {
@@ -1089,10 +1089,13 @@ func (p *persister) loadRDB(name string, fromBase bool) error {
 		switch {
 		case fromBase:
 			return fmt.Errorf("%s names the Redis RDB file the data directory started with, which has no snapshot yet: %w", filepath.Join(p.dir, rdbBaseName), err)
-		case !explicit && errors.Is(err, os.ErrNotExist):
+		case errors.Is(err, os.ErrNotExist):
+			if explicit {
+				log.Printf("recached: no Redis RDB file %s (dbfilename): starting empty", path)
+			}
 			return nil
 		}
-		return fmt.Errorf("the Redis RDB file --dbfilename names: %w", err)
+		return fmt.Errorf("the Redis RDB file dbfilename names: %w", err)
 	}
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs

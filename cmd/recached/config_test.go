@@ -356,6 +356,7 @@ func TestConfigFileErrorExits(t *testing.T) {
 		{"bad value", "# c\nmaxclients many\n"},
 		{"wrong arity", "timeout 1 2\n"},
 		{"quotes", "requirepass \"open\n"},
+		{"dbfilename path", "port 0\ndbfilename sub/dump.rdb\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

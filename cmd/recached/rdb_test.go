@@ -195,3 +195,82 @@ func waitBgsave(t *testing.T, c *servertest.Client) {
 	}
 	t.Fatal("the save did not end within 10 s")
 }
+
+// TestRedisConfDBFilename: a redis.conf's dir and dbfilename act as the
+// flags do: recached started on Debian's file, with dir and dbfilename
+// naming a dump written by redis-server, serves its keys. With protected
+// configs enabled, CONFIG SET dbfilename moves where the next save in RDB
+// format goes, as redis-server's next save, and redis-server starts on
+// that file; a path is refused with Redis's error. A dbfilename that is
+// not there means an empty start, as for redis-server.
+func TestRedisConfDBFilename(t *testing.T) {
+	if !servertest.HaveRedis() {
+		t.Skip("redis-server not installed")
+	}
+	redis := servertest.Dial(t, servertest.StartRedis(t, "--enable-protected-configs", "yes"))
+	src := rdbFill(t, redis)
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := build(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "from-redis.rdb"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	port, addr := freeAddr(t)
+	conf := debianConf(t, t.TempDir())
+	extra := "\nport " + port + "\ndir " + dir + "\ndbfilename from-redis.rdb\nenable-protected-configs yes\ndaemonize no\npidfile \"\"\nlogfile \"\"\n"
+	f, err := os.OpenFile(conf, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(extra); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	p := startWithConf(t, bin, addr, append([]string{conf, "--snapshot-format", "rdb"}, noExtraPorts()...)...)
+	c := servertest.Dial(t, addr)
+	sameData(t, c, redis)
+	if got := servertest.MustDo(t, c, "CONFIG", "GET", "dbfilename"); got != "*2\r\n$10\r\ndbfilename\r\n$14\r\nfrom-redis.rdb\r\n" {
+		t.Errorf("CONFIG GET dbfilename: %q", got)
+	}
+	waitBgsave(t, c)
+
+	for _, args := range [][]string{
+		{"CONFIG", "SET", "dbfilename", "sub/next.rdb"},
+		{"CONFIG", "SET", "dbfilename", "next.rdb"},
+		{"CONFIG", "GET", "dbfilename"},
+	} {
+		got, err := c.Do(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := redis.Do(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("%q: recached %q, redis-server %q", args, got, want)
+		}
+	}
+	servertest.MustDo(t, c, "SAVE")
+	p.kill(t)
+	if _, err := os.Stat(filepath.Join(dir, "next.rdb")); err != nil {
+		t.Fatalf("the save after CONFIG SET dbfilename: %v", err)
+	}
+	back := servertest.Dial(t, servertest.StartRedis(t, "--dir", dir, "--dbfilename", "next.rdb"))
+	sameData(t, back, redis)
+
+	// A dbfilename that is not in dir: an empty start, as redis-server's.
+	empty := t.TempDir()
+	port, addr = freeAddr(t)
+	conf2 := filepath.Join(t.TempDir(), "redis.conf")
+	if err := os.WriteFile(conf2, []byte("port "+port+"\ndir "+empty+"\ndbfilename absent.rdb\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	startWithConf(t, bin, addr, append([]string{conf2}, noExtraPorts()...)...)
+	if got := servertest.MustDo(t, servertest.Dial(t, addr), "DBSIZE"); got != ":0\r\n" {
+		t.Errorf("DBSIZE with no dump: %q", got)
+	}
+}
