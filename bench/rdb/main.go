@@ -70,12 +70,32 @@ func main() {
 		slices.SortFunc(rs, func(a, b result) int { return int(a.secs*1e6 - b.secs*1e6) })
 		return rs[len(rs)/2]
 	}
-	rd, rc := med("redis"), med("recached")
 	for _, n := range names {
 		m := med(n)
 		fmt.Printf("%-9s start on dump.rdb until %d keys served %6.3f s, CPU %6.3f s (median of %d)   RSS loaded %6.1f MB, peak %6.1f MB\n", n, *keys, m.secs, m.cpu, *rounds, float64(m.final)/1e6, float64(m.peak)/1e6)
 	}
-	fmt.Printf("recached/redis-server: time %.2fx, CPU %.2fx, RSS loaded %.2fx, peak %.2fx\n", rc.secs/rd.secs, rc.cpu/rd.cpu, float64(rc.final)/float64(rd.final), float64(rc.peak)/float64(rd.peak))
+	// Each round's ratios (the two servers ran back to back on the same
+	// machine load), then their median and range.
+	ratios := map[string][]float64{}
+	for r := 0; r < *rounds; r++ {
+		rd, rc := res["redis"][r], res["recached"][r]
+		x := map[string]float64{"time": rc.secs / rd.secs, "CPU": rc.cpu / rd.cpu, "RSS loaded": float64(rc.final) / float64(rd.final), "peak": float64(rc.peak) / float64(rd.peak)}
+		fmt.Printf("round %d: redis %.3f s %.3f s CPU %.1f MB; recached %.3f s %.3f s CPU %.1f MB; time %.2fx CPU %.2fx RSS %.2fx\n", r+1, rd.secs, rd.cpu, float64(rd.final)/1e6, rc.secs, rc.cpu, float64(rc.final)/1e6, x["time"], x["CPU"], x["RSS loaded"])
+		for k, v := range x {
+			ratios[k] = append(ratios[k], v)
+		}
+	}
+	fmt.Printf("recached/redis-server, median [range] of %d rounds:", *rounds)
+	for i, k := range []string{"time", "CPU", "RSS loaded", "peak"} {
+		v := slices.Clone(ratios[k])
+		slices.Sort(v)
+		sep := ","
+		if i == 0 {
+			sep = ""
+		}
+		fmt.Printf("%s %s %.2fx [%.2f-%.2f]", sep, k, v[len(v)/2], v[0], v[len(v)-1])
+	}
+	fmt.Println()
 }
 
 type result struct {
