@@ -13,6 +13,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/csv"
 	"flag"
 	"fmt"
 	"io"
@@ -386,10 +387,11 @@ func (s *server) run(r row) result {
 	}
 	rps := 0.0
 	for _, l := range strings.Split(string(out), "\n") {
-		f := strings.Split(l, ",")
-		if len(f) >= 2 && !strings.Contains(f[0], "test") {
-			v, err := strconv.ParseFloat(strings.Trim(f[1], `"`), 64)
-			if err == nil {
+		// A CSV line: the test's name (quoted, and for a command row the
+		// command itself, commas included), then the rate.
+		f, err := csv.NewReader(strings.NewReader(l)).Read()
+		if err == nil && len(f) >= 2 && f[0] != "test" {
+			if v, err := strconv.ParseFloat(f[1], 64); err == nil {
 				rps = v
 			}
 		}
