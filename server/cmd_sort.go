@@ -131,9 +131,10 @@ func (s *Session) sort(readonly bool) {
 			return
 		}
 	}
-	// An unsorted set has no order of its own: a stored result is sorted
-	// as ALPHA so that it is deterministic, as Redis does.
-	if dontSort && e != nil && e.Type() == keyspace.TypeSet && storeKey != nil {
+	// An unsorted set has no order of its own: a stored result, or one a
+	// script gets, is sorted as ALPHA so that it is deterministic, as
+	// Redis does.
+	if dontSort && e != nil && e.Type() == keyspace.TypeSet && (storeKey != nil || s.inScript) {
 		dontSort, alpha, sortBy = false, true, nil
 	}
 	n := 0

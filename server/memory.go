@@ -27,6 +27,7 @@ func (srv *Server) memoryInfo() [][2]string {
 		{"used_memory_startup", strconv.FormatUint(usedBase, 10)},
 		{"used_memory_dataset", strconv.FormatUint(dataset, 10)},
 		{"used_memory_dataset_perc", fmt.Sprintf("%.2f%%", 100*float64(dataset)/float64(max(used, 1)))},
+		{"number_of_cached_scripts", strconv.Itoa(srv.scripts.cached())},
 		{"total_system_memory", "0"},
 		{"maxmemory", strconv.FormatUint(limit, 10)}, {"maxmemory_human", human(limit)},
 		{"maxmemory_policy", policyNames[srv.mem.policy.Load()]},

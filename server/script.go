@@ -379,6 +379,13 @@ func parseShebang(body string) (scriptFlags, string, string) {
 	return flags, rest, ""
 }
 
+// cached returns the number of scripts in the cache.
+func (e *scriptEngine) cached() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.cache)
+}
+
 // flush empties the cache and drops the interpreter states, as SCRIPT FLUSH
 // resets Redis's Lua state.
 func (e *scriptEngine) flush() {
