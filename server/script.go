@@ -36,6 +36,7 @@ type scriptEngine struct {
 	// jobs hands a connection's script (its script session) to an idle
 	// script worker (runScripts).
 	jobs chan *Session
+	rng  luaRand // math.random of every state
 	// libs and funcs are the function libraries and their functions (under
 	// mu); fst is the state they live in, used with every shard locked
 	// (script_function.go).
@@ -408,7 +409,7 @@ func (e *scriptEngine) get() *luaState {
 		return st
 	}
 	e.mu.Unlock()
-	return newLuaState()
+	return newLuaState(&e.rng)
 }
 
 // put returns st to the pool.
@@ -426,9 +427,9 @@ func (e *scriptEngine) put(st *luaState) {
 }
 
 // newLuaState builds a sandboxed interpreter: the base library without its
-// file and module functions, string, math, table and coroutine, the redis
-// table, and the libraries of server/lualib.
-func newLuaState() *luaState {
+// file and module functions, string, math (its random numbers from rng),
+// table and coroutine, the redis table, and the libraries of server/lualib.
+func newLuaState(rng *luaRand) *luaState {
 	// The registry (Lua's data stack) grows as far as Redis's Lua stack
 	// does for unpack() of a large table, and no further.
 	L := lua.NewState(lua.Options{SkipOpenLibs: true, RegistrySize: 1024, RegistryMaxSize: 1 << 18, RegistryGrowStep: 1 << 12})
@@ -451,15 +452,18 @@ func newLuaState() *luaState {
 	st.globals.RawSetString("redis", st.redisTable())
 	lualib.OpenAll(L) // cjson, cmsgpack, bit and struct
 
-	// math.randomseed takes a number or a numeric string, as Lua 5.1's.
-	mathLib := st.globals.RawGetString("math").(*lua.LTable)
-	seed := mathLib.RawGetString("randomseed")
-	mathLib.RawSetString("randomseed", L.NewFunction(func(L *lua.LState) int {
-		n := lua.LVAsNumber(L.Get(1))
-		L.Push(seed)
-		L.Push(n)
-		L.Call(1, 0)
-		return 0
+	rng.open(L, st.globals.RawGetString("math").(*lua.LTable))
+	// tostring of a number is Lua 5.1's "%.14g", not gopher-lua's
+	// shortest form.
+	tostring := st.globals.RawGetString("tostring")
+	st.globals.RawSetString("tostring", L.NewFunction(func(L *lua.LState) int {
+		if n, ok := L.Get(1).(lua.LNumber); ok && L.GetTop() >= 1 {
+			L.Push(lua.LString(luaNumberText(float64(n))))
+			return 1
+		}
+		L.Insert(tostring, 1)
+		L.Call(L.GetTop()-1, 1)
+		return 1
 	}))
 	// Redis's globals and library tables are read-only: each library
 	// table becomes an empty proxy reading through to it, and setmetatable

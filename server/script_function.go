@@ -223,7 +223,7 @@ func parseLibraryShebang(code string) (string, string, string) {
 // The caller holds every shard lock.
 func (e *scriptEngine) functionState() *luaState {
 	if e.fst == nil {
-		e.fst = newLuaState()
+		e.fst = newLuaState(&e.rng)
 	}
 	return e.fst
 }
