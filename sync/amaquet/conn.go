@@ -85,6 +85,13 @@ type Conn struct {
 	stop   context.CancelFunc
 	wg     sync.WaitGroup // every goroutine the Conn started
 
+	// frames recycles request frames (*[]byte): a caller fills one, the
+	// link's writer returns it once written. calls recycles the *Call of
+	// Do, whose payload buffer it keeps. Together they make Do allocate
+	// only its decoded result.
+	frames sync.Pool
+	calls  sync.Pool
+
 	// subMu serialises subscribe and unsubscribe round trips with the
 	// re-subscription of a new link, so no subscription is lost between.
 	subMu sync.Mutex
@@ -239,11 +246,12 @@ func (c *Conn) dial(ctx context.Context) (*link, error) {
 	l := &link{
 		nc:    nc,
 		r:     bufio.NewReaderSize(nc, 64<<10),
-		out:   make(chan []byte, 256),
+		out:   make(chan *[]byte, 256),
 		done:  make(chan struct{}),
 		calls: map[uint64]*Call{},
 		subs:  map[uint64]*Subscription{},
 		down:  c.linkDown,
+		pool:  &c.frames,
 	}
 	err = c.handshake(ctx, l)
 	if !unblock() || ctx.Err() != nil {
@@ -391,15 +399,69 @@ func (c *Conn) DB(n int) DB { return DB{c: c, n: n} }
 
 // Do runs one command on the handle's database (see Conn.Do).
 func (d DB) Do(ctx context.Context, cmd string, args ...any) (any, error) {
-	p, err := d.commandPayload(cmd, args)
+	c := d.c
+	f := c.frame()
+	b, err := d.appendPayload(*f, cmd, args)
+	if err != nil {
+		c.frames.Put(f)
+		return nil, err
+	}
+	*f = b
+	l, err := c.getLink(ctx)
+	if err != nil {
+		c.frames.Put(f)
+		return nil, fmt.Errorf("amaquet: %s: %w", cmd, err)
+	}
+	call, err := c.send(ctx, l, 0, OpCommand, f, cmd, false, c.pooledCall())
 	if err != nil {
 		return nil, err
 	}
-	res, err := d.c.roundTrip(ctx, OpCommand, p, cmd)
-	if err != nil {
+	if err := c.wait(ctx, l, call, OpCommand); err != nil {
 		return nil, err
 	}
-	return DecodeResult(res)
+	res, err := parseEnvelope(call.payload)
+	if err != nil {
+		err = opError(cmd, call.ID, err)
+	} else {
+		var v any
+		if v, err = DecodeResult(res); err == nil {
+			c.recycle(call)
+			return v, nil
+		}
+	}
+	c.recycle(call)
+	return nil, err
+}
+
+// frame returns an empty frame buffer with room for the header, to be
+// filled by appending the payload.
+func (c *Conn) frame() *[]byte {
+	f, _ := c.frames.Get().(*[]byte)
+	if f == nil {
+		f = new([]byte)
+	}
+	*f = append((*f)[:0], make([]byte, HeaderSize)...)
+	return f
+}
+
+// pooledCall returns a Call for Do, completed by a send on its buffered
+// done channel rather than a close, so that it can be used again.
+func (c *Conn) pooledCall() *Call {
+	if call, _ := c.calls.Get().(*Call); call != nil {
+		return call
+	}
+	return &Call{pooled: true, done: make(chan struct{}, 1)}
+}
+
+// recycle returns a pooled call that got its response. A call abandoned by
+// its caller or ended by the link's death is left to the garbage
+// collector: something else may still hold it.
+func (c *Conn) recycle(call *Call) {
+	if cap(call.payload) > 64<<10 {
+		call.payload = nil // keep no large buffer alive
+	}
+	call.ID, call.name, call.l, call.err, call.payload = 0, "", nil, nil, call.payload[:0]
+	c.calls.Put(call)
 }
 
 // Start sends one command on the handle's database and returns at once;
@@ -407,7 +469,7 @@ func (d DB) Do(ctx context.Context, cmd string, args ...any) (any, error) {
 // for it: the Call then completes with the server's answer, CANCELLED for
 // a command still running.
 func (d DB) Start(ctx context.Context, cmd string, args ...any) *Call {
-	p, err := d.commandPayload(cmd, args)
+	p, err := d.appendPayload(nil, cmd, args)
 	if err != nil {
 		return doneCall(cmd, err)
 	}
@@ -455,8 +517,9 @@ func (d DB) Transaction(ctx context.Context, cmds ...[]any) ([]any, error) {
 	return a, nil
 }
 
-func (d DB) commandPayload(cmd string, args []any) ([]byte, error) {
-	b := appendString(append(make([]byte, 0, 64), `{"command":`...), cmd)
+// appendPayload appends the COMMAND payload {"command":…,"args":[…]} to b.
+func (d DB) appendPayload(b []byte, cmd string, args []any) ([]byte, error) {
+	b = appendString(append(b, `{"command":`...), cmd)
 	b = append(b, `,"args":[`...)
 	for i, a := range args {
 		if i > 0 {
@@ -464,7 +527,7 @@ func (d DB) commandPayload(cmd string, args []any) ([]byte, error) {
 		}
 		var err error
 		if b, err = appendArg(b, a); err != nil {
-			return nil, fmt.Errorf("amaquet: %s argument %d: %w", cmd, i+1, err)
+			return b, fmt.Errorf("amaquet: %s argument %d: %w", cmd, i+1, err)
 		}
 	}
 	b = append(b, ']')
@@ -517,6 +580,19 @@ func (c *Conn) roundTripOn(ctx context.Context, l *link, id uint64, op Opcode, p
 	if err != nil {
 		return nil, err
 	}
+	if err := c.wait(ctx, l, call, op); err != nil {
+		return nil, err
+	}
+	res, err := parseEnvelope(call.payload)
+	if err != nil {
+		return nil, opError(name, call.ID, err)
+	}
+	return res, nil
+}
+
+// wait waits for call's response, or for ctx: cancelling a COMMAND sends
+// CANCEL and returns at once.
+func (c *Conn) wait(ctx context.Context, l *link, call *Call, op Opcode) error {
 	select {
 	case <-call.done:
 	case <-ctx.Done():
@@ -528,17 +604,13 @@ func (c *Conn) roundTripOn(ctx context.Context, l *link, id uint64, op Opcode, p
 			if op == OpCommand {
 				l.sendCancel(c.nextID.Add(1), call.ID)
 			}
-			return nil, opError(name, call.ID, ctx.Err())
+			return opError(call.name, call.ID, ctx.Err())
 		}
 	}
 	if call.err != nil {
-		return nil, opError(name, call.ID, call.err)
+		return opError(call.name, call.ID, call.err)
 	}
-	res, err := parseEnvelope(call.payload)
-	if err != nil {
-		return nil, opError(name, call.ID, err)
-	}
-	return res, nil
+	return nil
 }
 
 // start sends one request on the live link (dialing one if needed).
@@ -554,17 +626,29 @@ func (c *Conn) start(ctx context.Context, op Opcode, payload []byte, name string
 // next one). With watch, cancelling ctx sends CANCEL for it (Start's
 // calls, which outlive the function that made them).
 func (c *Conn) startOn(ctx context.Context, l *link, id uint64, op Opcode, payload []byte, name string, watch bool) (*Call, error) {
+	f := c.frame()
+	*f = append(*f, payload...)
+	return c.send(ctx, l, id, op, f, name, watch, &Call{done: make(chan struct{})})
+}
+
+// send registers call and queues frame f (its header still to be written,
+// then its payload) on l with request ID id (0: the next one). With watch,
+// cancelling ctx sends CANCEL for it. f belongs to the link from then on.
+func (c *Conn) send(ctx context.Context, l *link, id uint64, op Opcode, f *[]byte, name string, watch bool, call *Call) (*Call, error) {
 	if err := ctx.Err(); err != nil {
+		c.frames.Put(f)
 		return nil, fmt.Errorf("amaquet: %s: %w", name, err)
 	}
-	if len(payload) > l.maxPayload {
+	if n := len(*f) - HeaderSize; n > l.maxPayload {
+		c.frames.Put(f)
 		return nil, fmt.Errorf("amaquet: %s: %w", name, &Error{Code: CodePayloadTooLarge,
-			Message: fmt.Sprintf("payload of %d bytes over the server's max_payload of %d", len(payload), l.maxPayload)})
+			Message: fmt.Sprintf("payload of %d bytes over the server's max_payload of %d", n, l.maxPayload)})
 	}
 	if id == 0 {
 		id = c.nextID.Add(1)
 	}
-	call := &Call{ID: id, name: name, l: l, done: make(chan struct{})}
+	putHeader(*f, KindRequest, op, id)
+	call.ID, call.name, call.l = id, name, l
 	if op == OpCommand && l.slots != nil {
 		select {
 		case l.slots <- struct{}{}:
@@ -583,9 +667,8 @@ func (c *Conn) startOn(ctx context.Context, l *link, id uint64, op Opcode, paylo
 		l.release(call)
 		return nil, opError(name, call.ID, &ConnError{Err: l.cause()})
 	}
-	frame := AppendFrame(make([]byte, 0, HeaderSize+len(payload)), KindRequest, op, call.ID, payload)
 	select {
-	case l.out <- frame:
+	case l.out <- f:
 	case <-l.done:
 		// the link's death completes the call with its cause
 	case <-ctx.Done():
@@ -600,11 +683,14 @@ func (c *Conn) startOn(ctx context.Context, l *link, id uint64, op Opcode, paylo
 // Call is a request sent by Start.
 type Call struct {
 	// ID is the request ID, for Conn.Cancel.
-	ID        uint64
-	name      string
-	l         *link
+	ID   uint64
+	name string
+	l    *link
+	// done is closed when the call completes, or, for a pooled call
+	// (Do's), receives one value: it is used again.
 	done      chan struct{}
-	payload   []byte
+	pooled    bool
+	payload   []byte // the response's payload
 	err       error
 	stopWatch func() bool
 	slot      bool // holds one of the link's slots (WaitForSlot)
@@ -617,6 +703,15 @@ func doneCall(name string, err error) *Call {
 	c := &Call{name: name, done: make(chan struct{}), err: err}
 	close(c.done)
 	return c
+}
+
+// finish signals the call's completion to its waiter.
+func (c *Call) finish() {
+	if c.pooled {
+		c.done <- struct{}{}
+	} else {
+		close(c.done)
+	}
 }
 
 func (c *Call) unwatch() {

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -50,6 +51,76 @@ func TestConcurrentCalls(t *testing.T) {
 	}
 	if n, err := c.Do(ctx, "DBSIZE"); err != nil || n != int64(workers*each) {
 		t.Fatalf("DBSIZE = %v %v, want %d", n, err, workers*each)
+	}
+}
+
+// Do recycles its calls and frames: answers never reach the wrong caller
+// when calls abandoned by a cancelled context, error replies and large
+// replies mix with checked ones on one connection.
+func TestDoRecycledCalls(t *testing.T) {
+	p := startProc(t)
+	c := p.dial(Options{})
+	ctx := testCtx(t)
+	big := strings.Repeat("x", 100<<10) // over the size a recycled call keeps
+	if _, err := c.Do(ctx, "SET", "big", big); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Do(ctx, "LPUSH", "list", "a"); err != nil {
+		t.Fatal(err)
+	}
+	const workers, each = 32, 60
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				k, v := fmt.Sprintf("k:%d:%d", w, i), fmt.Sprintf("v:%d:%d", w, i)
+				var err error
+				var r any
+				switch i % 4 {
+				case 0: // abandoned: its answer (CANCELLED) comes after Do returned
+					cctx, cancel := context.WithTimeout(ctx, time.Millisecond)
+					_, err = c.Do(cctx, "BLPOP", "never:"+k, 0)
+					cancel()
+					if !errors.Is(err, context.DeadlineExceeded) {
+						err = fmt.Errorf("BLPOP with a timeout: %v", err)
+					} else {
+						err = nil
+					}
+				case 1:
+					if _, err = c.Do(ctx, "GET", "list"); !errors.Is(err, ErrWrongType) {
+						err = fmt.Errorf("GET list: %v, want WRONGTYPE", err)
+					} else {
+						err = nil
+					}
+				case 2:
+					if r, err = c.Do(ctx, "GET", "big"); err == nil && r != big {
+						err = fmt.Errorf("GET big: %d bytes, want %d", len(fmt.Sprint(r)), len(big))
+					}
+				case 3:
+					if r, err = c.Do(ctx, "SET", k, v); err == nil && r != "OK" {
+						err = fmt.Errorf("SET %s = %v", k, r)
+					}
+					if err != nil {
+						break
+					}
+					if r, err = c.Do(ctx, "GET", k); err == nil && r != v {
+						err = fmt.Errorf("GET %s = %v, want %s", k, r, v)
+					}
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
 
@@ -340,8 +411,8 @@ func TestErrorCodesRawFrames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2, _ := c.DB(0).commandPayload("GET", []any{"x"})
-	l.out <- AppendFrame(nil, KindRequest, OpCommand, blocked.ID, p2)
+	p2, _ := c.DB(0).appendPayload(nil, "GET", []any{"x"})
+	l.out <- l.frame(OpCommand, blocked.ID, p2)
 	if _, err := blocked.Result(); !errors.Is(err, ErrDuplicateRequest) {
 		t.Fatalf("duplicate of request %d: %v", blocked.ID, err)
 	}
@@ -375,8 +446,8 @@ func TestErrorCodesRawFrames(t *testing.T) {
 			if !l.register(call) {
 				t.Fatal("link dead")
 			}
-			f := AppendFrame(nil, KindRequest, OpCommand, call.ID, p2)
-			tc.patch(f)
+			f := l.frame(OpCommand, call.ID, p2)
+			tc.patch(*f)
 			l.out <- f
 			if _, err := call.Result(); !errors.Is(err, tc.want) {
 				t.Fatalf("%s: %v, want %s", tc.name, err, tc.want.Code)

@@ -73,6 +73,17 @@ func AppendFrame(b []byte, k Kind, op Opcode, id uint64, payload []byte) []byte 
 	return append(b, payload...)
 }
 
+// putHeader writes a version-1 header of kind k into b[:HeaderSize], for
+// the payload that follows it in b.
+func putHeader(b []byte, k Kind, op Opcode, id uint64) {
+	copy(b, Magic)
+	b[4], b[5], b[6], b[7] = Version, byte(k), 0, 0
+	binary.BigEndian.PutUint16(b[8:], uint16(op))
+	b[10], b[11] = 0, 0
+	binary.BigEndian.PutUint64(b[12:], id)
+	binary.BigEndian.PutUint32(b[20:], uint32(len(b)-HeaderSize))
+}
+
 // ErrBadFrame reports a frame this client cannot accept from a server:
 // wrong magic, unknown version, a request kind, a flag or reserved bit
 // set, or a payload over the limit. The connection is unusable after it.
@@ -114,6 +125,12 @@ func ParseHeader(b []byte, max uint32) (Header, error) {
 // ReadFrame reads one server frame from r: its header, checked by
 // ParseHeader, and its payload. hdr is scratch space of HeaderSize bytes.
 func ReadFrame(r io.Reader, hdr []byte, max uint32) (Frame, error) {
+	return readFrame(r, hdr, nil, max)
+}
+
+// readFrame is ReadFrame reading the payload into buf when it is large
+// enough (a new slice otherwise).
+func readFrame(r io.Reader, hdr, buf []byte, max uint32) (Frame, error) {
 	if _, err := io.ReadFull(r, hdr[:HeaderSize]); err != nil {
 		return Frame{}, err
 	}
@@ -121,7 +138,10 @@ func ReadFrame(r io.Reader, hdr []byte, max uint32) (Frame, error) {
 	if err != nil {
 		return Frame{}, err
 	}
-	f := Frame{Header: h, Payload: make([]byte, h.Length)}
+	if int(h.Length) > cap(buf) {
+		buf = make([]byte, h.Length)
+	}
+	f := Frame{Header: h, Payload: buf[:h.Length]}
 	if _, err := io.ReadFull(r, f.Payload); err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF

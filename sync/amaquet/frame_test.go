@@ -145,13 +145,19 @@ func FuzzReadFrame(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r := bytes.NewReader(b)
 		hdr := make([]byte, HeaderSize)
-		for {
-			fr, err := ReadFrame(r, hdr, 1<<16)
+		var buf []byte // reused from frame to frame, as the link's reader does
+		for off := 0; ; {
+			fr, err := readFrame(r, hdr, buf, 1<<16)
 			if err != nil {
 				return
 			}
+			buf = fr.Payload
 			if fr.Version != Version || (fr.Kind != KindResponse && fr.Kind != KindEvent) || fr.Flags != 0 || fr.Reserved != 0 || int(fr.Length) != len(fr.Payload) {
 				t.Fatalf("accepted %+v", fr.Header)
+			}
+			off += HeaderSize + len(fr.Payload)
+			if !bytes.Equal(fr.Payload, b[off-len(fr.Payload):off]) {
+				t.Fatalf("payload %q, the input has %q", fr.Payload, b[off-len(fr.Payload):off])
 			}
 			if res, err := parseEnvelope(fr.Payload); err == nil {
 				_, _ = DecodeResult(res)

@@ -14,7 +14,9 @@ import (
 type link struct {
 	nc         net.Conn
 	r          *bufio.Reader
-	out        chan []byte
+	out        chan *[]byte // frames to write; the writer returns them to pool
+	pool       *sync.Pool
+	rbuf       []byte        // the payload being routed, reused by the reader
 	done       chan struct{} // closed when the link is dead
 	once       sync.Once
 	err        error // why it died; set before done is closed
@@ -58,7 +60,7 @@ func (l *link) kill(err error) {
 		for _, c := range calls {
 			c.err = &ConnError{Err: err}
 			c.unwatch()
-			close(c.done)
+			c.finish()
 		}
 		if l.down != nil {
 			l.down(l)
@@ -94,10 +96,20 @@ func (l *link) forget(id uint64) {
 	}
 }
 
+// frame returns a frame of payload for the writer, from the pool.
+func (l *link) frame(op Opcode, id uint64, payload []byte) *[]byte {
+	f, _ := l.pool.Get().(*[]byte)
+	if f == nil {
+		f = new([]byte)
+	}
+	*f = AppendFrame((*f)[:0], KindRequest, op, id, payload)
+	return f
+}
+
 // sendCancel queues a CANCEL (request ID id) of request target; its
 // response is discarded.
 func (l *link) sendCancel(id, target uint64) {
-	f := AppendFrame(nil, KindRequest, OpCancel, id, cancelPayload(target))
+	f := l.frame(OpCancel, id, cancelPayload(target))
 	select {
 	case l.out <- f:
 	case <-l.done:
@@ -108,7 +120,7 @@ func (l *link) readLoop(wg *sync.WaitGroup) {
 	defer wg.Done()
 	hdr := make([]byte, HeaderSize)
 	for {
-		f, err := ReadFrame(l.r, hdr, HardMaxPayload)
+		f, err := l.readFrame(hdr)
 		if err != nil {
 			l.kill(err)
 			return
@@ -123,6 +135,17 @@ func (l *link) readLoop(wg *sync.WaitGroup) {
 		}
 		l.route(f)
 	}
+}
+
+// readFrame reads the next frame, its payload in l.rbuf (valid until the
+// next call: route copies what it keeps).
+func (l *link) readFrame(hdr []byte) (Frame, error) {
+	if cap(l.rbuf) > 1<<20 {
+		l.rbuf = nil // keep no large buffer alive after a large response
+	}
+	f, err := readFrame(l.r, hdr, l.rbuf, HardMaxPayload)
+	l.rbuf = f.Payload
+	return f, err
 }
 
 // route hands a frame to its call or subscription; a response nobody
@@ -143,10 +166,10 @@ func (l *link) route(f Frame) {
 	}
 	l.mu.Unlock()
 	if c != nil {
-		c.payload = f.Payload
+		c.payload = append(c.payload[:0], f.Payload...)
 		c.unwatch()
 		l.release(c)
-		close(c.done)
+		c.finish()
 	}
 }
 
@@ -158,7 +181,8 @@ func (l *link) writeLoop(wg *sync.WaitGroup) {
 		case <-l.done:
 			return
 		case f := <-l.out:
-			_, err := w.Write(f)
+			_, err := w.Write(*f)
+			l.pool.Put(f)
 			// Let the callers woken by the last responses queue their next
 			// requests, so that they leave in one write (and the server
 			// reads them in one read) instead of one write each: yield
@@ -169,7 +193,8 @@ func (l *link) writeLoop(wg *sync.WaitGroup) {
 				for more := true; more && err == nil; {
 					select {
 					case f = <-l.out:
-						_, err = w.Write(f)
+						_, err = w.Write(*f)
+						l.pool.Put(f)
 						n++
 					default:
 						more = false

@@ -190,7 +190,7 @@ func (c *Conn) Subscribe(ctx context.Context, key, channel string, buffer int) (
 				l.dropSub(old)
 				old.close(fmt.Errorf("amaquet: replaced by a cancelled SUBSCRIBE: %w", ctx.Err()))
 			}
-			f := AppendFrame(nil, KindRequest, OpUnsubscribe, c.nextID.Add(1), unsubscribePayload(key, channel))
+			f := l.frame(OpUnsubscribe, c.nextID.Add(1), unsubscribePayload(key, channel))
 			select {
 			case l.out <- f:
 			case <-l.done:

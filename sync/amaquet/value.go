@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"unicode/utf8"
 )
@@ -37,7 +38,9 @@ func appendArg(b []byte, a any) ([]byte, error) {
 		}
 		return append(strconv.AppendFloat(append(b, '"'), v, 'g', -1, 64), '"'), nil
 	}
-	return b, fmt.Errorf("amaquet: argument of type %T (want string, []byte, int, int64, uint64 or float64)", a)
+	// reflect.TypeOf, unlike fmt's %T, keeps a from escaping: the caller's
+	// arguments can then stay on its stack.
+	return b, fmt.Errorf("amaquet: argument of type %v (want string, []byte, int, int64, uint64 or float64)", reflect.TypeOf(a))
 }
 
 func appendBase64(b []byte, v []byte) []byte {
@@ -170,6 +173,9 @@ func decodeSimple(raw []byte) (any, bool) {
 		}
 		if !utf8.Valid(body) {
 			return nil, false
+		}
+		if string(body) == "OK" {
+			return "OK", true // SET's answer, without allocating
 		}
 		return string(body), true
 	case raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9':
