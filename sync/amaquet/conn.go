@@ -96,6 +96,9 @@ type Conn struct {
 	// re-subscription of a new link, so no subscription is lost between.
 	subMu sync.Mutex
 
+	// live is link, for the calls' lock-free look-up.
+	live atomic.Pointer[link]
+
 	mu        sync.Mutex
 	link      *link
 	dialing   chan struct{} // closed when the dial in progress ends
@@ -156,6 +159,7 @@ func (c *Conn) Close() error {
 	c.closed = true
 	l := c.link
 	c.link = nil
+	c.live.Store(nil)
 	subs := c.subs
 	c.subs = nil
 	c.mu.Unlock()
@@ -173,6 +177,9 @@ func (c *Conn) Close() error {
 // getLink returns the live link, dialing one when there is none (or
 // waiting for the dial already under way).
 func (c *Conn) getLink(ctx context.Context) (*link, error) {
+	if l := c.live.Load(); l != nil && !l.dead() {
+		return l, nil
+	}
 	for {
 		c.mu.Lock()
 		if c.closed {
@@ -212,6 +219,7 @@ func (c *Conn) getLink(ctx context.Context) (*link, error) {
 		}
 		if err == nil {
 			c.link = l
+			c.live.Store(l)
 			c.wg.Add(2)
 			go l.readLoop(&c.wg)
 			go l.writeLoop(&c.wg)
@@ -247,6 +255,7 @@ func (c *Conn) dial(ctx context.Context) (*link, error) {
 		nc:    nc,
 		r:     bufio.NewReaderSize(nc, 64<<10),
 		out:   make(chan *[]byte, 256),
+		ready: make(chan struct{}, 1),
 		done:  make(chan struct{}),
 		calls: map[uint64]*Call{},
 		subs:  map[uint64]*Subscription{},
@@ -417,20 +426,21 @@ func (d DB) Do(ctx context.Context, cmd string, args ...any) (any, error) {
 		return nil, err
 	}
 	if err := c.wait(ctx, l, call, OpCommand); err != nil {
+		call.woke()
 		return nil, err
 	}
 	res, err := parseEnvelope(call.payload)
+	var v any
 	if err != nil {
 		err = opError(cmd, call.ID, err)
 	} else {
-		var v any
-		if v, err = DecodeResult(res); err == nil {
-			c.recycle(call)
-			return v, nil
-		}
+		v, err = DecodeResult(res)
 	}
+	// Counted as woken until here, where the caller is about to make its
+	// next request, if any.
+	call.woke()
 	c.recycle(call)
-	return nil, err
+	return v, err
 }
 
 // frame returns an empty frame buffer with room for the header, to be
@@ -461,6 +471,7 @@ func (c *Conn) recycle(call *Call) {
 		call.payload = nil // keep no large buffer alive
 	}
 	call.ID, call.name, call.l, call.err, call.payload = 0, "", nil, nil, call.payload[:0]
+	call.state.Store(callWaiting)
 	c.calls.Put(call)
 }
 
@@ -596,6 +607,10 @@ func (c *Conn) wait(ctx context.Context, l *link, call *Call, op Opcode) error {
 	select {
 	case <-call.done:
 	case <-ctx.Done():
+		if call.pooled && !call.state.CompareAndSwap(callWaiting, callAbandoned) {
+			<-call.done // answered meanwhile (and signalled): keep the answer
+			break
+		}
 		select {
 		case <-call.done: // answered meanwhile: keep the answer
 		default:
@@ -690,7 +705,8 @@ type Call struct {
 	// (Do's), receives one value: it is used again.
 	done      chan struct{}
 	pooled    bool
-	payload   []byte // the response's payload
+	state     atomic.Int32 // a pooled call: callWaiting, callAbandoned or callAnswered
+	payload   []byte       // the response's payload
 	err       error
 	stopWatch func() bool
 	slot      bool // holds one of the link's slots (WaitForSlot)
@@ -705,12 +721,35 @@ func doneCall(name string, err error) *Call {
 	return c
 }
 
-// finish signals the call's completion to its waiter.
+// The states of a pooled call: its waiter gives up (callAbandoned) or the
+// reader answers it (callAnswered), whichever comes first.
+const (
+	callWaiting int32 = iota
+	callAbandoned
+	callAnswered
+)
+
+// finish signals the call's completion to its waiter. A pooled call's
+// waiter still waiting is counted in its link's woken until it runs.
 func (c *Call) finish() {
-	if c.pooled {
-		c.done <- struct{}{}
-	} else {
+	if !c.pooled {
 		close(c.done)
+		return
+	}
+	if c.state.CompareAndSwap(callWaiting, callAnswered) {
+		c.l.woken.Add(1)
+	}
+	c.done <- struct{}{}
+}
+
+// woke tells the link that the waiter of a finished call runs again (a
+// no-op for a call its waiter abandoned).
+func (c *Call) woke() {
+	if c.pooled && c.state.Load() == callAnswered && c.l.woken.Add(-1) == 0 {
+		select {
+		case c.l.ready <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -751,6 +790,7 @@ func (c *Conn) linkDown(l *link) {
 	defer c.mu.Unlock()
 	if c.link == l {
 		c.link = nil
+		c.live.Store(nil)
 	}
 	if c.closed || len(c.subs) == 0 || c.redialing {
 		return

@@ -6,17 +6,24 @@ import (
 	"net"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // link is one TCP connection: a reader goroutine that routes responses to
 // their calls by request ID and events to their subscriptions, and a
 // writer goroutine that batches queued frames into few writes.
 type link struct {
-	nc         net.Conn
-	r          *bufio.Reader
-	out        chan *[]byte // frames to write; the writer returns them to pool
-	pool       *sync.Pool
-	rbuf       []byte        // the payload being routed, reused by the reader
+	nc   net.Conn
+	r    *bufio.Reader
+	out  chan *[]byte // frames to write; the writer returns them to pool
+	pool *sync.Pool
+	rbuf []byte // the payload being routed, reused by the reader
+	// woken counts the Do callers woken by a response that have not yet
+	// returned from Do: the writer waits for them so that the requests
+	// they make next leave in one write with the others, and the server
+	// reads them in one read.
+	woken      atomic.Int64
+	ready      chan struct{} // receives a value when woken drops to 0
 	done       chan struct{} // closed when the link is dead
 	once       sync.Once
 	err        error // why it died; set before done is closed
@@ -185,11 +192,24 @@ func (l *link) writeLoop(wg *sync.WaitGroup) {
 			l.pool.Put(f)
 			// Let the callers woken by the last responses queue their next
 			// requests, so that they leave in one write (and the server
-			// reads them in one read) instead of one write each: yield
-			// until a yield brings no new request.
-			for n := 1; n > 0 && err == nil; {
+			// reads them in one read) instead of one write each: wait
+			// (without spinning, so that the other processor can run them)
+			// until every woken caller has run, and yield until a yield
+			// brings no new request.
+			for err == nil {
+				select {
+				case <-l.ready: // stale: from before
+				default:
+				}
+				if l.woken.Load() > 0 {
+					select {
+					case <-l.ready:
+					case <-l.done:
+						return
+					}
+				}
 				runtime.Gosched()
-				n = 0
+				n := 0
 				for more := true; more && err == nil; {
 					select {
 					case f = <-l.out:
@@ -199,6 +219,9 @@ func (l *link) writeLoop(wg *sync.WaitGroup) {
 					default:
 						more = false
 					}
+				}
+				if n == 0 && l.woken.Load() <= 0 {
+					break
 				}
 			}
 			if err == nil {
