@@ -85,6 +85,8 @@ type Session struct {
 	// when not nil, restricts the keys and channels it may use (syncer.go).
 	sub   *recsync.Sub
 	scope *recsync.Scope
+	// scopeView is scope's patterns for other goroutines (SyncConns).
+	scopeView atomic.Pointer[[]string]
 	// chanScope, when set, decides instead of scope which channels a
 	// scoped session may name (an API key's capability, transport_api.go).
 	chanScope func(channel []byte) bool

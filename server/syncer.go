@@ -132,9 +132,12 @@ func (sy *syncer) reset(s *Session) {
 func (s *Session) setScope(sc *recsync.Scope) {
 	s.scope = sc
 	if sc == nil {
+		s.scopeView.Store(nil)
 		s.setChannelFilter(nil)
 		return
 	}
+	pats := sc.Patterns()
+	s.scopeView.Store(&pats)
 	s.setChannelFilter(sc.Match)
 }
 

@@ -2,7 +2,7 @@
 // static page, embedded in the binary with no build step, and the
 // WebSocket at /dashboard/live that sends it the engine's figures once a
 // second (clients by transport, commands, latency percentiles, memory,
-// keyspace). The figures are read as /metrics reads them
+// keyspace, the sync connections with the patterns of their scopes). The figures are read as /metrics reads them
 // (server.Metrics, server.CommandMetrics): a dashboard connection costs
 // one read a second and nothing on the command path.
 //
@@ -87,6 +87,8 @@ type Snapshot struct {
 	SyncPushes     int64          `json:"syncPushes"`
 	DBs            []DB           `json:"dbs"`
 	Commands       []Command      `json:"commands"`
+	// Sync is every sync connection with its scope's patterns.
+	Sync []server.SyncConn `json:"sync"`
 }
 
 // DB is one database's keys.
@@ -113,7 +115,7 @@ func read(srv *server.Server) Snapshot {
 		TotalCommands: m.TotalCommands, UsedMemory: m.UsedMemory, RSS: m.RSS,
 		EvictedKeys: m.EvictedKeys, ExpiredKeys: m.ExpiredKeys,
 		PubsubChannels: m.PubsubChannels, SyncPushes: m.SyncPushes,
-		DBs: []DB{}, Commands: []Command{},
+		DBs: []DB{}, Commands: []Command{}, Sync: srv.SyncConns(),
 	}
 	for _, d := range m.DBs {
 		s.DBs = append(s.DBs, DB{d.Index, d.Keys, d.Expire})

@@ -17,6 +17,7 @@ import (
 	"github.com/recached/recached/server"
 	"github.com/recached/recached/server/servertest"
 	"github.com/recached/recached/server/servertest/browsertest"
+	recsync "github.com/recached/recached/sync"
 )
 
 // TestFilesServed checks that the bridge serves every file of the page.
@@ -49,7 +50,8 @@ func TestFilesServed(t *testing.T) {
 // known workload, takes a screenshot, and checks what its DOM shows.
 func TestDashboardInChromium(t *testing.T) {
 	b := browsertest.Browser(t)
-	s := servertest.StartServers(t, server.Config{}, nil)
+	const secret = "s3cret"
+	s := servertest.StartServers(t, server.Config{TokenSecret: secret}, nil)
 	c := servertest.Dial(t, s.RESP)
 	const keys = 25
 	for i := 0; i < keys; i++ {
@@ -57,21 +59,10 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	servertest.MustDo(t, c, "GET", "k0")
 
-	d := websocket.Dialer{HandshakeTimeout: 5 * time.Second}
-	wc, resp, err := d.Dial("ws://"+s.WS+"/", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	// A sync client scoped by its token; once it answers, the engine
+	// counts the WebSocket session.
+	wc := syncClient(t, s.WS, secret, "user:42:*", "room:1")
 	defer wc.Close()
-	// Once it answers, the engine counts the WebSocket session.
-	if err := wc.WriteMessage(websocket.TextMessage, servertest.Encode("PING")); err != nil {
-		t.Fatal(err)
-	}
-	wc.SetReadDeadline(time.Now().Add(10 * time.Second))
-	if _, msg, err := wc.ReadMessage(); err != nil || string(msg) != "+PONG\r\n" {
-		t.Fatalf("PING over WebSocket: %q, %v", msg, err)
-	}
 
 	p := browsertest.NewPage(t, b, "dashboard", true)
 	p.Run(chromedp.Navigate("http://" + s.WS + "/dashboard/"))
@@ -112,4 +103,54 @@ func TestDashboardInChromium(t *testing.T) {
 	if mem := text("#memory"); !strings.HasSuffix(mem, "B") {
 		t.Errorf("#memory = %q, want a size", mem)
 	}
+
+	// The sync connections table follows connections as they come and
+	// go, each with its token's patterns.
+	scopes := func() []string {
+		var rows []string
+		p.Eval(`[...document.querySelectorAll('#sync tbody tr')].map(tr => tr.cells[2].textContent + ' ' + tr.cells[4].textContent)`, &rows)
+		return rows
+	}
+	if got := scopes(); len(got) != 1 || got[0] != "websocket user:42:* room:1" {
+		t.Errorf("sync connections: %q, want the scoped client's", got)
+	}
+	second := syncClient(t, s.WS, secret, "doc:*")
+	p.Eval(`waitFor(() => document.querySelectorAll('#sync tbody tr').length == 2)`, nil)
+	if got := scopes(); len(got) != 2 || got[1] != "websocket doc:*" {
+		t.Errorf("sync connections after a second client: %q", got)
+	}
+	shot = p.Screenshot()
+	if err := os.WriteFile(filepath.Join(browsertest.ArtifactDir(t), "dashboard-sync.png"), shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wc.Close()
+	p.Eval(`waitFor(() => document.querySelectorAll('#sync tbody tr').length == 1)`, nil)
+	if got := scopes(); len(got) != 1 || got[0] != "websocket doc:*" {
+		t.Errorf("sync connections after the first left: %q", got)
+	}
+	second.Close()
+}
+
+// syncClient opens a WebSocket bridge connection scoped by a token for
+// patterns, signed with secret, and waits for the bridge to take it.
+func syncClient(t *testing.T, addr, secret string, patterns ...string) *websocket.Conn {
+	t.Helper()
+	tok, err := recsync.SignToken([]byte(secret), patterns, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := websocket.Dialer{HandshakeTimeout: 5 * time.Second}
+	wc, resp, err := d.Dial("ws://"+addr+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if err := wc.WriteMessage(websocket.TextMessage, servertest.Encode("SYNC", "TOKEN", tok)); err != nil {
+		t.Fatal(err)
+	}
+	wc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, msg, err := wc.ReadMessage(); err != nil || len(msg) == 0 || msg[0] == '-' {
+		t.Fatalf("SYNC TOKEN over WebSocket: %q, %v", msg, err)
+	}
+	return wc
 }

@@ -54,6 +54,8 @@
     setRows($('latency').tBodies[0], s.commands.filter((c) => c.p50 > 0)
       .map((c) => [c.name, c.calls, us(c.p50), us(c.p99), us(c.p999)]));
     setRows($('transports').tBodies[0], Object.keys(s.clients).sort().map((t) => [t, s.clients[t]]));
+    setRows($('sync').tBodies[0], s.sync.map((c) => [c.id, c.addr, c.transport, c.ageSec,
+      c.patterns ? c.patterns.join(' ') : 'unscoped: every key']));
     $('pushes').textContent = s.syncPushes;
     $('channels').textContent = s.pubsubChannels;
   }
