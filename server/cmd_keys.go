@@ -16,7 +16,7 @@ func keyCommands() []*Command {
 		kall(&Command{Name: "del", Arity: -2, Flags: FlagWrite, Group: "generic", KeySpecs: "RM delete", Since: "1.0.0", Syntax: "key [key ...]", Summary: "Deletes one or more keys.", Categories: "keyspace write slow", Handler: cmdDel}),
 		kall(&Command{Name: "unlink", Arity: -2, Flags: FlagWrite | FlagFast, Group: "generic", KeySpecs: "RM delete", Since: "4.0.0", Syntax: "key [key ...]", Summary: "Asynchronously deletes one or more keys.", Categories: "keyspace write fast", Handler: cmdDel}),
 		kall(&Command{Name: "exists", Arity: -2, Flags: FlagReadonly | FlagFast, Group: "generic", KeySpecs: "RO", Since: "1.0.0", Syntax: "key [key ...]", Summary: "Determines whether one or more keys exist.", Categories: "keyspace read fast", Handler: cmdExists}),
-		kall(&Command{Name: "touch", Arity: -2, Flags: FlagReadonly | FlagFast, Group: "generic", KeySpecs: "RO", Since: "3.2.1", Syntax: "key [key ...]", Summary: "Returns the number of existing keys out of those specified after updating the time they were last accessed.", Categories: "keyspace read fast", Handler: cmdExists}),
+		kall(&Command{Name: "touch", Arity: -2, Flags: FlagReadonly | FlagFast, Group: "generic", KeySpecs: "RO", Since: "3.2.1", Syntax: "key [key ...]", Summary: "Returns the number of existing keys out of those specified after updating the time they were last accessed.", Categories: "keyspace read fast", Handler: cmdTouch}),
 		k1(&Command{Name: "type", Arity: 2, Flags: FlagReadonly | FlagFast, Group: "generic", KeySpecs: "RO", Since: "1.0.0", Syntax: "key", Summary: "Determines the type of value stored at a key.", Categories: "keyspace read fast", Handler: cmdType}),
 		k1(&Command{Name: "expire", Arity: -3, Flags: FlagWrite | FlagFast, Group: "generic", KeySpecs: "RW update", Since: "1.0.0", Syntax: "key seconds [NX | XX | GT | LT]", Summary: "Sets the expiration time of a key in seconds.", Categories: "keyspace write fast", Handler: expireCmd(1000, false)}),
 		k1(&Command{Name: "pexpire", Arity: -3, Flags: FlagWrite | FlagFast, Group: "generic", KeySpecs: "RW update", Since: "2.6.0", Syntax: "key milliseconds [NX | XX | GT | LT]", Summary: "Sets the expiration time of a key in milliseconds.", Categories: "keyspace write fast", Handler: expireCmd(1, false)}),
@@ -57,6 +57,17 @@ func cmdExists(s *Session) {
 	n := 0
 	for _, k := range s.Args[1:] {
 		if s.db.LookupNoTouch(k) != nil {
+			n++
+		}
+	}
+	s.W.Int(int64(n))
+}
+
+// cmdTouch is TOUCH: EXISTS that counts as a use of every key found.
+func cmdTouch(s *Session) {
+	n := 0
+	for _, k := range s.Args[1:] {
+		if s.db.Lookup(k) != nil {
 			n++
 		}
 	}
