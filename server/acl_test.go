@@ -155,9 +155,14 @@ func runACL(t *testing.T, addr string, steps []aclStep) []string {
 		}
 		out[i] = normalizeACL(string(rep))
 	}
-	// Whether a connection of a deleted user was closed.
-	for name, c := range conns {
-		if _, err := c.Do("ping"); err != nil {
+	// Whether a connection of a deleted user was closed, in name order.
+	names := make([]string, 0, len(conns))
+	for name := range conns {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if _, err := conns[name].Do("ping"); err != nil {
 			out[len(out)-1] += " " + name + " closed"
 		}
 	}
