@@ -1324,14 +1324,15 @@ func (s *Session) startScript(cmd *Command) {
 	}
 	// The arguments are copied into the script session's buffer: a run
 	// that detaches outlives the transport's read buffer.
-	w.argBuf = w.argBuf[:0]
+	job := w.job
+	job.args = job.args[:0]
 	for _, a := range s.Args {
-		w.argBuf = append(w.argBuf, a...)
+		job.args = append(job.args, a...)
 	}
 	w.Args = w.Args[:0]
 	off := 0
 	for _, a := range s.Args {
-		w.Args = append(w.Args, w.argBuf[off:off+len(a):off+len(a)])
+		w.Args = append(w.Args, job.args[off:off+len(a):off+len(a)])
 		off += len(a)
 	}
 	w.DBIndex, w.db = s.DBIndex, s.db
@@ -1340,20 +1341,26 @@ func (s *Session) startScript(cmd *Command) {
 	w.chanScope = s.chanScope
 	w.trk.Store(s.trk.Load()) // the script's reads and writes are the connection's (tracking.go)
 	w.script, w.oom = run, s.oom
-	w.scriptCmd, run.conn = cmd, s
-	if w.settle == nil {
-		w.settle = make(chan bool, 1)
-	}
+	job.cmd, run.conn = cmd, s
 	select {
 	case e.jobs <- w:
 	default:
 		go e.runScripts(w)
 	}
-	if !<-w.settle {
+	if !<-job.settle {
 		return // detached: the session is blocked (detach)
 	}
 	s.W.Raw(w.W.B)
 	w.W.B = w.W.B[:0]
+}
+
+// scriptJob is what a script session holds for startScript: the script
+// command to run, the bytes of its arguments (a run that detaches outlives
+// the transport's read buffer) and the channel the connection waits on.
+type scriptJob struct {
+	cmd    *Command
+	args   []byte
+	settle chan bool
 }
 
 // runScripts is the script worker: it runs the script of w, then the
@@ -1377,15 +1384,15 @@ func (e *scriptEngine) runScripts(w *Session) {
 const scriptWorkerIdle = 10 * time.Second
 
 // runJob runs the script command of the script session w and answers the
-// connection: through w.settle while it waits, as a blocked session's
+// connection: through its job's settle while it waits, as a blocked session's
 // reply once the run detached.
 func (e *scriptEngine) runJob(w *Session) {
 	run := w.script
-	w.call(w.scriptCmd)
-	w.script, w.scriptCmd = nil, nil
+	w.call(w.job.cmd)
+	w.script, w.job.cmd = nil, nil
 	e.finish(run)
 	if !run.detached {
-		w.settle <- true
+		w.job.settle <- true
 		return
 	}
 	s := run.conn
@@ -1405,7 +1412,7 @@ func (run *scriptRun) detach() {
 	}
 	run.detached = true
 	run.conn.blocked.Store(blockWaiting)
-	run.s.settle <- false
+	run.s.job.settle <- false
 }
 
 // scriptSession returns the session a script of s runs in: a copy of the
@@ -1415,7 +1422,8 @@ func (run *scriptRun) detach() {
 // anybody's.
 func (s *Session) scriptSession() *Session {
 	if s.scriptSess == nil {
-		s.scriptSess = &Session{srv: s.srv, ID: s.ID, WS: s.WS, created: s.created, masks: make([]uint64, len(s.masks)), scriptOf: s}
+		s.scriptSess = &Session{srv: s.srv, ID: s.ID, WS: s.WS, created: s.created, masks: make([]uint64, len(s.masks)), scriptOf: s,
+			job: &scriptJob{settle: make(chan bool, 1)}}
 	}
 	return s.scriptSess
 }

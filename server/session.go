@@ -111,13 +111,9 @@ type Session struct {
 	scriptSess *Session
 	// scriptOf is, in a script session, the connection's session.
 	scriptOf *Session
-	// In a script session: the script command to run, the buffer its
-	// arguments were copied to, and the channel the connection waits on
-	// for the run (startScript).
-	scriptCmd *Command
-	argBuf    []byte
-	settle    chan bool
-	scratch   []byte // per-command formatting space (itoa)
+	// job is, in a script session, the script startScript hands over.
+	job     *scriptJob
+	scratch []byte // per-command formatting space (itoa)
 	// reply is the CLIENT REPLY mode; while it is not replyOn, pushSpans
 	// are the parts of W the running request wrote that are pushes
 	// (subscribe confirmations, its own messages), kept when its replies
