@@ -247,7 +247,8 @@ const (
 type geoPoint struct {
 	node  *keyspace.ZNode
 	dist  float64
-	exact bool // dist is the exact distance, not a fast one
+	exact bool  // dist is the exact distance, not a fast one
+	cell  uint8 // the cell it was found in, in the order searched
 }
 
 // exactDist makes p's distance the exact one from the shape's centre.
@@ -592,31 +593,92 @@ func (s *Session) geoParseBox(args [][]byte, shape *geoShape) bool {
 // cell in Redis's order (the centre cell, then its neighbours, skipping a
 // neighbour equal to the cell searched before it), members of a cell in
 // score order; with limit > 0 it stops once it has limit members.
+//
+// Walking a cell's members is chasing the links of nodes spread over the
+// heap, one cache miss per member. The cells' walks are independent, so
+// without a limit they go in step, a few members of every cell at a time,
+// for the processor to wait for all their misses at once; the members
+// found are then put back in cell order.
 func geoMembersInShape(z *keyspace.ZSet, shape *geoShape, limit int) []geoPoint {
 	cells := shape.cells()
-	points := make([]geoPoint, 0, 256)
+	var walks [9]geoWalk
+	nw := 0
 	last := 0
 	for i, c := range cells {
-		if c.zero() {
+		if c.zero() || last != 0 && c == cells[last] {
 			continue
-		}
-		if last != 0 && c == cells[last] {
-			continue
-		}
-		if len(points) > 0 && limit > 0 && len(points) >= limit {
-			break
-		}
-		r := keyspace.ScoreRange{Min: float64(c.align52()), Max: float64(geoBits{c.bits + 1, c.step}.align52()), MaxEx: true}
-		for n := z.FirstInScore(&r); n != nil && r.BelowMax(n.Score()); n = n.Next() {
-			lon, lat := geoDecodeScore(n.Score())
-			if d, exact, ok := shape.within(lon, lat); ok {
-				points = append(points, geoPoint{node: n, dist: d, exact: exact})
-			}
-			if len(points) > 0 && limit > 0 && len(points) >= limit {
-				break
-			}
 		}
 		last = i
+		r := keyspace.ScoreRange{Min: float64(c.align52()), Max: float64(geoBits{c.bits + 1, c.step}.align52()), MaxEx: true}
+		if n := z.FirstInScore(&r); n != nil {
+			walks[nw] = geoWalk{next: n, end: r.Max, cell: uint8(nw)}
+			nw++
+		}
+	}
+	points := make([]geoPoint, 0, 256)
+	if limit > 0 {
+		for k := 0; k < nw && len(points) < limit; k++ {
+			points = geoWalkCells(walks[k:k+1], shape, points, limit)
+		}
+		return points
+	}
+	points = geoWalkCells(walks[:nw], shape, points, 0)
+	if nw > 1 {
+		slices.SortStableFunc(points, func(a, b geoPoint) int { return int(a.cell) - int(b.cell) })
+	}
+	return points
+}
+
+// geoWalk is the walk of one cell's members: the next node to test and
+// the cell's end score (exclusive).
+type geoWalk struct {
+	next *keyspace.ZNode
+	end  float64
+	cell uint8
+}
+
+// geoWalkCells appends the members of the walks' cells that are inside the
+// shape, a batch of members of every cell at a time, stopping once points
+// holds limit members if limit > 0.
+func geoWalkCells(walks []geoWalk, shape *geoShape, points []geoPoint, limit int) []geoPoint {
+	const batch = 16
+	var nodes [9][batch]*keyspace.ZNode
+	var got [9]int
+	for active := len(walks); active > 0; {
+		// Only loads here, so that the misses of the walks overlap.
+		for k := range walks {
+			got[k] = 0
+		}
+		for range batch {
+			for k := range walks {
+				w := &walks[k]
+				n := w.next
+				if n == nil {
+					continue
+				}
+				if n.Score() >= w.end {
+					w.next = nil
+					active--
+					continue
+				}
+				nodes[k][got[k]] = n
+				got[k]++
+				if w.next = n.Next(); w.next == nil {
+					active--
+				}
+			}
+		}
+		for k := range walks {
+			for _, n := range nodes[k][:got[k]] {
+				lon, lat := geoDecodeScore(n.Score())
+				if d, exact, ok := shape.within(lon, lat); ok {
+					points = append(points, geoPoint{node: n, dist: d, exact: exact, cell: walks[k].cell})
+					if limit > 0 && len(points) >= limit {
+						return points
+					}
+				}
+			}
+		}
 	}
 	return points
 }
