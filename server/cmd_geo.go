@@ -119,7 +119,7 @@ func (s *Session) geoUnit(u []byte) float64 {
 
 func cmdGeoAdd(s *Session) {
 	args := s.Args
-	var nx, xx bool
+	var nx, xx, ch bool
 	i := 2
 options:
 	for ; i < len(args); i++ {
@@ -129,34 +129,29 @@ options:
 		case resp.EqualFold(args[i], "xx"):
 			xx = true
 		case resp.EqualFold(args[i], "ch"):
+			ch = true
 		default:
 			break options
 		}
 	}
-	if (len(args)-i)%3 != 0 || (xx && nx) {
+	if len(args) == i || (len(args)-i)%3 != 0 || (xx && nx) {
 		s.W.Error(errSyntax)
 		return
 	}
 	// GEOADD is ZADD of the encoded positions, as in Redis: the same
 	// option checks, reply and ZADD effect.
 	n := (len(args) - i) / 3
-	zargs := make([][]byte, 0, i+2*n)
-	zargs = append(zargs, []byte("zadd"))
-	zargs = append(zargs, args[1:i]...)
-	scores := make([]byte, 0, 16*n)
+	var small [4]float64
+	scores := small[:0]
 	for j := 0; j < n; j++ {
 		at := i + 3*j
 		lon, lat, ok := s.geoParseLonLat(args[at], args[at+1])
 		if !ok {
 			return
 		}
-		start := len(scores)
-		scores = strconv.AppendUint(scores, geoScore(lon, lat), 10)
-		zargs = append(zargs, scores[start:len(scores):len(scores)], args[at+2])
+		scores = append(scores, float64(geoScore(lon, lat)))
 	}
-	s.Args = zargs
-	s.zadd(false)
-	s.Args = args
+	s.zaddScores(zaddFlags{nx: nx, xx: xx, ch: ch}, scores, i+2, 3)
 }
 
 func cmdGeoDist(s *Session) {

@@ -191,19 +191,41 @@ type zeffect struct {
 	buf  []byte
 	n    int // expected arguments, for the first allocation
 	size int // expected formatted bytes
+	// s, when set, lends its buffers and gets them back from emit.
+	s *Session
+}
+
+// reusedZEffect returns a zeffect formatted into the session's buffers,
+// kept from one command to the next, so that a ZADD or GEOADD of a few
+// members allocates nothing for its effect (which publish copies).
+func (s *Session) reusedZEffect(n, size int) zeffect {
+	e := zeffect{n: n, size: size, s: s}
+	if s.zeff != nil {
+		e.args, e.buf = s.zeff.args[:0], s.zeff.buf[:0]
+	}
+	return e
+}
+
+// zeffectBufs are the buffers a session lends its ZADD effects.
+type zeffectBufs struct {
+	args [][]byte
+	buf  []byte
 }
 
 // add appends an argument that stays valid until the effect is emitted.
 func (e *zeffect) add(b []byte) {
-	if e.args == nil {
-		e.args = make([][]byte, 2, 2+max(e.n, 6))
+	if len(e.args) == 0 {
+		if cap(e.args) < 2+e.n {
+			e.args = make([][]byte, 0, 2+max(e.n, 6))
+		}
+		e.args = e.args[:2]
 	}
 	e.args = append(e.args, b)
 }
 
 // addString appends a copy of m.
 func (e *zeffect) addString(m string) {
-	if e.buf == nil {
+	if cap(e.buf) == 0 {
 		e.buf = make([]byte, 0, max(e.size, 64))
 	}
 	start := len(e.buf)
@@ -213,7 +235,7 @@ func (e *zeffect) addString(m string) {
 
 // addScore appends a score in a form that parses back to the same double.
 func (e *zeffect) addScore(f float64) {
-	if e.buf == nil {
+	if cap(e.buf) == 0 {
 		e.buf = make([]byte, 0, max(e.size, 32))
 	}
 	start := len(e.buf)
@@ -223,11 +245,20 @@ func (e *zeffect) addScore(f float64) {
 
 // emit reports the effect cmd key <collected arguments>, if any.
 func (e *zeffect) emit(s *Session, cmd, key []byte) {
-	if e.args == nil {
+	if len(e.args) == 0 {
 		return
 	}
 	e.args[0], e.args[1] = cmd, key
 	s.emit(e.args...)
+	// The buffers go back to the session unless they grew large; the
+	// arguments are cleared so that they keep no request alive.
+	if e.s != nil && cap(e.args) <= 64 && cap(e.buf) <= 1024 {
+		clear(e.args)
+		if e.s.zeff == nil {
+			e.s.zeff = &zeffectBufs{}
+		}
+		e.s.zeff.args, e.s.zeff.buf = e.args[:0], e.buf[:0]
+	}
 }
 
 // zappendScore formats f so that it parses back exactly: the shortest
@@ -492,6 +523,19 @@ options:
 		}
 		scores = append(scores, f)
 	}
+	s.zaddScores(zaddFlags{nx: nx, xx: xx, gt: gt, lt: lt, ch: ch, incr: incr}, scores, i+1, 2)
+}
+
+// zaddFlags are ZADD's options.
+type zaddFlags struct{ nx, xx, gt, lt, ch, incr bool }
+
+// zaddScores is ZADD once the options and scores are parsed and checked:
+// it adds or updates the members s.Args[first], s.Args[first+stride], …
+// of key s.Args[1] with scores, emits the effect and replies. GEOADD
+// calls it with the scores of its positions.
+func (s *Session) zaddScores(f zaddFlags, scores []float64, first, stride int) {
+	nx, xx, gt, lt, ch, incr := f.nx, f.xx, f.gt, f.lt, f.ch, f.incr
+	pairs := len(scores)
 	key := s.Args[1]
 	z, wrong := s.lookupZSet(key)
 	if wrong {
@@ -511,9 +555,9 @@ options:
 	}
 	added, updated, processed := 0, 0, 0
 	var score float64
-	eff := zeffect{n: 2 * pairs, size: 24 * pairs}
+	eff := s.reusedZEffect(2*pairs, 24*pairs)
 	for j := 0; j < pairs; j++ {
-		member := s.Args[i+2*j+1]
+		member := s.Args[first+stride*j]
 		score = scores[j]
 		cur, exists := z.Score(member)
 		if exists {

@@ -114,6 +114,9 @@ type Session struct {
 	// job is, in a script session, the script startScript hands over.
 	job     *scriptJob
 	scratch []byte // per-command formatting space (itoa)
+	// zeff holds the buffers of ZADD's effect, reused from one command
+	// to the next (reusedZEffect); nil until the first ZADD.
+	zeff *zeffectBufs
 	// reply is the CLIENT REPLY mode; while it is not replyOn, pushSpans
 	// are the parts of W the running request wrote that are pushes
 	// (subscribe confirmations, its own messages), kept when its replies
