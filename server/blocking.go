@@ -617,7 +617,11 @@ func (s *Session) serveWaiter(w *waiter, key []byte, obj any) []byte {
 // log fails, waiters stay blocked rather than pop what cannot be recorded.
 func (srv *Server) persistReady() bool {
 	p := srv.persist
-	return p == nil || p.log == nil || p.log.Err() == nil
+	if p == nil {
+		return true
+	}
+	l := p.log.Load()
+	return l == nil || l.Err() == nil
 }
 
 // preimage keeps, during a snapshot, key's state from before a served

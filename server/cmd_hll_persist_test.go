@@ -47,7 +47,7 @@ func TestHLLPersist(t *testing.T) {
 				}
 			}
 			want := describeServer(srv)
-			_ = srv.persist.log.SyncNow()
+			_ = srv.persist.log.Load().SyncNow()
 			crash(srv)
 			srv2 := openPersist(t, dir, nil)
 			if got := describeServer(srv2); got != want {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"log"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -572,7 +573,12 @@ func cmdConfigSet(s *Session) {
 		params[i] = p
 	}
 	s.srv.cfgMu.Lock()
-	defer s.srv.cfgMu.Unlock()
+	locked := true
+	defer func() {
+		if locked {
+			s.srv.cfgMu.Unlock()
+		}
+	}()
 	values := make([]string, n)
 	for i, p := range params {
 		cur := s.srv.paramValue(p)
@@ -600,10 +606,38 @@ func cmdConfigSet(s *Session) {
 			s.srv.params[p.name] = values[i]
 		}
 	}
+	prev := s.srv.cfg
 	s.srv.cfg = next
 	for i, p := range params {
 		if p.apply != nil {
 			p.apply(s.srv, string(s.Args[3+2*i]))
+		}
+	}
+	s.srv.cfgMu.Unlock()
+	locked = false
+	for i, p := range params {
+		if p.act == nil {
+			continue
+		}
+		p, v := p, values[i]
+		act := func() error {
+			err := p.act(s.srv, v)
+			if err != nil {
+				log.Printf("recached: CONFIG SET %s %s: %v", p.name, v, err)
+				s.srv.cfgMu.Lock()
+				p.set(&s.srv.cfg, p.get(&prev))
+				s.srv.cfgMu.Unlock()
+			}
+			return err
+		}
+		if s.inExec {
+			// The transaction's shards are locked: after EXEC.
+			s.afterExec = append(s.afterExec, func() { _ = act() })
+			continue
+		}
+		if err := act(); err != nil {
+			s.W.Error(fmt.Sprintf("ERR CONFIG SET failed (possibly related to argument '%s') - %v", p.name, err))
+			return
 		}
 	}
 	s.W.OK()

@@ -218,7 +218,7 @@ func TestStreamPersistRoundTrip(t *testing.T) {
 	for _, k := range []string{"s1", "s2", "s3", "empty"} {
 		want[k] = describeStream(s.db.Lookup([]byte(k)))
 	}
-	_ = srv.persist.log.SyncNow()
+	_ = srv.persist.log.Load().SyncNow()
 	crash(srv)
 	for _, step := range []string{"log", "snapshot"} {
 		srv2 := openPersist(t, dir, nil)

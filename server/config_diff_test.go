@@ -19,7 +19,8 @@ var configProbeValues = []string{
 }
 
 // configProbeSkip are the parameters the probe leaves out: those recached
-// fixes at start (listeners, log mode; TestConfigSetFixed covers them),
+// fixes at start (listeners; TestConfigSetFixed covers them), the log
+// mode (each switch writes a snapshot; TestConfigSetAppendOnly covers it),
 // those whose change would disturb the probe itself (requirepass, a
 // watchdog), and recached's own.
 var configProbeSkip = map[string]bool{

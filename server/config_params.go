@@ -78,6 +78,12 @@ type configParam struct {
 	// the form CONFIG GET shows may say less: notify-keyspace-events "KEAn"
 	// shows as "AKE" and still turns on the new event, as in Redis.
 	apply func(srv *Server, v string)
+	// act, when set, makes a new value take effect with work that takes
+	// every shard's lock (appendonly writes a snapshot): CONFIG SET calls
+	// it once cfgMu is released and no shard is locked (inside EXEC, once
+	// the transaction's locks are released, before its reply leaves). When
+	// it fails the parameter gets its previous value back.
+	act func(srv *Server, v string) error
 }
 
 // configTable is every parameter of Redis 7.0 (src/config.c), plus
@@ -195,10 +201,10 @@ func configParamList() []*configParam {
 		withCheck(boolParam("activedefrag", "", 0, false), checkActiveDefrag),
 		boolParam("syslog-enabled", "", imm, false),
 		boolParam("cluster-enabled", "", imm, false),
-		// recached opens or closes its log only at start.
-		{name: "appendonly", kind: kindBool, flags: fixed,
+		{name: "appendonly", kind: kindBool,
 			get: func(c *Config) string { return yesNo(c.AppendOnly) },
-			set: func(c *Config, v string) { c.AppendOnly = v == "yes" }},
+			set: func(c *Config, v string) { c.AppendOnly = v == "yes" },
+			act: func(srv *Server, _ string) error { return srv.persist.applyAppendOnly() }},
 		boolParam("cluster-allow-reads-when-down", "", 0, false),
 		boolParam("cluster-allow-pubsubshard-when-down", "", 0, true),
 		boolParam("crash-log-enabled", "", 0, true),

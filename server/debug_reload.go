@@ -70,7 +70,7 @@ func debugReload(s *Session) {
 		srv.lockAll(srv.ks.DBs...)
 		// Writes since the save's instant are not in the snapshot: without
 		// NOSAVE they would be lost, with it they are in the log (if any).
-		if srv.dirty.Load() != 0 && (save || p.log != nil) {
+		if srv.dirty.Load() != 0 && (save || p.log.Load() != nil) {
 			srv.unlockAll(srv.ks.DBs...)
 			if !save {
 				s.W.Error("ERR DEBUG RELOAD NOSAVE would drop the writes made since the last save, which only the append-only log holds: SAVE first")

@@ -93,12 +93,12 @@ func TestEffectReachesLogBeforeHooks(t *testing.T) {
 	cfg.Dir, cfg.Save, cfg.AppendFsync = t.TempDir(), "", "everysec"
 	srv := New(cfg)
 	var seen []int64
-	srv.AddHook(func(e *Effect) { seen = append(seen, srv.persist.log.Size()) })
+	srv.AddHook(func(e *Effect) { seen = append(seen, srv.persist.log.Load().Size()) })
 	if err := srv.OpenPersistence(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { crash(srv) })
-	l := srv.persist.log
+	l := srv.persist.log.Load()
 	s, err := srv.NewSession(nil, false)
 	if err != nil {
 		t.Fatal(err)

@@ -141,15 +141,16 @@ type EffectHook func(e *Effect)
 // Commit a transport runs before writing pushes to a socket writes (under
 // appendfsync always, fsyncs) that record before the push leaves.
 func (srv *Server) publish(e *Effect) {
+	l := srv.persist.log.Load()
 	if e.Kind == EffectMark {
-		if srv.persist.log != nil {
-			srv.persist.onEffect(e)
+		if l != nil {
+			onEffect(l, e)
 		}
 		return
 	}
 	srv.dirty.Add(1)
-	if srv.persist.log != nil {
-		srv.persist.onEffect(e)
+	if l != nil {
+		onEffect(l, e)
 	}
 	for _, h := range srv.hooks {
 		h(e)

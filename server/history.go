@@ -354,8 +354,12 @@ func busMessageOf(r snapshot.History) *BusMessage {
 // logHistory appends one recorded message to the append-only log; it is
 // the history's logf while the log is on.
 func (p *persister) logHistory(bm *BusMessage) {
+	l := p.log.Load()
+	if l == nil {
+		return
+	}
 	r := historyRecord(bm)
-	p.log.AppendHistory(&r)
+	l.AppendHistory(&r)
 }
 
 // restoreHistory puts a message read back from the snapshot or the log in

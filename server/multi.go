@@ -101,6 +101,10 @@ func cmdExec(s *Session) {
 	}
 	s.inExec = false
 	s.unlock()
+	for _, fn := range s.afterExec {
+		fn()
+	}
+	s.afterExec = nil
 }
 
 // watchState is the keys a session watches and whether one was touched.

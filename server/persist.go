@@ -58,6 +58,7 @@ const (
 	saveNone    = 0
 	saveRDB     = 1 // SAVE, BGSAVE, save rules, shutdown
 	saveRewrite = 2 // BGREWRITEAOF, automatic rewrite
+	saveSwitch  = 3 // CONFIG SET appendonly no closing the log
 )
 
 // The shutdown modes SHUTDOWN sets.
@@ -73,7 +74,10 @@ type persister struct {
 
 	dir  string
 	lock *os.File
-	log  *snapshot.LogWriter // nil while the append-only log is off
+	// log is the append-only log, nil while it is off. CONFIG SET
+	// appendonly switches it with every shard locked (enableLog,
+	// disableLog); the publisher and Commit load it once per use.
+	log atomic.Pointer[snapshot.LogWriter]
 	// fsyncs is the latency histogram of the log's fsyncs, for metrics.
 	fsyncs latencyHist
 	open   bool
@@ -184,18 +188,15 @@ func (srv *Server) OpenPersistence() error {
 			p.unlock()
 			return err
 		}
-		p.log = snapshot.NewLogWriter(f, size, policy)
-		p.log.OnSync = p.fsyncs.record
-		p.log.Fatal = func(err error) {
-			log.Fatalf("recached: can't write the append-only log with appendfsync always (%v): exiting rather than acknowledge writes that are not on disk", err)
-		}
+		p.log.Store(p.newLogWriter(f, size, policy))
 		p.rewriteBase.Store(size)
-		// From here on publish hands every effect to the log first.
-		srv.SetCommit(p.log.Commit)
-		// Every message a channel's history records goes to the log too,
-		// committed by the same Commit.
-		srv.pubsub.hist.logf = p.logHistory
 	}
+	// From here on publish hands every effect to the log first, while it
+	// is on; Commit writes it.
+	srv.SetCommit(p.commit)
+	// Every message a channel's history records goes to the log too,
+	// committed by the same Commit.
+	srv.pubsub.hist.logf = p.logHistory
 	srv.dirty.Store(0)
 	p.open = true
 	if p.fromRDB != "" {
@@ -210,6 +211,23 @@ func (srv *Server) OpenPersistence() error {
 	return nil
 }
 
+// newLogWriter returns the writer of an open log file holding size bytes.
+func (p *persister) newLogWriter(f *os.File, size int64, policy snapshot.Fsync) *snapshot.LogWriter {
+	l := snapshot.NewLogWriter(f, size, policy)
+	l.OnSync = p.fsyncs.record
+	l.Fatal = func(err error) {
+		log.Fatalf("recached: can't write the append-only log with appendfsync always (%v): exiting rather than acknowledge writes that are not on disk", err)
+	}
+	return l
+}
+
+// commit is the server's Commit: the open log's group commit.
+func (p *persister) commit() {
+	if l := p.log.Load(); l != nil {
+		l.Commit()
+	}
+}
+
 func (p *persister) unlock() {
 	if p.lock != nil {
 		_ = syscall.Flock(int(p.lock.Fd()), syscall.LOCK_UN)
@@ -222,16 +240,16 @@ func (p *persister) unlock() {
 // it before any hook (see publish). A change made under a DEDUP mark is
 // logged with the mark, so that replaying it restores the mark too; a mark
 // raised by a command that changed nothing (EffectMark) is logged alone.
-func (p *persister) onEffect(e *Effect) {
+func onEffect(l *snapshot.LogWriter, e *Effect) {
 	if e.ClientID == nil {
-		p.log.AppendCommand(e.DB, e.Args)
+		l.AppendCommand(e.DB, e.Args)
 		return
 	}
 	args := e.Args
 	if e.Kind == EffectMark {
 		args = nil
 	}
-	p.log.AppendEffect(e.DB, args, e.ClientID, e.WireID, time.Now().UnixMilli())
+	l.AppendEffect(e.DB, args, e.ClientID, e.WireID, time.Now().UnixMilli())
 }
 
 // restoreMark raises a DEDUP mark read back from the snapshot or the log.
@@ -296,6 +314,9 @@ func (p *persister) load() (lastLog string, lastEnd int64, err error) {
 	default:
 		gen, withLog = h.Generation, h.WithLog
 		p.loadedKeys = loaded
+	}
+	if err := discardUnbased(p.dir, haveSnap, gen); err != nil {
+		return "", 0, err
 	}
 	logs, err := listLogs(p.dir)
 	if err != nil {
@@ -463,7 +484,7 @@ func (srv *Server) ClosePersistence() error {
 	rules, _ := ParseSaveRules(srv.Config().Save)
 	mode := p.shutdown.Load()
 	var err error
-	if mode == shutdownSave || mode == shutdownDefault && (len(rules) > 0 || p.log != nil) {
+	if mode == shutdownSave || mode == shutdownDefault && (len(rules) > 0 || p.log.Load() != nil) {
 		log.Printf("recached: saving the final snapshot")
 		start := time.Now()
 		if err = p.save(saveRDB); err != nil {
@@ -472,8 +493,8 @@ func (srv *Server) ClosePersistence() error {
 			log.Printf("recached: snapshot saved in %v", time.Since(start).Round(time.Millisecond))
 		}
 	}
-	if p.log != nil {
-		if cerr := p.log.Close(); cerr != nil && err == nil {
+	if l := p.log.Load(); l != nil {
+		if cerr := l.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("closing the append-only log: %w", cerr)
 		}
 	}
@@ -493,7 +514,7 @@ func (p *persister) background() {
 			return
 		case <-t.C:
 		}
-		if l := p.log; l != nil {
+		if l := p.log.Load(); l != nil {
 			switch l.Policy() {
 			case snapshot.FsyncEverysec:
 				if err := l.SyncNow(); err != nil {
@@ -531,7 +552,7 @@ func (p *persister) cron(now int64) {
 			return
 		}
 	}
-	if l := p.log; l != nil {
+	if l := p.log.Load(); l != nil {
 		size, base := l.Size(), p.rewriteBase.Load()
 		if size >= p.rewriteMin && size >= 2*base {
 			log.Printf("recached: starting automatic rewriting of the append-only log: %d bytes, %d after the last rewrite", size, base)
@@ -554,7 +575,7 @@ func (p *persister) startBackground(kind int32) bool {
 	p.lastTry.Store(time.Now().Unix())
 	go func() {
 		start := time.Now()
-		err := p.saveLocked(kind)
+		err := p.saveLocked(kind, false)
 		if err != nil {
 			log.Printf("recached: background save failed: %v", err)
 		} else {
@@ -568,7 +589,7 @@ func (p *persister) startBackground(kind int32) bool {
 // running one.
 func (p *persister) save(kind int32) error {
 	p.claim(kind, true)
-	return p.saveLocked(kind)
+	return p.saveLocked(kind, false)
 }
 
 // claim makes kind the save in progress. When another save runs, it waits
@@ -595,9 +616,13 @@ func (p *persister) release() {
 }
 
 // saveLocked writes a snapshot and, when the log is on, starts the log of
-// the next generation at the snapshot's point in time. The caller has
-// claimed the save (claim); saveLocked releases it.
-func (p *persister) saveLocked(kind int32) (err error) {
+// the next generation at the snapshot's point in time. With enable (the
+// log is off: CONFIG SET appendonly yes), it turns the log on at that
+// point instead, with the next generation's log, the snapshot being its
+// base; until that snapshot commits, the switch file makes a restart
+// discard that log (see enableLog). The caller has claimed the save
+// (claim); saveLocked releases it.
+func (p *persister) saveLocked(kind int32, enable bool) (err error) {
 	start := time.Now()
 	p.saveStart.Store(start.Unix())
 	defer func() {
@@ -620,6 +645,9 @@ func (p *persister) saveLocked(kind int32) (err error) {
 		if err == nil {
 			p.rdbSaves.Add(1)
 		}
+		if enable && err != nil {
+			p.abortEnable()
+		}
 		p.release()
 	}()
 	srv := p.srv
@@ -634,7 +662,13 @@ func (p *persister) saveLocked(kind int32) (err error) {
 	hdr := snapshot.Header{Version: snapshot.Version, Generation: gen, Created: time.Now().UnixMilli()}
 	var next *os.File
 	var nextSize int64
-	if p.log != nil {
+	cur := p.log.Load() // stable: it changes only under a claimed save
+	if enable {
+		if err := writeSwitchFile(dir, gen); err != nil {
+			return err
+		}
+	}
+	if cur != nil || enable {
 		if next, nextSize, err = snapshot.CreateLog(dir, hdr); err != nil {
 			return err
 		}
@@ -680,8 +714,14 @@ func (p *persister) saveLocked(kind int32) (err error) {
 	// copy or, recorded after the switch, in the new log.
 	srv.pubsub.hist.lockAll()
 	var old *os.File
-	if next != nil {
-		old, err = p.log.BeginSwitch(next, nextSize)
+	if enable {
+		// The switch point: every effect from here on is logged, every
+		// earlier one is in the image the dumper writes.
+		policy, _ := snapshot.ParseFsync(srv.Config().AppendFsync)
+		cur = p.newLogWriter(next, nextSize, policy)
+		p.log.Store(cur)
+	} else if next != nil {
+		old, err = cur.BeginSwitch(next, nextSize)
 		if err != nil {
 			srv.pubsub.hist.unlockAll()
 			srv.unlockAll(srv.ks.DBs...)
@@ -715,12 +755,14 @@ func (p *persister) saveLocked(kind int32) (err error) {
 	p.keysDone.Store(0)
 	if next != nil {
 		p.gen.Store(gen)
-		if err := p.log.FinishSwitch(old); err != nil {
-			log.Printf("recached: WARNING: fsync of the previous append-only log failed: %v", err)
+		if old != nil {
+			if err := cur.FinishSwitch(old); err != nil {
+				log.Printf("recached: WARNING: fsync of the previous append-only log failed: %v", err)
+			}
 		}
 		// What the new log holds so far reaches the disk before the
 		// snapshot replaces the generation before it.
-		if err := p.log.SyncNow(); err != nil {
+		if err := cur.SyncNow(); err != nil {
 			p.snap.Store(nil)
 			close(st.done)
 			w.Abort()
@@ -771,8 +813,15 @@ func (p *persister) saveLocked(kind int32) (err error) {
 		}
 	}
 	srv.lastSave.Store(time.Now().Unix())
-	if p.log != nil {
-		p.rewriteBase.Store(p.log.Size())
+	if enable {
+		// The base is in place: the new log now follows it for good. A
+		// switch file left behind is harmless: the snapshot is not older.
+		if err := removeSwitchFile(dir); err != nil {
+			log.Printf("recached: WARNING: %v", err)
+		}
+	}
+	if cur != nil {
+		p.rewriteBase.Store(cur.Size())
 	}
 	// The new snapshot holds everything the older logs did.
 	if logs, lerr := listLogs(dir); lerr == nil {
@@ -950,8 +999,8 @@ func (st *snapState) preimage(dbi int, key []byte) {
 // refuses writes the log cannot record, and during a save keeps the
 // pre-images the snapshot needs. It reports whether the command may run.
 func (p *persister) beforeWrite(s *Session, cmd *Command) bool {
-	if p.log != nil && p.log.Err() != nil {
-		s.reject(cmd, "MISCONF Errors writing to the AOF file: "+p.log.Err().Error())
+	if l := p.log.Load(); l != nil && l.Err() != nil {
+		s.reject(cmd, "MISCONF Errors writing to the AOF file: "+l.Err().Error())
 		return false
 	}
 	st := p.snap.Load()
@@ -1022,7 +1071,8 @@ func (p *persister) info() [][2]string {
 		processed, total = p.keysDone.Load(), p.keysTotal.Load()
 	}
 	writeStatus := "ok"
-	if p.log != nil && p.log.Err() != nil {
+	lw := p.log.Load()
+	if lw != nil && lw.Err() != nil {
 		writeStatus = "err"
 	}
 	out := [][2]string{
@@ -1039,7 +1089,7 @@ func (p *persister) info() [][2]string {
 		{"rdb_last_cow_size", "0"},
 		{"rdb_last_load_keys_expired", itoa(p.loadExpired)},
 		{"rdb_last_load_keys_loaded", itoa(p.loadedKeys)},
-		{"aof_enabled", yesNoBit(p.log != nil)},
+		{"aof_enabled", yesNoBit(lw != nil)},
 		{"aof_rewrite_in_progress", yesNoBit(kind == saveRewrite)},
 		{"aof_rewrite_scheduled", yesNoBit(p.rewriteScheduled.Load())},
 		{"aof_last_rewrite_time_sec", itoa(p.lastRewriteSecs.Load())},
@@ -1051,7 +1101,7 @@ func (p *persister) info() [][2]string {
 		{"aof_last_cow_size", "0"},
 		{"module_fork_in_progress", "0"}, {"module_fork_last_cow_size", "0"},
 	}
-	if l := p.log; l != nil {
+	if l := lw; l != nil {
 		out = append(out,
 			[2]string{"aof_current_size", itoa(l.Size())},
 			[2]string{"aof_base_size", itoa(p.rewriteBase.Load())},

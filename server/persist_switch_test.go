@@ -1,8 +1,16 @@
 package server
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
+
+	"github.com/recached/recached/server/keyspace"
 )
 
 // TestConfigSetAppendFsync checks that CONFIG SET appendfsync acts on the
@@ -49,5 +57,113 @@ func TestConfigSetAppendFsync(t *testing.T) {
 	}
 	if got := run(s, "CONFIG", "SET", "appendfsync", "sometimes"); got[0] != '-' {
 		t.Fatalf("CONFIG SET appendfsync sometimes: %q", got)
+	}
+}
+
+// copyFiles copies the regular files of dir into a new directory, as a
+// SIGKILL at this instant leaves them (every write reached the kernel).
+func copyFiles(t *testing.T, dir string) string {
+	t.Helper()
+	out := t.TempDir()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if !e.Type().IsRegular() || e.Name() == "recached.lock" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(out, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// TestConfigSetAppendOnly turns the log on at run time with a pause in the
+// middle of the base snapshot, where INFO must say the log is on and its
+// rewrite in progress, and writes meanwhile. Killed after the OK, a
+// restart has everything; killed before the base is complete, the log has
+// no base and a restart discards it, loading the last snapshot.
+func TestConfigSetAppendOnly(t *testing.T) {
+	for _, killDuringBase := range []bool{false, true} {
+		t.Run(fmt.Sprintf("killed during the base %v", killDuringBase), func(t *testing.T) {
+			dir := t.TempDir()
+			srv := openPersist(t, dir, func(c *Config) { c.AppendOnly = false })
+			s := newSession(srv, nil, false)
+			for i := 0; i < 1000; i++ {
+				pexec(s, "SET", "saved"+strconv.Itoa(i), "v")
+			}
+			if rep := pexec(s, "SAVE"); rep != "+OK\r\n" {
+				t.Fatalf("SAVE: %q", rep)
+			}
+			saved := describeServer(srv)
+			for i := 0; i < 1000; i++ {
+				pexec(s, "SET", "k"+strconv.Itoa(i), "old")
+				pexec(s, "HSET", "h"+strconv.Itoa(i%50), "f"+strconv.Itoa(i), "old")
+			}
+			paused, resume := make(chan struct{}), make(chan struct{})
+			var once sync.Once
+			srv.persist.dumpHook = func(db, shard int) {
+				if db == 0 && shard == keyspace.NumShards/2 {
+					once.Do(func() {
+						close(paused)
+						<-resume
+					})
+				}
+			}
+			reply := make(chan string, 1)
+			go func() { reply <- pexec(s, "CONFIG", "SET", "appendonly", "yes") }()
+			<-paused
+			s2 := newSession(srv, nil, false)
+			info := pexec(s2, "INFO", "persistence")
+			for _, f := range []string{"aof_enabled:1", "aof_rewrite_in_progress:1"} {
+				if !strings.Contains(info, f+"\r\n") {
+					t.Errorf("INFO while the base is written has no %s:\n%s", f, info)
+				}
+			}
+			for i := 0; i < 1000; i += 3 {
+				pexec(s2, "SET", "k"+strconv.Itoa(i), "during")
+				pexec(s2, "HDEL", "h"+strconv.Itoa(i%50), "f"+strconv.Itoa(i))
+				pexec(s2, "SET", "new"+strconv.Itoa(i), "during")
+			}
+			if killDuringBase {
+				killed := copyFiles(t, dir)
+				close(resume)
+				<-reply
+				srv2 := openPersist(t, killed, func(c *Config) { c.AppendOnly = false })
+				if got := describeServer(srv2); got != saved {
+					t.Errorf("a start after a kill during the base is not the last snapshot:\n%s", diffLines(got, saved))
+				}
+				if _, err := os.Stat(filepath.Join(killed, switchName)); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("the switch file is still there after the start: %v", err)
+				}
+				return
+			}
+			close(resume)
+			if rep := <-reply; rep != "+OK\r\n" {
+				t.Fatalf("CONFIG SET appendonly yes: %q", rep)
+			}
+			for i := 1; i < 1000; i += 3 {
+				pexec(s2, "SET", "k"+strconv.Itoa(i), "after")
+				pexec(s2, "DEL", "h"+strconv.Itoa(i%50))
+			}
+			info = pexec(s2, "INFO", "persistence")
+			for _, f := range []string{"aof_enabled:1", "aof_rewrite_in_progress:0", "aof_rewrites:1"} {
+				if !strings.Contains(info, f+"\r\n") {
+					t.Errorf("INFO after the switch has no %s:\n%s", f, info)
+				}
+			}
+			want := describeServer(srv)
+			crash(srv)
+			srv2 := openPersist(t, dir, func(c *Config) { c.AppendOnly = false })
+			if got := describeServer(srv2); got != want {
+				t.Errorf("the restart lost writes:\n%s", diffLines(got, want))
+			}
+		})
 	}
 }

@@ -157,7 +157,7 @@ func TestPersistReplayAndSnapshot(t *testing.T) {
 			}
 			pexec(s, "SET", "last", "1")
 			want, wantMarks := describeServer(srv), describeMarks(srv)
-			_ = srv.persist.log.SyncNow()
+			_ = srv.persist.log.Load().SyncNow()
 			crash(srv)
 			srv2 := openPersist(t, dir, nil)
 			if got := describeServer(srv2); got != want {
@@ -576,7 +576,7 @@ func TestConcurrentWritesDuringSaves(t *testing.T) {
 	t.Logf("%d saves during the writes", saves)
 	waitSaved(t, srv)
 	want := describeServer(srv)
-	if err := srv.persist.log.SyncNow(); err != nil {
+	if err := srv.persist.log.Load().SyncNow(); err != nil {
 		t.Fatal(err)
 	}
 	crash(srv)

@@ -97,7 +97,10 @@ type Session struct {
 	masks       []uint64
 	lockDB      uint64 // bit i set: masks[i] has shards locked
 	inExec      bool
-	eff         Effect
+	// afterExec is the work commands inside EXEC left for after its
+	// locks are released (CONFIG SET appendonly).
+	afterExec []func()
+	eff       Effect
 
 	// inDedup is set while a DEDUP-wrapped command runs, with its mark.
 	inDedup     bool
