@@ -146,38 +146,9 @@ func unhex(c byte) byte {
 	return c - 'A' + 10
 }
 
-// quoteConfigArg quotes s as Redis's sdscatrepr does, so that
-// SplitConfigArgs reads it back as s.
-func quoteConfigArg(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case '\\', '"':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\a':
-			b.WriteString(`\a`)
-		case '\b':
-			b.WriteString(`\b`)
-		default:
-			if c < 0x20 || c >= 0x7f {
-				fmt.Fprintf(&b, `\x%02x`, c)
-			} else {
-				b.WriteByte(c)
-			}
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
+// quoteConfigArg quotes s as Redis's sdscatrepr does (appendRepr, which
+// MONITOR uses too), so that SplitConfigArgs reads it back as s.
+func quoteConfigArg(s string) string { return string(appendRepr(nil, []byte(s))) }
 
 // maxIncludeDepth bounds nested includes; a cycle is refused before it.
 const maxIncludeDepth = 16
