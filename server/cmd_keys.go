@@ -14,7 +14,7 @@ func keyCommands() []*Command {
 	k1, kall := keysIn("", 1, 1), keysIn("", 1, -1)
 	return []*Command{
 		kall(&Command{Name: "del", Arity: -2, Flags: FlagWrite, Group: "generic", KeySpecs: "RM delete", Since: "1.0.0", Syntax: "key [key ...]", Summary: "Deletes one or more keys.", Categories: "keyspace write slow", Handler: cmdDel}),
-		kall(&Command{Name: "unlink", Arity: -2, Flags: FlagWrite | FlagFast, Group: "generic", KeySpecs: "RM delete", Since: "4.0.0", Syntax: "key [key ...]", Summary: "Asynchronously deletes one or more keys.", Categories: "keyspace write fast", Handler: cmdDel}),
+		kall(&Command{Name: "unlink", Arity: -2, Flags: FlagWrite | FlagFast, Group: "generic", KeySpecs: "RM delete", Since: "4.0.0", Syntax: "key [key ...]", Summary: "Asynchronously deletes one or more keys.", Categories: "keyspace write fast", Handler: cmdUnlink}),
 		kall(&Command{Name: "exists", Arity: -2, Flags: FlagReadonly | FlagFast, Group: "generic", KeySpecs: "RO", Since: "1.0.0", Syntax: "key [key ...]", Summary: "Determines whether one or more keys exist.", Categories: "keyspace read fast", Handler: cmdExists}),
 		kall(&Command{Name: "touch", Arity: -2, Flags: FlagReadonly | FlagFast, Group: "generic", KeySpecs: "RO", Since: "3.2.1", Syntax: "key [key ...]", Summary: "Returns the number of existing keys out of those specified after updating the time they were last accessed.", Categories: "keyspace read fast", Handler: cmdTouch}),
 		k1(&Command{Name: "type", Arity: 2, Flags: FlagReadonly | FlagFast, Group: "generic", KeySpecs: "RO", Since: "1.0.0", Syntax: "key", Summary: "Determines the type of value stored at a key.", Categories: "keyspace read fast", Handler: cmdType}),
@@ -37,9 +37,16 @@ func keyCommands() []*Command {
 	}
 }
 
-func cmdDel(s *Session) {
+// cmdDel is DEL, which frees lazily under lazyfree-lazy-user-del.
+func cmdDel(s *Session) { deleteKeys(s, s.srv.mem.lazyUserDel.Load()) }
+
+// cmdUnlink is UNLINK: DEL that always frees lazily.
+func cmdUnlink(s *Session) { deleteKeys(s, true) }
+
+// deleteKeys deletes the command's keys and answers how many there were;
+// lazy counts the values Redis would free in the background.
+func deleteKeys(s *Session, lazy bool) {
 	n := 0
-	lazy := s.delLazily()
 	for _, k := range s.Args[1:] {
 		if lazy {
 			s.noteLazyDel(k)

@@ -19,12 +19,6 @@ import (
 // lazyfreeThreshold is Redis's LAZYFREE_THRESHOLD.
 const lazyfreeThreshold = 64
 
-// delLazily reports whether the running DEL or UNLINK frees as Redis's
-// UNLINK does.
-func (s *Session) delLazily() bool {
-	return resp.EqualFold(s.Args[0], "unlink") || s.srv.mem.lazyUserDel.Load()
-}
-
 // noteLazyDel counts key's value, about to be deleted lazily, in
 // lazyfreed_objects when Redis would free it in the background.
 func (s *Session) noteLazyDel(key []byte) {
