@@ -104,6 +104,17 @@ func TestOutputLimitNormalClass(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
+		// A PING answered first: the server has registered the client, so
+		// its absence from CLIENT LIST below means it was closed, not that
+		// it is not there yet (under -race it was not, and the test read
+		// every reply at once).
+		pong := make([]byte, len("+PONG\r\n"))
+		if _, err := c.Write(servertest.Encode("PING")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, pong); err != nil || string(pong) != "+PONG\r\n" {
+			t.Fatalf("PING: %q %v", pong, err)
+		}
 		if _, err := c.Write(pipeline.Bytes()); err != nil {
 			t.Fatal(err)
 		}
