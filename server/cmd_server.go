@@ -730,6 +730,9 @@ func (srv *Server) infoSections() []infoSection {
 				{"total_net_repl_input_bytes", "0"}, {"total_net_repl_output_bytes", "0"},
 				inst[1], inst[2],
 				{"rejected_connections", strconv.FormatInt(srv.rejected.Load(), 10)},
+				{"sync_full", strconv.FormatInt(srv.repl.syncFull.Load(), 10)},
+				{"sync_partial_ok", strconv.FormatInt(srv.repl.syncPartialOK.Load(), 10)},
+				{"sync_partial_err", strconv.FormatInt(srv.repl.syncPartialErr.Load(), 10)},
 				{"expired_keys", strconv.FormatInt(srv.expiredKeys.Load(), 10)},
 				{"evicted_keys", strconv.FormatInt(srv.mem.evicted.Load(), 10)},
 				{"keyspace_hits", strconv.FormatInt(srv.keyHits.Load(), 10)},
@@ -741,9 +744,7 @@ func (srv *Server) infoSections() []infoSection {
 				{"total_error_replies", strconv.FormatInt(srv.errorReplies.Load(), 10)},
 			}
 		}},
-		{"replication", func(srv *Server) [][2]string {
-			return [][2]string{{"role", "master"}, {"connected_slaves", "0"}, {"master_repl_offset", "0"}}
-		}},
+		{"replication", func(srv *Server) [][2]string { return srv.replicationInfo() }},
 		{"cpu", func(srv *Server) [][2]string {
 			u, sy := cpuTimes()
 			return [][2]string{{"used_cpu_sys", fmt.Sprintf("%.6f", sy)}, {"used_cpu_user", fmt.Sprintf("%.6f", u)}}

@@ -8,9 +8,8 @@ import (
 )
 
 // ROLE, WAIT and LOLWUT, and the table rows of the diagnostic commands
-// (MONITOR, LATENCY, DEBUG, ROLE, WAIT, LOLWUT). recached has no
-// replication: it is always a master with no replicas, so WAIT counts no
-// acknowledgement.
+// (MONITOR, LATENCY, DEBUG, ROLE, WAIT, LOLWUT). ROLE reads the
+// replication state (repl.go).
 
 // diagCommands is the command table's diagnostic family.
 func diagCommands() []*Command {
@@ -24,13 +23,8 @@ func diagCommands() []*Command {
 	}
 }
 
-// cmdRole is ROLE: a master at replication offset 0 with no replicas.
-func cmdRole(s *Session) {
-	s.W.Array(3)
-	s.W.BulkString("master")
-	s.W.Int(0)
-	s.W.Array(0)
-}
+// cmdRole is ROLE, as the replication state shows it (repl.go).
+func cmdRole(s *Session) { s.srv.writeRole(&s.W) }
 
 // cmdWait is WAIT numreplicas timeout. No replica ever acknowledges: with
 // numreplicas 0 (or where the client may not block: MULTI, scripts) it

@@ -163,6 +163,8 @@ type Server struct {
 	migrate migrateCache
 	// acl is the ACL users and log (acl.go).
 	acl *aclState
+	// repl is the replication state of both roles (repl.go).
+	repl replState
 
 	start   time.Time
 	nextID  atomic.Int64
@@ -250,6 +252,7 @@ func New(cfg Config) *Server {
 	srv.persist = newPersister(srv)
 	srv.latencyTracking.Store(true) // latency-tracking's default
 	srv.acl = newACL(srv.table)
+	srv.repl.init()
 	srv.applyStartParams()
 	srv.applyConfigUsers()
 	return srv
