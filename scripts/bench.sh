@@ -10,10 +10,11 @@ go build -o bin/recached ./cmd/recached
 go build -o bin/redisbench ./bench/redisbench
 go build -o bin/pubsubbench ./bench/pubsub
 
-echo "== redis-benchmark: strings, then collections, streams, HyperLogLog and GEO at pipeline 16; pub/sub fan-out; memory"
+echo "== redis-benchmark: strings, then collections, streams, HyperLogLog and GEO at pipeline 16; pub/sub fan-out; the memory table (strings, hash, set, zset, list, stream)"
 ./bin/redisbench -recached bin/recached -rounds "$ROUNDS" \
 	-more lpush,rpop,sadd,hset,zadd,lrange_100 \
 	-datatypes \
+	-memtypes \
 	-evict \
 	-eval \
 	-cmd "pfadd|PFADD hll e:__rand_int__" -cmd "pfadd new key|PFADD hll:__rand_int__ __rand_int__" \

@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"net"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/recached/recached/resp"
 )
@@ -130,41 +128,6 @@ func (cn *respConn) readAckLoop(key, group, consumer string, p int) (int, error)
 			}
 		}
 	}
-}
-
-// streamMemoryRow starts a fresh server of each kind, adds n entries of
-// three fields to one stream and compares the growth of their resident
-// memory, both measured alike (no MEMORY PURGE on either).
-func streamMemoryRow(recachedBin, dir string, n int) {
-	fmt.Printf("\nresident memory growth with one stream of %d entries of 3 fields (fresh servers, no purge):\n", n)
-	fresh := []*server{
-		startServer("recached", recachedBin, dir, "--ws-port", "0", "--appendonly", "no", "--save", ""),
-		startServer("redis", "redis-server", dir, "--save", "", "--appendonly", "no"),
-	}
-	var growth []int64
-	for _, s := range fresh {
-		base := s.rss()
-		cn, err := dialRESP(s.addr)
-		if err != nil {
-			log.Fatal(err)
-		}
-		err = cn.pipelineN(n, func(i int) []string {
-			return []string{"XADD", "bench:mem", "*", "sensor", strconv.Itoa(i % 1000), "value", "v:" + strconv.Itoa(i), "unit", "celsius"}
-		})
-		if err != nil {
-			log.Fatalf("fill stream on %s: %v", s.name, err)
-		}
-		if v, err := cn.do("XLEN", "bench:mem"); err != nil || v.str != strconv.Itoa(n) {
-			log.Fatalf("XLEN on %s: %q %v", s.name, v.str, err)
-		}
-		cn.c.Close()
-		time.Sleep(500 * time.Millisecond)
-		m := s.rss()
-		growth = append(growth, m-base)
-		fmt.Printf("  %-9s %8.1f MB (empty %5.1f MB, growth %6.1f MB, %5.1f bytes/entry)\n", s.name, float64(m)/1e6, float64(base)/1e6, float64(m-base)/1e6, float64(m-base)/float64(n))
-		s.stop()
-	}
-	fmt.Printf("  growth ratio %5.2fx\n", float64(growth[0])/float64(growth[1]))
 }
 
 // respConn is a client connection with a reader of RESP2 replies.

@@ -5,10 +5,11 @@
 // after the run, divided by the requests). On a small machine the benchmark
 // client saturates a core first, so CPU per request is the figure of merit.
 //
-// It also fills both servers with 1 000 000 keys of 16-byte values and
-// compares their resident memory. With -datatypes it adds rows for streams
-// (XADD, XREADGROUP+XACK), GEOADD and GEOSEARCH, and compares the memory
-// growth of a stream of 1 000 000 entries of three fields.
+// It also compares the resident memory growth of fresh servers loaded with
+// 1 000 000 string keys; -memtypes adds the rows of hashes, sets, sorted
+// sets and lists of ten elements (memtypes.go). With -datatypes it adds
+// rows for streams (XADD, XREADGROUP+XACK), GEOADD and GEOSEARCH, and the
+// memory row of a stream of 1 000 000 entries of three fields.
 package main
 
 import (
@@ -69,7 +70,9 @@ func main() {
 	quick := flag.Bool("quick", false, "fewer requests (smoke run)")
 	tests := flag.String("tests", "ping_mbulk,set,get,incr,mset", "redis-benchmark tests for the c=50 rows (empty: none, and no c=500 or threads rows)")
 	extraTests := flag.String("more", "", "further tests at pipeline 16 (e.g. lpush,rpop,sadd,hset,zadd,lrange_100)")
-	memKeys := flag.Int("memkeys", 1000000, "keys for the memory row (0 skips)")
+	memKeys := flag.Int("memkeys", 1000000, "keys for the strings memory row (0 skips)")
+	memTypes := flag.Bool("memtypes", false, "memory rows for 100 000 hashes, sets, sorted sets and lists of 10 elements")
+	memOnly := flag.String("memonly", "", "run only these comma-separated memory rows (strings,hash,set,zset,list,stream)")
 	dataTypes := flag.Bool("datatypes", false, "rows for XADD, XREADGROUP+XACK, GEOADD and GEOSEARCH at pipeline 16, and the stream memory row")
 	streamEntries := flag.Int("streamentries", 1000000, "entries for the stream memory row of -datatypes (0 skips)")
 	loops := flag.Int("loops", 1, "recached event loops")
@@ -193,12 +196,10 @@ func main() {
 		fmt.Printf("%-34s %12.0f %12.0f %6.2fx %10.0fns %10.0fns %6.2fx %5.2f-%5.2fx\n", rw.name(), a.rps, b.rps, a.rps/b.rps, a.cpuNsPR, b.cpuNsPR, a.cpuNsPR/b.cpuNsPR, lo, hi)
 	}
 
-	if *memKeys > 0 {
-		memoryRow(*recachedBin, dir, *memKeys)
+	if !*dataTypes {
+		*streamEntries = 0
 	}
-	if *dataTypes && *streamEntries > 0 {
-		streamMemoryRow(*recachedBin, filepath.Join(dir, "streammem"), *streamEntries)
-	}
+	memoryTable(*recachedBin, dir, memRows(*memKeys, *memTypes, *streamEntries, *memOnly), *rounds)
 }
 
 // scrapeEverySecond fetches url every second, as a Prometheus server
@@ -231,30 +232,6 @@ func scrapeEverySecond(url string) (stop func()) {
 		}
 	}()
 	return func() { close(done); <-finished }
-}
-
-// memoryRow starts a fresh server of each kind, fills it with n keys of
-// 16-byte values and compares their resident memory.
-func memoryRow(recachedBin, dir string, n int) {
-	fmt.Printf("\nresident memory with %d keys of 16-byte values (fresh servers):\n", n)
-	fresh := []*server{
-		startServer("recached", recachedBin, filepath.Join(dir, "mem"), "--ws-port", "0", "--appendonly", "no", "--save", ""),
-		startServer("redis", "redis-server", filepath.Join(dir, "mem"), "--save", "", "--appendonly", "no"),
-	}
-	var rss []int64
-	for _, s := range fresh {
-		base := s.rss()
-		fill(s.addr, n)
-		if s.name == "recached" {
-			s.do("MEMORY", "PURGE")
-		}
-		time.Sleep(500 * time.Millisecond)
-		m := s.rss()
-		rss = append(rss, m)
-		fmt.Printf("  %-9s %8.1f MB (empty %5.1f MB)\n", s.name, float64(m)/1e6, float64(base)/1e6)
-		s.stop()
-	}
-	fmt.Printf("  ratio     %8.2fx\n", float64(rss[0])/float64(rss[1]))
 }
 
 // ratioRange returns the smallest and largest ratio of CPU per request
@@ -418,33 +395,6 @@ func (s *server) runDriver(r row) result {
 	cpuNs := float64(after-before) * 1e9 / ticksPerSecond / float64(reqs)
 	fmt.Fprintf(os.Stderr, "%-9s %-34s %10.0f req/s %8.0f ns cpu/req\n", s.name, r.name(), rps, cpuNs)
 	return result{rps: rps, cpuNsPR: cpuNs}
-}
-
-// fill writes n keys "key:%012d" with 16-byte values, pipelined.
-func fill(addr string, n int) {
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
-	w := bufio.NewWriterSize(c, 1<<16)
-	r := bufio.NewReaderSize(c, 1<<16)
-	const batch = 1000
-	for i := 0; i < n; i += batch {
-		m := min(batch, n-i)
-		for j := 0; j < m; j++ {
-			k := fmt.Sprintf("key:%012d", i+j)
-			fmt.Fprintf(w, "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$16\r\nvalue:%010d\r\n", len(k), k, i+j)
-		}
-		if err := w.Flush(); err != nil {
-			log.Fatal(err)
-		}
-		for j := 0; j < m; j++ {
-			if _, err := r.ReadString('\n'); err != nil {
-				log.Fatal(err)
-			}
-		}
-	}
 }
 
 func freePort() int {
