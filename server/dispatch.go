@@ -138,6 +138,10 @@ func (s *Session) prepare(args [][]byte) *Command {
 	if s.srv.checkScope != nil && !s.srv.checkScope(s, cmd) {
 		return nil
 	}
+	// On a replica: -READONLY, -MASTERDOWN (repl_replica.go).
+	if g := s.srv.replica.gate.Load(); g != 0 && s.replicaRefuses(cmd, g) {
+		return nil
+	}
 	if s.subscribed > 0 && s.W.Proto == 2 && !s.WS && cmd.Flags&FlagSubContext == 0 {
 		s.reject(cmd, "ERR Can't execute '"+cmd.Name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
 		return nil

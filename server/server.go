@@ -165,6 +165,8 @@ type Server struct {
 	acl *aclState
 	// repl is the replication state of both roles (repl.go).
 	repl replState
+	// replica is the replica role's link and checks (repl_replica.go).
+	replica replicaSide
 
 	start   time.Time
 	nextID  atomic.Int64
@@ -329,6 +331,8 @@ func (srv *Server) Run(ctx context.Context) {
 	period := srv.tickPeriod()
 	t := time.NewTicker(period)
 	defer t.Stop()
+	srv.startReplication()
+	defer srv.stopReplication()
 	sweep := time.NewTicker(time.Minute)
 	defer sweep.Stop()
 	// The keyspace's access clock, which LRU eviction compares.
@@ -362,8 +366,8 @@ func (srv *Server) Run(ctx context.Context) {
 // the expired ones, repeating on a shard while more than a quarter of its
 // sample had expired, as Redis's active expiry cycle does.
 func (srv *Server) activeExpire() {
-	if srv.Paused() || srv.diag.noActiveExpire.Load() {
-		return // CLIENT PAUSE and DEBUG SET-ACTIVE-EXPIRE 0 hold it
+	if srv.Paused() || srv.diag.noActiveExpire.Load() || srv.isReplica() {
+		return // CLIENT PAUSE and DEBUG SET-ACTIVE-EXPIRE 0 hold it; a replica's master expires keys
 	}
 	start := time.Now()
 	defer func() { srv.noteLatency("expire-cycle", time.Since(start)) }()

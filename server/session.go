@@ -36,6 +36,9 @@ type Session struct {
 	postponed [][]byte
 	// WS is set for sessions on the WebSocket port.
 	WS bool
+	// replMaster is set in the session a replica runs its master's
+	// stream in (repl_replica.go).
+	replMaster bool
 	// Quit is set once the client asked to close (QUIT) or must be dropped;
 	// the transport closes the connection after sending W.
 	Quit bool

@@ -164,7 +164,7 @@ func families() [][]*Command {
 		geoCommands(), sortCommands(),
 		hllCommands(),
 		scriptCommands(), functionCommands(),
-		dumpCommands(), slowlogCommands(), aclCommands(), diagCommands(), clusterCommands(),
+		dumpCommands(), slowlogCommands(), aclCommands(), diagCommands(), clusterCommands(), replicationCommands(),
 	}
 }
 

@@ -144,14 +144,23 @@ type Keyspace struct {
 	spare spares
 	// Now returns the current time in unix milliseconds; tests replace it.
 	Now func() int64
-	// hold keeps keys whose time to live has passed (HoldExpiry).
-	hold atomic.Bool
+	// hold keeps keys whose time to live has passed (HoldExpiry), and so
+	// does replica (ReplicaExpiry).
+	hold, replica atomic.Bool
 }
 
 // HoldExpiry makes lookups report keys whose time to live has passed as
 // absent without deleting them, or ends that: the dataset stays as it is
 // during CLIENT PAUSE, as in Redis, and the keys expire after it.
 func (ks *Keyspace) HoldExpiry(on bool) { ks.hold.Store(on) }
+
+// ReplicaExpiry is HoldExpiry for a replica, which does not expire keys
+// itself: its master's DELs remove them (Delete). It is independent of
+// HoldExpiry, which CLIENT PAUSE turns on and off.
+func (ks *Keyspace) ReplicaExpiry(on bool) { ks.replica.Store(on) }
+
+// held reports whether keys past their time to live stay in place.
+func (ks *Keyspace) held() bool { return ks.hold.Load() || ks.replica.Load() }
 
 // New returns a keyspace with n empty databases. onExpire, if not nil, hears
 // of every key removed because its time to live ran out.
@@ -217,7 +226,7 @@ func (db *DB) LookupNoTouch(key []byte) *Entry {
 		return nil
 	}
 	if e.flags&flagExpires != 0 && s.exp[string(key)] <= db.ks.Now() {
-		if !db.ks.hold.Load() {
+		if !db.ks.held() {
 			db.expire(s, string(key))
 		}
 		return nil
@@ -316,7 +325,7 @@ func (db *DB) ReplaceString(key []byte, cur *Entry, val []byte, keepTTL bool) *E
 	if e == nil {
 		e = db.ks.newString(val)
 		s := db.shardFor(key)
-		if db.ks.hold.Load() && s.m[string(key)] != nil {
+		if db.ks.held() && s.m[string(key)] != nil {
 			// An expired key kept by HoldExpiry: replace it properly.
 			db.Set(key, e)
 			return e
@@ -344,12 +353,18 @@ func (db *DB) ReplaceString(key []byte, cur *Entry, val []byte, keepTTL bool) *E
 }
 
 // Delete removes key and reports whether it existed (expired keys count as
-// absent).
+// absent). A key past its time to live that a hold kept is removed too:
+// on a replica that is the master's DEL of an expired key.
 func (db *DB) Delete(key []byte) bool {
+	s := db.shardFor(key)
 	if db.Lookup(key) == nil {
+		if e := s.m[string(key)]; e != nil {
+			db.release(s, e)
+			delete(s.m, string(key))
+			delete(s.exp, string(key))
+		}
 		return false
 	}
-	s := db.shardFor(key)
 	db.release(s, s.m[string(key)])
 	delete(s.m, string(key))
 	delete(s.exp, string(key))
