@@ -1,8 +1,10 @@
 package server
 
 import (
+	"math"
 	"math/rand/v2"
 	"sort"
+	"sync/atomic"
 
 	"github.com/recached/recached/resp"
 	"github.com/recached/recached/server/keyspace"
@@ -31,6 +33,16 @@ func setCommands() []*Command {
 	}
 }
 
+// applySetMaxIntset makes set-max-intset-entries act on the sets that
+// commands write.
+var applySetMaxIntset = applyInt(func(l *liveConfig) *atomic.Int64 { return &l.setMaxIntset })
+
+// maxIntset returns set-max-intset-entries: the most members a set of
+// integers holds in the intset encoding.
+func (s *Session) maxIntset() int {
+	return int(min(s.srv.live.setMaxIntset.Load(), math.MaxInt32))
+}
+
 // lookupSet returns key's set, nil when the key is absent; wrong reports
 // (and replies to) a value of another type.
 func (s *Session) lookupSet(key []byte) (set *keyspace.Set, wrong bool) {
@@ -53,8 +65,9 @@ func cmdSAdd(s *Session) {
 	}
 	var buf [8][]byte
 	eff := append(buf[:0], bSADD, key)
+	limit := s.maxIntset()
 	for _, m := range s.Args[2:] {
-		if set.Add(m) {
+		if set.Add(m, limit) {
 			eff = append(eff, m)
 		}
 	}
@@ -87,8 +100,9 @@ func (s *Session) writeSet(set *keyspace.Set) {
 	}
 	n := set.Len()
 	s.W.Set(n)
+	var buf [24]byte
 	for i := 0; i < n; i++ {
-		s.W.BulkString(set.At(i))
+		s.W.Bulk(set.AppendAt(buf[:0], i))
 	}
 }
 
@@ -170,10 +184,19 @@ func cmdSPop(s *Session) {
 	}
 	if set.Len() == 0 {
 		s.db.Delete(key)
+	} else if (n-count)*spopMoveStrategyMul <= count {
+		// Redis pops most of a set by building a new one from the members
+		// it leaves, which is an intset again if they allow it.
+		set.Repack(s.maxIntset())
 	}
 	s.emit(eff...)
 	s.notifySPop(key, set.Len() == 0)
 }
+
+// spopMoveStrategyMul is Redis's SPOP_MOVE_STRATEGY_MUL: SPOP with a count
+// rebuilds the set from the members it leaves when they are at most a
+// fifth of the count.
+const spopMoveStrategyMul = 5
 
 // notifySPop publishes SPOP's events: spop, then del when it emptied key.
 func (s *Session) notifySPop(key []byte, emptied bool) {
@@ -214,7 +237,8 @@ func cmdSRandMember(s *Session) {
 		return
 	}
 	header := func(count int) { s.W.Array(count) }
-	write := func(i int) { s.W.BulkString(set.At(i)) }
+	var buf [24]byte
+	write := func(i int) { s.W.Bulk(set.AppendAt(buf[:0], i)) }
 	s.writeRandom(l, set.Len(), set.MemoryUsage(), header, write)
 }
 
@@ -260,7 +284,7 @@ func cmdSMove(s *Session) {
 	}
 	// A member dst holds already leaves dst unchanged: no effect, so that
 	// its watchers' transactions still run, as in Redis.
-	if dst.Add(m) {
+	if dst.Add(m, s.maxIntset()) {
 		s.emit(bSADD, dstKey, m)
 		s.notify(notifySet, "sadd", dstKey)
 	}
@@ -292,8 +316,9 @@ func (s *Session) setOperands(keys [][]byte) ([]*keyspace.Set, bool) {
 }
 
 // computeSetOp returns the result of op over sets (nil entries are empty
-// sets) as a new set that shares the operands' member strings.
-func computeSetOp(op setOp, sets []*keyspace.Set) *keyspace.Set {
+// sets) as a new set that shares the operands' member strings, in the
+// encoding Redis 7.0 gives it with set-max-intset-entries maxIntset.
+func computeSetOp(op setOp, sets []*keyspace.Set, maxIntset int) *keyspace.Set {
 	res := keyspace.NewSet()
 	switch op {
 	case setUnion:
@@ -302,7 +327,7 @@ func computeSetOp(op setOp, sets []*keyspace.Set) *keyspace.Set {
 				continue
 			}
 			for i := 0; i < set.Len(); i++ {
-				res.AddString(set.At(i))
+				res.AddString(set.At(i), maxIntset)
 			}
 		}
 	case setInter:
@@ -318,7 +343,7 @@ func computeSetOp(op setOp, sets []*keyspace.Set) *keyspace.Set {
 		for i := 0; i < first.Len(); i++ {
 			m := first.At(i)
 			if inAll(m, sorted[1:]) {
-				res.AddString(m)
+				res.AddString(m, maxIntset)
 			}
 		}
 	case setDiff:
@@ -336,11 +361,47 @@ func computeSetOp(op setOp, sets []*keyspace.Set) *keyspace.Set {
 				}
 			}
 			if !found {
-				res.AddString(m)
+				res.AddString(m, maxIntset)
 			}
+		}
+		if diffCopiesFirst(sets) && !fitsIntset(first, maxIntset) {
+			res.ConvertToHashtable()
 		}
 	}
 	return res
+}
+
+// diffCopiesFirst reports whether Redis 7.0 computes the difference of sets
+// with its second algorithm, which copies the first set into the result
+// and then removes the others' members: when that is less work than
+// probing every other set for each member of the first (the first
+// algorithm, whose work Redis halves in the comparison).
+func diffCopiesFirst(sets []*keyspace.Set) bool {
+	var one, two int
+	for _, set := range sets {
+		if set != nil {
+			one += sets[0].Len()
+			two += set.Len()
+		}
+	}
+	return one/2 > two
+}
+
+// fitsIntset reports whether every member of set could be in an intset of
+// at most maxIntset members: whether a copy of it would be an intset.
+func fitsIntset(set *keyspace.Set, maxIntset int) bool {
+	if set.Len() > maxIntset {
+		return false
+	}
+	if set.Encoding() == "intset" {
+		return true
+	}
+	ok := true
+	set.Range(func(m []byte) bool {
+		_, ok = resp.ParseInt(m)
+		return ok
+	})
+	return ok
 }
 
 // inAll reports whether m is a member of every set.
@@ -366,7 +427,7 @@ func setOpCmd(op setOp, store bool) Handler {
 		if !ok {
 			return
 		}
-		res := computeSetOp(op, sets)
+		res := computeSetOp(op, sets, s.maxIntset())
 		if !store {
 			s.writeSet(res)
 			return

@@ -37,6 +37,8 @@ type liveConfig struct {
 	out atomic.Pointer[[3]outputLimit]
 	// idleCheck is when (unix seconds) idle clients were last looked for.
 	idleCheck atomic.Int64
+	// setMaxIntset is set-max-intset-entries (cmd_set.go).
+	setMaxIntset atomic.Int64
 }
 
 // Output classes, in client-output-buffer-limit's order.

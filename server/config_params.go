@@ -383,7 +383,7 @@ func configParamList() []*configParam {
 			apply: func(srv *Server, _ string) { srv.applyMaxMemory() }},
 		memParam("cluster-link-sendbuf-limit", "", 0, 0, maxUint64, 0, true),
 		uintParam("hash-max-listpack-entries", "hash-max-ziplist-entries", 0, 0, maxInt64, 512),
-		uintParam("set-max-intset-entries", "", 0, 0, maxInt64, 512),
+		withApply(uintParam("set-max-intset-entries", "", 0, 0, maxInt64, 512), applySetMaxIntset),
 		uintParam("zset-max-listpack-entries", "zset-max-ziplist-entries", 0, 0, maxInt64, 128),
 		memParam("active-defrag-ignore-bytes", "", 0, 1, maxInt64, 100<<20, true),
 		memParam("hash-max-listpack-value", "hash-max-ziplist-value", 0, 0, maxInt64, 64, true),

@@ -207,7 +207,7 @@ func TestRestoreReplay(t *testing.T) {
 	for i := 0; i < 300; i++ {
 		v := []byte(strconv.Itoa(i))
 		l.PushBack(v)
-		set.Add(v)
+		set.Add(v, keyspace.SetMaxIntsetEntries)
 		h.Set(append([]byte("f"), v...), v)
 		z.Add(v, float64(i)/3-7)
 	}

@@ -34,7 +34,7 @@ func fixtureKeyspace() *keyspace.Keyspace {
 	db.Set([]byte("list"), &keyspace.Entry{Obj: l})
 	s := keyspace.NewSet()
 	for _, m := range []string{"x", "y", "42"} {
-		s.Add([]byte(m))
+		s.Add([]byte(m), keyspace.SetMaxIntsetEntries)
 	}
 	db.Set([]byte("set"), &keyspace.Entry{Obj: s})
 	z := keyspace.NewZSet()

@@ -585,7 +585,7 @@ func (r *Reader) set() (keyspace.Object, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !s.Add(m) {
+		if !s.Add(m, keyspace.SetMaxIntsetEntries) {
 			return nil, r.corrupt("duplicate set member")
 		}
 	}

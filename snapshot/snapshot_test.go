@@ -51,12 +51,12 @@ func sampleKeyspace() *keyspace.Keyspace {
 
 	s := keyspace.NewSet()
 	for _, m := range []string{"a", "b", "1", "2", "-3"} {
-		s.Add([]byte(m))
+		s.Add([]byte(m), keyspace.SetMaxIntsetEntries)
 	}
 	db.Set([]byte("set"), &keyspace.Entry{Obj: s})
 	ints := keyspace.NewSet()
 	for i := 0; i < 1000; i++ {
-		ints.Add([]byte(fmt.Sprint(i)))
+		ints.Add([]byte(fmt.Sprint(i)), keyspace.SetMaxIntsetEntries)
 	}
 	db.Set([]byte("intset"), &keyspace.Entry{Obj: ints})
 

@@ -3,50 +3,74 @@ package keyspace
 import (
 	"maps"
 	"slices"
+	"strconv"
 
 	"github.com/recached/recached/resp"
 )
 
-// setMaxIntsetEntries is Redis 7.0's default set-max-intset-entries.
-const setMaxIntsetEntries = 512
+// SetMaxIntsetEntries is Redis 7.0's default set-max-intset-entries: the
+// limit loaders use, as the server's CONFIG value is not theirs to read.
+const SetMaxIntsetEntries = 512
 
-// Set is a set value: distinct byte strings.
+// Set is a set value: distinct byte strings, in one of Redis 7.0's two
+// encodings.
 //
-// A set of at most 512 integers mirrors Redis's intset: its members are kept
-// in ascending numeric order (the order Redis replies in) and found by
-// binary search. Any other set keeps its members in a dense slice, so that
-// a random member is one index away (SPOP, SRANDMEMBER) and a cursor is a
-// position (SSCAN), with a map from member to position once it outgrows a
-// linear search; removing a member moves the last one into its place.
+// An intset holds integers only, at most set-max-intset-entries of them,
+// packed in one byte slice in ascending order (the order Redis replies in)
+// and found by binary search: no Go object per member and nothing for the
+// collector to scan (set_intset.go). Adding a member that is not a
+// canonical integer, or one past the limit, converts the set for good to
+// the hashtable encoding, a setTable.
 type Set struct {
-	members []string
-	ints    []int64        // intset only: the members' values, ascending
-	index   map[string]int // hashtable only; nil while len(members) <= indexThreshold
-	size    int64          // total bytes of the members
-	large   bool           // converted to the hashtable encoding, as Redis never converts back
+	is intset    // the intset encoding, while ht is nil
+	ht *setTable // the hashtable encoding, once converted
 }
 
-// NewSet returns an empty set.
+// setTable is the hashtable encoding. Its members are kept in a dense
+// slice, so that a random member is one index away (SPOP, SRANDMEMBER)
+// and a cursor is a position (SSCAN), with a map from member to position
+// once it outgrows a linear search; removing a member moves the last one
+// into its place.
+type setTable struct {
+	members []string
+	index   map[string]int // nil while len(members) <= indexThreshold
+	size    int64          // total bytes of the members
+}
+
+// NewSet returns an empty set, an intset.
 func NewSet() *Set { return &Set{} }
 
 // Type reports TypeSet.
 func (s *Set) Type() Type { return TypeSet }
 
 // Len returns the number of members.
-func (s *Set) Len() int { return len(s.members) }
+func (s *Set) Len() int {
+	if s.ht != nil {
+		return len(s.ht.members)
+	}
+	return s.is.len()
+}
 
 // find returns the position of member, or -1.
-func (s *Set) find(member []byte) int {
-	if !s.large {
-		return findInt(s, member)
-	}
-	if s.index != nil {
-		if i, ok := s.index[string(member)]; ok {
+func find[T string | []byte](s *Set, member T) int {
+	if s.ht == nil {
+		v, ok := resp.ParseInt(member)
+		if !ok {
+			return -1
+		}
+		if i, found := s.is.search(v); found {
 			return i
 		}
 		return -1
 	}
-	for i, m := range s.members {
+	t := s.ht
+	if t.index != nil {
+		if i, ok := t.index[string(member)]; ok {
+			return i
+		}
+		return -1
+	}
+	for i, m := range t.members {
 		if m == string(member) {
 			return i
 		}
@@ -54,104 +78,129 @@ func (s *Set) find(member []byte) int {
 	return -1
 }
 
-// findString is find for a string member.
-func (s *Set) findString(member string) int {
-	if !s.large {
-		return findInt(s, member)
-	}
-	if s.index != nil {
-		if i, ok := s.index[member]; ok {
-			return i
-		}
-		return -1
-	}
-	for i, m := range s.members {
-		if m == member {
-			return i
-		}
-	}
-	return -1
-}
-
-// findInt finds member in an intset: only a canonical integer can be in it.
-func findInt[T string | []byte](s *Set, member T) int {
-	v, ok := resp.ParseInt(member)
-	if !ok {
-		return -1
-	}
-	if i, found := slices.BinarySearch(s.ints, v); found {
-		return i
-	}
-	return -1
-}
-
 // Has reports whether member is in the set.
-func (s *Set) Has(member []byte) bool { return s.find(member) >= 0 }
+func (s *Set) Has(member []byte) bool { return find(s, member) >= 0 }
 
 // HasString reports whether member is in the set.
-func (s *Set) HasString(member string) bool { return s.findString(member) >= 0 }
+func (s *Set) HasString(member string) bool { return find(s, member) >= 0 }
 
-// Add adds a copy of member and reports whether it was new.
-func (s *Set) Add(member []byte) bool {
-	if s.find(member) >= 0 {
+// Add adds a copy of member and reports whether it was new. maxIntset is
+// set-max-intset-entries: the set converts to a hashtable when it would
+// hold more integers than that, or a member that is not one.
+func (s *Set) Add(member []byte, maxIntset int) bool {
+	if s.ht == nil {
+		if v, ok := resp.ParseInt(member); ok {
+			return s.addInt(v, maxIntset)
+		}
+		s.convert()
+	}
+	if find(s, member) >= 0 {
 		return false
 	}
-	s.insert(string(member))
+	s.ht.insert(string(member))
 	return true
 }
 
-// AddString adds member, which the set keeps without copying (strings are
-// immutable), and reports whether it was new. Set algebra builds its
-// results with it from other sets' members.
-func (s *Set) AddString(member string) bool {
-	if s.findString(member) >= 0 {
+// AddString is Add for a string member, which a hashtable keeps without
+// copying (strings are immutable). Set algebra builds its results with it
+// from other sets' members.
+func (s *Set) AddString(member string, maxIntset int) bool {
+	if s.ht == nil {
+		if v, ok := resp.ParseInt(member); ok {
+			return s.addInt(v, maxIntset)
+		}
+		s.convert()
+	}
+	if find(s, member) >= 0 {
 		return false
 	}
-	s.insert(member)
+	s.ht.insert(member)
+	return true
+}
+
+// addInt adds v to an intset, converting it when it is full, as Redis
+// converts once the intset's length passes the limit.
+func (s *Set) addInt(v int64, maxIntset int) bool {
+	i, found := s.is.search(v)
+	if found {
+		return false
+	}
+	if s.is.len() >= maxIntset {
+		s.convert()
+		s.ht.insert(strconv.FormatInt(v, 10))
+		return true
+	}
+	s.is = s.is.insert(i, v)
 	return true
 }
 
 // insert adds a member known to be absent.
-func (s *Set) insert(m string) {
-	s.size += int64(len(m))
-	if !s.large {
-		if v, ok := resp.ParseInt(m); ok && len(s.members) < setMaxIntsetEntries {
-			i, _ := slices.BinarySearch(s.ints, v)
-			s.ints = slices.Insert(s.ints, i, v)
-			s.members = slices.Insert(s.members, i, m)
-			return
-		}
-		s.convert()
-	}
-	s.members = append(s.members, m)
-	n := len(s.members)
+func (t *setTable) insert(m string) {
+	t.size += int64(len(m))
+	t.members = append(t.members, m)
+	n := len(t.members)
 	switch {
-	case s.index != nil:
-		s.index[m] = n - 1
+	case t.index != nil:
+		t.index[m] = n - 1
 	case n > indexThreshold:
-		s.buildIndex()
+		t.buildIndex()
 	}
 }
 
 // convert turns an intset into a hashtable set, for good.
 func (s *Set) convert() {
-	s.large = true
-	s.ints = nil
-	if len(s.members) > indexThreshold {
-		s.buildIndex()
+	n := s.is.len()
+	t := &setTable{members: make([]string, n, max(n+n/4, 4))}
+	for i := range n {
+		m := strconv.FormatInt(s.is.at(i), 10)
+		t.members[i] = m
+		t.size += int64(len(m))
+	}
+	if n > indexThreshold {
+		t.buildIndex()
+	}
+	s.is, s.ht = nil, t
+}
+
+// ConvertToHashtable converts an intset to the hashtable encoding, as
+// Redis's SDIFFSTORE leaves a result it built by removing members from a
+// copy that could not be an intset.
+func (s *Set) ConvertToHashtable() {
+	if s.ht == nil {
+		s.convert()
 	}
 }
 
-func (s *Set) buildIndex() {
-	s.index = make(map[string]int, len(s.members))
-	for i, m := range s.members {
-		s.index[m] = i
+// Repack turns a hashtable set back into an intset when every member is a
+// canonical integer and there are at most maxIntset: what SPOP does in
+// Redis when it rebuilds the set from the members it leaves.
+func (s *Set) Repack(maxIntset int) {
+	t := s.ht
+	if t == nil || len(t.members) > maxIntset {
+		return
+	}
+	vs := make([]int64, len(t.members))
+	for i, m := range t.members {
+		v, ok := resp.ParseInt(m)
+		if !ok {
+			return
+		}
+		vs[i] = v
+	}
+	slices.Sort(vs)
+	s.is, s.ht = newIntset(vs), nil
+}
+
+func (t *setTable) buildIndex() {
+	t.index = make(map[string]int, len(t.members))
+	for i, m := range t.members {
+		t.index[m] = i
 	}
 }
 
 // Remove removes member and reports whether it was in the set.
 func (s *Set) Remove(member []byte) bool {
-	i := s.find(member)
+	i := find(s, member)
 	if i < 0 {
 		return false
 	}
@@ -160,61 +209,71 @@ func (s *Set) Remove(member []byte) bool {
 }
 
 // RemoveAt removes and returns the member at position i, 0 <= i < Len().
-// An intset closes the gap, keeping its order; any other set moves its last
+// An intset closes the gap, keeping its order; a hashtable moves its last
 // member into position i.
 func (s *Set) RemoveAt(i int) string {
-	m := s.members[i]
-	s.size -= int64(len(m))
-	if !s.large {
-		s.members = slices.Delete(s.members, i, i+1)
-		s.ints = slices.Delete(s.ints, i, i+1)
-	} else {
-		last := len(s.members) - 1
-		if s.index != nil {
-			delete(s.index, m)
-		}
-		if i != last {
-			s.members[i] = s.members[last]
-			if s.index != nil {
-				s.index[s.members[i]] = i
-			}
-		}
-		s.members[last] = ""
-		s.members = s.members[:last]
+	if s.ht == nil {
+		m := strconv.FormatInt(s.is.at(i), 10)
+		s.is = s.is.remove(i)
+		return m
 	}
-	if cap(s.members) >= 64 && 4*len(s.members) <= cap(s.members) {
-		s.compact()
+	t := s.ht
+	m := t.members[i]
+	t.size -= int64(len(m))
+	last := len(t.members) - 1
+	if t.index != nil {
+		delete(t.index, m)
+	}
+	if i != last {
+		t.members[i] = t.members[last]
+		if t.index != nil {
+			t.index[t.members[i]] = i
+		}
+	}
+	t.members[last] = ""
+	t.members = t.members[:last]
+	if cap(t.members) >= 64 && 4*len(t.members) <= cap(t.members) {
+		t.compact()
 	}
 	return m
 }
 
 // compact gives back the memory of a set that shrank to a quarter of its
-// capacity: smaller slices and a fresh index (Go maps never shrink).
-func (s *Set) compact() {
-	s.members = append(make([]string, 0, 2*len(s.members)), s.members...)
-	if !s.large {
-		s.ints = append(make([]int64, 0, 2*len(s.ints)), s.ints...)
-		return
-	}
-	if len(s.members) <= indexThreshold {
-		s.index = nil
+// capacity: a smaller slice and a fresh index (Go maps never shrink).
+func (t *setTable) compact() {
+	t.members = append(make([]string, 0, 2*len(t.members)), t.members...)
+	if len(t.members) <= indexThreshold {
+		t.index = nil
 	} else {
-		s.buildIndex()
+		t.buildIndex()
 	}
 }
 
 // At returns the member at position i, 0 <= i < Len(). Positions are stable
 // only while the set is not modified; they serve random picks.
-func (s *Set) At(i int) string { return s.members[i] }
+func (s *Set) At(i int) string {
+	if s.ht == nil {
+		return strconv.FormatInt(s.is.at(i), 10)
+	}
+	return s.ht.members[i]
+}
+
+// AppendAt appends the member at position i to b, without allocating for
+// an intset's member.
+func (s *Set) AppendAt(b []byte, i int) []byte {
+	if s.ht == nil {
+		return strconv.AppendInt(b, s.is.at(i), 10)
+	}
+	return append(b, s.ht.members[i]...)
+}
 
 // Range calls fn for every member until fn returns false, an intset in
 // ascending order. The slice is valid only during the call, and fn must not
 // modify the set.
 func (s *Set) Range(fn func(member []byte) bool) {
-	var buf []byte
-	for _, m := range s.members {
-		buf = append(buf[:0], m...)
-		if !fn(buf) {
+	var buf [24]byte
+	for i := range s.Len() {
+		if !fn(s.AppendAt(buf[:0], i)) {
 			return
 		}
 	}
@@ -227,54 +286,68 @@ func (s *Set) Range(fn func(member []byte) bool) {
 // at least once: positions are visited from the highest down, and a removal
 // only ever moves a member from a visited position to a lower one.
 func (s *Set) Scan(cursor uint64, count int, fn func(member string)) uint64 {
-	if !s.large {
-		for _, m := range s.members {
-			fn(m)
+	if s.ht == nil {
+		for i := range s.is.len() {
+			fn(strconv.FormatInt(s.is.at(i), 10))
 		}
 		return 0
 	}
-	p := uint64(len(s.members))
+	members := s.ht.members
+	p := uint64(len(members))
 	if cursor != 0 && cursor < p {
 		p = cursor
 	}
 	for ; p > 0 && count > 0; count-- {
 		p--
-		fn(s.members[p])
+		fn(members[p])
 	}
 	return p
 }
 
 // Copy returns a copy of the set (COPY). Members are immutable strings, so
-// the copy shares their bytes.
+// a hashtable's copy shares their bytes.
 func (s *Set) Copy() Object {
-	c := &Set{
-		members: slices.Clone(s.members),
-		ints:    slices.Clone(s.ints),
-		size:    s.size,
-		large:   s.large,
+	if s.ht == nil {
+		return &Set{is: slices.Clone(s.is)}
 	}
-	if s.index != nil {
-		c.index = maps.Clone(s.index)
+	t := &setTable{members: slices.Clone(s.ht.members), size: s.ht.size}
+	if s.ht.index != nil {
+		t.index = maps.Clone(s.ht.index)
 	}
-	return c
+	return &Set{ht: t}
 }
 
-// Encoding names the encoding Redis 7.0 would use with its default
-// thresholds: "intset" while every member ever added was an integer and the
-// set never held more than 512 members, "hashtable" from then on. (Redis
-// 7.0 has no listpack encoding for sets; 7.2 added it.)
+// Intset returns an intset's integer width in bytes (2, 4 or 8) and its
+// values, little-endian and ascending: the contents of Redis's intset
+// layout, which the RDB writer emits as they are. ok is false for a
+// hashtable or an empty set.
+func (s *Set) Intset() (width int, data []byte, ok bool) {
+	if s.ht != nil || len(s.is) == 0 {
+		return 0, nil, false
+	}
+	return s.is.width(), s.is[1:], true
+}
+
+// Encoding names the set's encoding as OBJECT ENCODING reports it:
+// "intset" or "hashtable". (Redis 7.0 has no listpack encoding for sets;
+// 7.2 added it.)
 func (s *Set) Encoding() string {
-	if s.large {
+	if s.ht != nil {
 		return "hashtable"
 	}
 	return "intset"
 }
 
-// MemoryUsage estimates the bytes the set takes.
+// MemoryUsage estimates the bytes the set takes: for an intset, the object
+// and its packed integers; for a hashtable, the slice, index and members.
 func (s *Set) MemoryUsage() int64 {
-	n := int64(64) + int64(cap(s.members))*16 + int64(cap(s.ints))*8 + s.size
-	if s.index != nil {
-		n += int64(len(s.index)) * 40
+	if s.ht == nil {
+		return 32 + int64(cap(s.is))
+	}
+	t := s.ht
+	n := int64(64) + int64(cap(t.members))*16 + t.size
+	if t.index != nil {
+		n += int64(len(t.index)) * 40
 	}
 	return n
 }

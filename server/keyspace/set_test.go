@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -46,9 +48,9 @@ func TestSetBasics(t *testing.T) {
 		var got bool
 		switch st.op {
 		case "add":
-			got = s.Add([]byte(st.member))
+			got = s.Add([]byte(st.member), 512)
 		case "addstr":
-			got = s.AddString(st.member)
+			got = s.AddString(st.member, 512)
 		case "rem":
 			got = s.Remove([]byte(st.member))
 		}
@@ -67,7 +69,7 @@ func TestSetBasics(t *testing.T) {
 func TestSetAddCopiesArgument(t *testing.T) {
 	s := NewSet()
 	m := []byte("member")
-	s.Add(m)
+	s.Add(m, 512)
 	m[0] = 'X'
 	if !s.Has([]byte("member")) || s.Has(m) {
 		t.Fatal("the set shares its argument's bytes")
@@ -89,7 +91,7 @@ func TestSetEncoding(t *testing.T) {
 	for _, tc := range tests {
 		s := NewSet()
 		for _, m := range tc.members {
-			s.Add([]byte(m))
+			s.Add([]byte(m), 512)
 		}
 		if got := s.Encoding(); got != tc.want {
 			t.Errorf("%s: encoding %s, want %s", tc.name, got, tc.want)
@@ -97,12 +99,12 @@ func TestSetEncoding(t *testing.T) {
 	}
 	s := NewSet()
 	for i := 0; i < 512; i++ {
-		s.Add([]byte(fmt.Sprint(i)))
+		s.Add([]byte(fmt.Sprint(i)), 512)
 	}
 	if s.Encoding() != "intset" {
 		t.Fatal("512 integers are not an intset")
 	}
-	s.Add([]byte("512"))
+	s.Add([]byte("512"), 512)
 	if s.Encoding() != "hashtable" {
 		t.Fatal("513 integers are still an intset")
 	}
@@ -132,7 +134,7 @@ func TestSetIntsetOrder(t *testing.T) {
 			}
 			delete(ref, v)
 		} else {
-			if s.Add(m) == ref[v] {
+			if s.Add(m, 512) == ref[v] {
 				t.Fatalf("Add(%d) disagrees", v)
 			}
 			ref[v] = true
@@ -157,7 +159,7 @@ func TestSetIntsetOrder(t *testing.T) {
 	if next := s.Scan(0, 1, func(string) { n++ }); next != 0 || n != s.Len() {
 		t.Fatalf("intset scan returned %d of %d members and cursor %d", n, s.Len(), next)
 	}
-	s.Add([]byte("abc"))
+	s.Add([]byte("abc"), 512)
 	if !s.Has([]byte("abc")) || !s.Has([]byte(fmt.Sprint(want[0]))) || s.Len() != len(want)+1 {
 		t.Fatal("conversion to a hashtable lost members")
 	}
@@ -196,7 +198,7 @@ func setAgainstMap(t *testing.T, prefix string) {
 				delete(ref, got)
 			}
 		default:
-			if s.Add([]byte(m)) == ref[m] {
+			if s.Add([]byte(m), 512) == ref[m] {
 				t.Fatalf("step %d: Add(%s) disagrees", i, m)
 			}
 			ref[m] = true
@@ -222,11 +224,11 @@ func setAgainstMap(t *testing.T, prefix string) {
 func TestSetCopyIsIndependent(t *testing.T) {
 	s := NewSet()
 	for i := 0; i < 40; i++ {
-		s.Add([]byte(fmt.Sprint("m", i)))
+		s.Add([]byte(fmt.Sprint("m", i)), 512)
 	}
 	c := s.Copy().(*Set)
 	c.Remove([]byte("m0"))
-	c.Add([]byte("new"))
+	c.Add([]byte("new"), 512)
 	if !s.Has([]byte("m0")) || s.Has([]byte("new")) || s.Len() != 40 {
 		t.Fatal("original changed through the copy")
 	}
@@ -243,7 +245,7 @@ func TestSetScanGuarantee(t *testing.T) {
 		s := NewSet()
 		n := 1 + r.IntN(300)
 		for i := 0; i < n; i++ {
-			s.Add([]byte(fmt.Sprint("m", i)))
+			s.Add([]byte(fmt.Sprint("m", i)), 512)
 		}
 		checkScanGuarantee(t, r, round, n, "m", scanned{
 			scan: func(cursor uint64, count int, seen map[string]bool) uint64 {
@@ -251,7 +253,7 @@ func TestSetScanGuarantee(t *testing.T) {
 			},
 			len:      s.Len,
 			removeAt: s.RemoveAt,
-			add:      func(m string) { s.Add([]byte(m)) },
+			add:      func(m string) { s.Add([]byte(m), 512) },
 		})
 	}
 }
@@ -260,9 +262,203 @@ func TestSetMemoryUsageGrows(t *testing.T) {
 	s := NewSet()
 	small := s.MemoryUsage()
 	for i := 0; i < 1000; i++ {
-		s.Add([]byte(fmt.Sprint(strings.Repeat("m", 100), i)))
+		s.Add([]byte(fmt.Sprint(strings.Repeat("m", 100), i)), 512)
 	}
 	if big := s.MemoryUsage(); big < small+100*1000 {
 		t.Fatalf("memory usage %d for 100 kB of members", big)
 	}
+}
+
+// TestSetConversions crosses each intset threshold in both directions and
+// checks the contents and the encoding after every step: the length limit
+// (as given, including 0), a member that is not a canonical integer,
+// widths, and the conversions back that Redis makes (Repack, as SPOP
+// rebuilds a set) or refuses (removals).
+func TestSetConversions(t *testing.T) {
+	type step struct {
+		op      string // add, rem, repack, hashtable
+		members []string
+		limit   int
+		want    string // encoding after the step
+	}
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"length", []step{
+			{"add", []string{"1", "2", "3"}, 3, "intset"},
+			{"add", []string{"3"}, 3, "intset"},
+			{"add", []string{"4"}, 3, "hashtable"},
+			{"rem", []string{"4", "3"}, 3, "hashtable"},
+			{"repack", nil, 3, "intset"},
+			{"add", []string{"3"}, 3, "intset"},
+		}},
+		{"limit zero", []step{
+			{"add", []string{"7"}, 0, "hashtable"},
+			{"repack", nil, 0, "hashtable"},
+			{"repack", nil, 1, "intset"},
+		}},
+		{"limit lowered", []step{
+			{"add", []string{"1", "2", "3"}, 512, "intset"},
+			{"add", []string{"2"}, 1, "intset"},
+			{"add", []string{"9"}, 1, "hashtable"},
+		}},
+		{"not an integer", []step{
+			{"add", []string{"-1", "0"}, 512, "intset"},
+			{"add", []string{"01"}, 512, "hashtable"},
+			{"rem", []string{"01"}, 512, "hashtable"},
+			{"repack", nil, 512, "intset"},
+			{"add", []string{"x"}, 512, "hashtable"},
+			{"repack", nil, 512, "hashtable"},
+			{"hashtable", nil, 512, "hashtable"},
+		}},
+		{"widths", []step{
+			{"add", []string{"32767", "-32768"}, 512, "intset"},
+			{"add", []string{"32768"}, 512, "intset"},
+			{"add", []string{"-2147483649", "9223372036854775807", "-9223372036854775808"}, 512, "intset"},
+			{"rem", []string{"-9223372036854775808", "9223372036854775807", "-2147483649", "32768"}, 512, "intset"},
+			{"add", []string{"9223372036854775808"}, 512, "hashtable"},
+		}},
+		{"forced", []step{
+			{"add", []string{"5"}, 512, "intset"},
+			{"hashtable", nil, 512, "hashtable"},
+			{"add", []string{"6"}, 512, "hashtable"},
+		}},
+	}
+	for _, tc := range tests {
+		s := NewSet()
+		ref := map[string]bool{}
+		for i, st := range tc.steps {
+			for _, m := range st.members {
+				switch st.op {
+				case "add":
+					if s.Add([]byte(m), st.limit) == ref[m] {
+						t.Fatalf("%s step %d: Add(%s) disagrees", tc.name, i, m)
+					}
+					ref[m] = true
+				case "rem":
+					if s.Remove([]byte(m)) != ref[m] {
+						t.Fatalf("%s step %d: Remove(%s) disagrees", tc.name, i, m)
+					}
+					delete(ref, m)
+				}
+			}
+			switch st.op {
+			case "repack":
+				s.Repack(st.limit)
+			case "hashtable":
+				s.ConvertToHashtable()
+			}
+			if got := s.Encoding(); got != st.want {
+				t.Fatalf("%s step %d: encoding %s, want %s", tc.name, i, got, st.want)
+			}
+			if got, want := setContents(s), slices.Sorted(maps.Keys(ref)); !slices.Equal(got, want) {
+				t.Fatalf("%s step %d: contents %q, want %q", tc.name, i, got, want)
+			}
+			for m := range ref {
+				if !s.Has([]byte(m)) || !s.HasString(m) {
+					t.Fatalf("%s step %d: %s missing", tc.name, i, m)
+				}
+			}
+			if c := s.Copy().(*Set); c.Encoding() != s.Encoding() || !slices.Equal(setContents(c), setContents(s)) {
+				t.Fatalf("%s step %d: copy differs", tc.name, i)
+			}
+		}
+	}
+}
+
+// TestIntsetWidth checks the packed layout: the narrowest width that holds
+// every value added, kept after the wide values go, as Redis keeps it.
+func TestIntsetWidth(t *testing.T) {
+	s := NewSet()
+	steps := []struct {
+		add, rem string
+		width    int
+	}{
+		{"1", "", 2}, {"-32768", "", 2}, {"32768", "", 4}, {"-2147483648", "", 4},
+		{"2147483648", "", 8}, {"", "2147483648", 8}, {"", "32768", 8},
+	}
+	for _, st := range steps {
+		if st.add != "" {
+			s.Add([]byte(st.add), 512)
+		} else {
+			s.Remove([]byte(st.rem))
+		}
+		w, data, ok := s.Intset()
+		if !ok || w != st.width || len(data) != w*s.Len() {
+			t.Fatalf("after %q/%q: width %d, %d bytes for %d members", st.add, st.rem, w, len(data), s.Len())
+		}
+		back, err := ParseIntset(w, data, 512)
+		if err != nil || !slices.Equal(setContents(back), setContents(s)) {
+			t.Fatalf("ParseIntset of %x: %v %q", data, err, setContents(back))
+		}
+	}
+}
+
+// FuzzParseIntset decodes arbitrary intset contents: a value that decodes
+// must be strictly ascending, found by Has, iterated whole, and encoded
+// back to the same bytes.
+func FuzzParseIntset(f *testing.F) {
+	f.Add(2, []byte{0xf9, 0xff, 5, 0})
+	f.Add(4, []byte{1, 0, 0, 0, 2, 0, 0, 0})
+	f.Add(8, []byte{0, 0, 0, 0, 0, 0, 0, 0x80, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f})
+	f.Add(2, []byte{5, 0, 5, 0})
+	f.Add(3, []byte{1, 2, 3})
+	f.Add(2, []byte{1})
+	f.Add(2, []byte{})
+	f.Fuzz(func(t *testing.T, width int, data []byte) {
+		s, err := ParseIntset(width, data, 512)
+		if err != nil {
+			return
+		}
+		if s.Len() != len(data)/width {
+			t.Fatalf("len %d for %d bytes of width %d", s.Len(), len(data), width)
+		}
+		prev, n := int64(0), 0
+		s.Range(func(m []byte) bool {
+			v, ok := resp.ParseInt(m)
+			if !ok || (n > 0 && v <= prev) || !s.Has(m) {
+				t.Fatalf("member %q after %d (%d)", m, prev, n)
+			}
+			prev = v
+			n++
+			return true
+		})
+		if n != s.Len() {
+			t.Fatalf("range gave %d of %d", n, s.Len())
+		}
+		if s.Len() > 512 {
+			if s.Encoding() != "hashtable" {
+				t.Fatalf("%d members in an intset", s.Len())
+			}
+			return
+		}
+		if w, back, ok := s.Intset(); len(data) > 0 && (!ok || w != width || !slices.Equal(back, data)) {
+			t.Fatalf("encoded back as %d %x", w, back)
+		}
+	})
+}
+
+// BenchmarkSmallSetBytes reports the heap bytes per set of 10 small
+// integers, the memory row, without the key's entry.
+func BenchmarkSmallSetBytes(b *testing.B) {
+	const n = 10000
+	sets := make([]*Set, n)
+	var before, after runtime.MemStats
+	for range b.N {
+		clear(sets)
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for i := range sets {
+			s := NewSet()
+			for j := range 10 {
+				s.Add(strconv.AppendInt(nil, int64(i*10+j), 10), 512)
+			}
+			sets[i] = s
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+	}
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "B/set")
+	runtime.KeepAlive(sets)
 }

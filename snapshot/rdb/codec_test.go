@@ -276,8 +276,8 @@ func corpus(t testing.TB) []byte {
 		v := []byte(strconv.Itoa(i * 1000))
 		l.PushBack(v)
 		l.PushBack([]byte(strings.Repeat("e", i)))
-		s.Add(v)
-		bigSet.Add([]byte("m" + string(v)))
+		s.Add(v, keyspace.SetMaxIntsetEntries)
+		bigSet.Add([]byte("m"+string(v)), keyspace.SetMaxIntsetEntries)
 		h.Set([]byte("f"+string(v)), v)
 		z.Add(v, float64(i)/3)
 	}

@@ -3,7 +3,6 @@ package rdb
 import (
 	"encoding/binary"
 	"math"
-	"slices"
 	"strconv"
 
 	"github.com/recached/recached/server/keyspace"
@@ -134,48 +133,15 @@ func appendList(b []byte, l *keyspace.List) []byte {
 	return b
 }
 
-// appendSet writes an intset when every member is an integer and there
-// are at most 512, else the plain encoding.
+// appendSet writes an intset set in Redis's intset layout, which is its
+// own, else the plain encoding, as Redis writes each encoding.
 func appendSet(b []byte, s *keyspace.Set) ([]byte, byte, error) {
-	if s.Len() <= maxIntsetEntries {
-		ints := make([]int64, 0, s.Len())
-		wide := int64(0)
-		s.Range(func(m []byte) bool {
-			v, ok := canonicalInt(m)
-			if !ok {
-				return false
-			}
-			ints = append(ints, v)
-			if v < 0 {
-				v = -v - 1
-			}
-			wide = max(wide, v)
-			return true
-		})
-		if len(ints) == s.Len() {
-			slices.Sort(ints)
-			w := 2
-			switch {
-			case wide > math.MaxInt32:
-				w = 8
-			case wide > math.MaxInt16:
-				w = 4
-			}
-			blob := make([]byte, 8, 8+w*len(ints))
-			binary.LittleEndian.PutUint32(blob, uint32(w))
-			binary.LittleEndian.PutUint32(blob[4:], uint32(len(ints)))
-			for _, v := range ints {
-				switch w {
-				case 2:
-					blob = binary.LittleEndian.AppendUint16(blob, uint16(v))
-				case 4:
-					blob = binary.LittleEndian.AppendUint32(blob, uint32(v))
-				default:
-					blob = binary.LittleEndian.AppendUint64(blob, uint64(v))
-				}
-			}
-			return appendString(b, blob, true), TypeSetIntset, nil
-		}
+	if w, data, ok := s.Intset(); ok {
+		blob := make([]byte, 8, 8+len(data))
+		binary.LittleEndian.PutUint32(blob, uint32(w))
+		binary.LittleEndian.PutUint32(blob[4:], uint32(len(data)/w))
+		blob = append(blob, data...)
+		return appendString(b, blob, true), TypeSetIntset, nil
 	}
 	b = appendLen(b, uint64(s.Len()))
 	s.Range(func(m []byte) bool {

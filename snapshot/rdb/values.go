@@ -40,7 +40,7 @@ func (d *dec) value(t byte, e *keyspace.Entry) error {
 		for i := 0; i < n && d.err == nil; i++ {
 			start := d.off
 			m := d.str("set member")
-			if d.err == nil && !s.Add(m) {
+			if d.err == nil && !s.Add(m, keyspace.SetMaxIntsetEntries) {
 				d.failAt(start, "duplicate set member")
 			}
 			d.ibuf = d.ibuf[:0]
@@ -147,7 +147,7 @@ func (d *dec) blobValue(t byte) keyspace.Object {
 	case TypeSetIntset, TypeSetListpack:
 		s := keyspace.NewSet()
 		for _, v := range elems {
-			if !s.Add(v) {
+			if !s.Add(v, keyspace.SetMaxIntsetEntries) {
 				d.failAt(start, "duplicate set member")
 				return nil
 			}

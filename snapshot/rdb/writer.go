@@ -13,11 +13,10 @@ import (
 
 // Thresholds below which the writer uses the compact encodings, Redis
 // 7.0's defaults (hash-max-listpack-*, zset-max-listpack-*,
-// set-max-intset-entries, list-max-listpack-size -2).
+// list-max-listpack-size -2).
 const (
 	maxListpackEntries = 128
 	maxListpackValue   = 64
-	maxIntsetEntries   = 512
 	listNodeBytes      = 8 << 10
 	compressMin        = 20 // Redis compresses strings longer than this
 )
