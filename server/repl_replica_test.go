@@ -325,3 +325,174 @@ func TestReplicaOfRedis(t *testing.T) {
 		})
 	}
 }
+
+// replFieldNames returns the field names of INFO replication on addr, in
+// order, with the numbered slave lines as one name.
+func replFieldNames(t *testing.T, addr string) []string {
+	t.Helper()
+	c := rClient(addr, 0)
+	defer c.Close()
+	s, err := c.Info(context.Background(), "replication").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, line := range strings.Split(s, "\r\n") {
+		if k, _, ok := strings.Cut(line, ":"); ok {
+			names = append(names, k)
+		}
+	}
+	return names
+}
+
+// TestReplicaInfoAndRole compares INFO replication's fields and ROLE of a
+// recached replica with those of a redis-server replica of the same
+// master, link up and link down.
+func TestReplicaInfoAndRole(t *testing.T) {
+	if !servertest.HaveRedis() {
+		t.Skip("redis-server not installed")
+	}
+	master := servertest.StartRedis(t)
+	host, port, _ := strings.Cut(master, ":")
+	peer := servertest.StartRedis(t)
+	ours, _ := rStartReplica(t)
+	for _, addr := range []string{peer, ours} {
+		rDo(t, addr, "REPLICAOF", host, port)
+		rWaitLinkUp(t, addr)
+		rWaitCaughtUp(t, master, addr)
+	}
+	want, got := replFieldNames(t, peer), replFieldNames(t, ours)
+	if strings.Join(want, " ") != strings.Join(got, " ") {
+		t.Errorf("INFO replication fields\nredis-server %v\nrecached     %v", want, got)
+	}
+	for _, f := range []string{"role", "master_host", "master_port", "master_link_status", "master_sync_in_progress", "slave_repl_offset", "slave_read_repl_offset", "slave_priority", "slave_read_only", "replica_announced", "master_replid", "master_repl_offset"} {
+		if w, g := rInfo(t, peer, "replication", f), rInfo(t, ours, "replication", f); w != g {
+			t.Errorf("%s: redis-server %q, recached %q", f, w, g)
+		}
+	}
+	if w, g := fmt.Sprint(rDo(t, peer, "ROLE")), fmt.Sprint(rDo(t, ours, "ROLE")); w != g {
+		t.Errorf("ROLE: redis-server %s, recached %s", w, g)
+	}
+	// A master that does not answer: the link is down.
+	dead := "127.0.0.1:1"
+	for _, addr := range []string{peer, ours} {
+		rDo(t, addr, "REPLICAOF", "127.0.0.1", "1")
+		rWaitFor(t, "the link to go down", func() bool {
+			return rInfo(t, addr, "replication", "master_link_status") == "down"
+		})
+	}
+	want, got = replFieldNames(t, peer), replFieldNames(t, ours)
+	if strings.Join(want, " ") != strings.Join(got, " ") {
+		t.Errorf("INFO replication fields with the link down (%s)\nredis-server %v\nrecached     %v", dead, want, got)
+	}
+	for _, f := range []string{"master_last_io_seconds_ago", "master_sync_in_progress"} {
+		if w, g := rInfo(t, peer, "replication", f), rInfo(t, ours, "replication", f); w != g {
+			t.Errorf("%s with the link down: redis-server %q, recached %q", f, w, g)
+		}
+	}
+	role := fmt.Sprint(rDo(t, ours, "ROLE"))
+	if !strings.HasPrefix(role, "[slave 127.0.0.1 1 connect") || !strings.HasSuffix(role, " -1]") {
+		t.Errorf("ROLE with the link down: %s", role)
+	}
+}
+
+// TestReplicaContinues breaks the link from the master's side: the
+// replica reconnects and the master continues the stream (+CONTINUE, no
+// second full sync), and the data stays equal. WAIT on the master counts
+// the replica's acknowledgement.
+func TestReplicaContinues(t *testing.T) {
+	if !servertest.HaveRedis() {
+		t.Skip("redis-server not installed")
+	}
+	master := servertest.StartRedis(t)
+	host, port, _ := strings.Cut(master, ":")
+	rFill(t, master)
+	replica, _ := rStartReplica(t)
+	rDo(t, replica, "REPLICAOF", host, port)
+	rWaitLinkUp(t, replica)
+	for round := 1; round <= 3; round++ {
+		rDo(t, master, "CLIENT", "KILL", "TYPE", "replica")
+		rLiveWrites(t, master, 1000)
+		rWaitFor(t, "a partial resynchronisation", func() bool {
+			return rInfo(t, master, "stats", "sync_partial_ok") == strconv.Itoa(round)
+		})
+		rWaitLinkUp(t, replica)
+		rWaitCaughtUp(t, master, replica)
+		rSameDataset(t, master, replica)
+	}
+	if got := rInfo(t, master, "stats", "sync_full"); got != "1" {
+		t.Errorf("sync_full %s, want 1", got)
+	}
+	rDo(t, master, "SET", "acked", "1")
+	if n := rDo(t, master, "WAIT", "1", "5000"); n != int64(1) {
+		t.Errorf("WAIT 1 on the master: %v, want 1", n)
+	}
+}
+
+// TestReplicaExpiry: the replica reports a key past its time to live as
+// absent but does not delete it; the master's DEL does.
+func TestReplicaExpiry(t *testing.T) {
+	if !servertest.HaveRedis() {
+		t.Skip("redis-server not installed")
+	}
+	master := servertest.StartRedis(t, "--enable-debug-command", "yes")
+	host, port, _ := strings.Cut(master, ":")
+	replica, _ := rStartReplica(t)
+	rDo(t, replica, "REPLICAOF", host, port)
+	rWaitLinkUp(t, replica)
+	rDo(t, master, "DEBUG", "SET-ACTIVE-EXPIRE", "0")
+	rDo(t, master, "SET", "gone", "v", "PX", "100")
+	rDo(t, master, "SET", "kept", "v")
+	rWaitCaughtUp(t, master, replica)
+	rWaitFor(t, "the key to pass its time to live on the replica", func() bool {
+		return rDo(t, replica, "EXISTS", "gone") == int64(0)
+	})
+	if n := rDo(t, replica, "DBSIZE"); n != int64(2) {
+		t.Errorf("DBSIZE on the replica before the master's DEL: %v, want 2 (the expired key is kept)", n)
+	}
+	if v := rDo(t, replica, "GET", "gone"); v != nil {
+		t.Errorf("GET of the expired key on the replica: %v, want nil", v)
+	}
+	rDo(t, master, "GET", "gone") // expires it on the master: DEL reaches the replica
+	rWaitCaughtUp(t, master, replica)
+	if n := rDo(t, replica, "DBSIZE"); n != int64(1) {
+		t.Errorf("DBSIZE on the replica after the master's DEL: %v, want 1", n)
+	}
+}
+
+// TestReplicaStaleAndAuth: a replica whose master needs a password
+// authenticates with masterauth (and masteruser); while its link is down
+// with replica-serve-stale-data no, commands without the stale flag get
+// -MASTERDOWN, and replica-read-only no lets clients write.
+func TestReplicaStaleAndAuth(t *testing.T) {
+	if !servertest.HaveRedis() {
+		t.Skip("redis-server not installed")
+	}
+	master := servertest.StartRedis(t, "--requirepass", "sekret")
+	host, port, _ := strings.Cut(master, ":")
+	replica, _ := rStartReplica(t)
+	rDo(t, replica, "CONFIG", "SET", "replica-serve-stale-data", "no")
+	rDo(t, replica, "REPLICAOF", host, port)
+	c := rClient(replica, 0)
+	defer c.Close()
+	ctx := context.Background()
+	want := "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+	if err := c.Get(ctx, "k").Err(); err == nil || err.Error() != want {
+		t.Errorf("GET with the link down: %v, want -%s", err, want)
+	}
+	if err := c.Ping(ctx).Err(); err != nil {
+		t.Errorf("PING (a stale command) with the link down: %v", err)
+	}
+	rDo(t, replica, "CONFIG", "SET", "masterauth", "sekret")
+	rWaitLinkUp(t, replica)
+	if err := c.Get(ctx, "k").Err(); err != redis.Nil {
+		t.Errorf("GET with the link up: %v", err)
+	}
+	rDo(t, replica, "CONFIG", "SET", "replica-read-only", "no")
+	if err := c.Set(ctx, "local", "1", 0).Err(); err != nil {
+		t.Errorf("SET on a writable replica: %v", err)
+	}
+	if got := rInfo(t, replica, "replication", "slave_read_only"); got != "0" {
+		t.Errorf("slave_read_only %s, want 0", got)
+	}
+}
