@@ -295,6 +295,10 @@ func TestReplicaOfRedis(t *testing.T) {
 					t.Errorf("%v on the replica: %v, want -READONLY", args, err)
 				}
 			}
+			script := "return redis.call('set','k','v')"
+			if err := c.Eval(ctx, script, nil).Err(); err == nil || !strings.HasPrefix(err.Error(), "READONLY You can't write against a read only replica. script: ") {
+				t.Errorf("a script's write on the replica: %v, want -READONLY", err)
+			}
 			if v, err := c.Get(ctx, "str").Result(); err != nil || v != "v0" {
 				t.Errorf("GET on the replica: %q %v", v, err)
 			}
@@ -494,5 +498,32 @@ func TestReplicaStaleAndAuth(t *testing.T) {
 	}
 	if got := rInfo(t, replica, "replication", "slave_read_only"); got != "0" {
 		t.Errorf("slave_read_only %s, want 0", got)
+	}
+}
+
+// TestReplicaOfConfig: the replicaof parameter a configuration file or
+// --replicaof gives makes the server a replica from its start; CONFIG GET
+// shows the master followed.
+func TestReplicaOfConfig(t *testing.T) {
+	if !servertest.HaveRedis() {
+		t.Skip("redis-server not installed")
+	}
+	master := servertest.StartRedis(t)
+	host, port, _ := strings.Cut(master, ":")
+	rDo(t, master, "SET", "k", "from-master")
+	cfg := server.DefaultConfig()
+	cfg.Dir = t.TempDir()
+	cfg.Params = map[string]string{"replicaof": host + " " + port}
+	replica, _ := servertest.StartRecached(t, cfg)
+	rWaitLinkUp(t, replica)
+	if v := rDo(t, replica, "GET", "k"); v != "from-master" {
+		t.Errorf("GET k on the replica: %v", v)
+	}
+	if v := fmt.Sprint(rDo(t, replica, "CONFIG", "GET", "replicaof")); v != "[replicaof "+host+" "+port+"]" {
+		t.Errorf("CONFIG GET replicaof: %s", v)
+	}
+	rDo(t, replica, "REPLICAOF", "NO", "ONE")
+	if v := fmt.Sprint(rDo(t, replica, "CONFIG", "GET", "replicaof")); v != "[replicaof ]" {
+		t.Errorf("CONFIG GET replicaof after REPLICAOF NO ONE: %s", v)
 	}
 }

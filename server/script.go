@@ -759,6 +759,8 @@ func (st *luaState) call(L *lua.LState, raise bool) int {
 		return fail(errNoPermWS)
 	case cmd.Flags&(FlagWrite|FlagMayReplicate) != 0 && run.readonly:
 		return fail("ERR " + errScriptReadonly)
+	case cmd.Flags&FlagWrite != 0 && s.srv.replica.gate.Load()&gateReadOnly != 0 && !s.srv.isReplicaMaster(s):
+		return fail(errReadOnlyReplica)
 	case s.oom && cmd.Flags&FlagDenyOOM != 0 && !run.wrote.Load() && s.srv.mem.limit.Load() != 0:
 		// Out of memory when the script started: its first write may not
 		// grow memory (Redis's scriptVerifyOOM).
