@@ -113,6 +113,7 @@ func cmdRestore(s *Session) {
 		s.W.Error("ERR Bad data format")
 		return
 	}
+	s.srv.ks.FitEncoding(e)
 	deleted := false
 	if replace {
 		deleted = s.db.Delete(key)

@@ -45,6 +45,28 @@ func hashCommands() []*Command {
 	}
 }
 
+// applyHashLimits makes hash-max-listpack-entries and
+// hash-max-listpack-value take effect. The caller holds cfgMu, and the new
+// value is in params.
+func applyHashLimits(srv *Server, _ string) {
+	param := func(name string, def int) int {
+		v, ok := srv.params[name]
+		if !ok {
+			return def
+		}
+		if n, ok := resp.ParseInt([]byte(v)); ok {
+			return int(n)
+		}
+		n, _ := parseMemory(v)
+		return int(min(n, math.MaxInt64))
+	}
+	def := keyspace.DefaultHashLimits()
+	srv.ks.SetHashLimits(keyspace.HashLimits{
+		Entries: param("hash-max-listpack-entries", def.Entries),
+		Value:   param("hash-max-listpack-value", def.Value),
+	})
+}
+
 // lookupHash returns key's hash, nil when the key is absent; wrong reports
 // (and replies to) a value of another type.
 func (s *Session) lookupHash(key []byte) (h *keyspace.Hash, wrong bool) {
@@ -111,9 +133,10 @@ func hsetCmd(name string, hmset bool) Handler {
 			return
 		}
 		h = s.hashToWrite(key, h)
+		lim := s.srv.ks.HashLimits()
 		created := 0
 		for i := 2; i < len(s.Args); i += 2 {
-			if h.Set(s.Args[i], s.Args[i+1]) {
+			if h.SetWith(s.Args[i], s.Args[i+1], lim) {
 				created++
 			}
 		}
@@ -139,7 +162,7 @@ func cmdHSetNX(s *Session) {
 		return
 	}
 	h = s.hashToWrite(key, h)
-	h.Set(field, val)
+	h.SetWith(field, val, s.srv.ks.HashLimits())
 	s.emit(bHSET, key, field, val)
 	s.W.Int(1)
 	s.notify(notifyHash, "hset", key)
@@ -198,15 +221,18 @@ func hgetallCmd(fields, values bool) Handler {
 		} else {
 			s.W.Array(n)
 		}
-		for i := 0; i < n; i++ {
-			f, v := h.At(i)
+		if h == nil {
+			return
+		}
+		h.Range(func(f, v []byte) bool {
 			if fields {
-				s.W.BulkString(f)
+				s.W.Bulk(f)
 			}
 			if values {
 				s.W.Bulk(v)
 			}
-		}
+			return true
+		})
 	}
 }
 
@@ -287,7 +313,7 @@ func cmdHIncrBy(s *Session) {
 	}
 	h = s.hashToWrite(key, h)
 	var buf [20]byte
-	h.Set(field, strconv.AppendInt(buf[:0], cur, 10))
+	h.SetWith(field, strconv.AppendInt(buf[:0], cur, 10), s.srv.ks.HashLimits())
 	// The effect carries the stored copy, so buf stays on the stack.
 	v, _ := h.Get(field)
 	s.emit(bHSET, key, field, v)
@@ -330,7 +356,7 @@ func cmdHIncrByFloat(s *Session) {
 	}
 	h = s.hashToWrite(key, h)
 	v := []byte(formatLongDouble(sum))
-	h.Set(field, v)
+	h.SetWith(field, v, s.srv.ks.HashLimits())
 	s.emit(bHSET, key, field, v)
 	s.W.Bulk(v)
 	s.notify(notifyHash, "hincrbyfloat", key)
@@ -466,7 +492,7 @@ func cmdHRandField(s *Session) {
 			return
 		}
 		f, _ := h.At(rand.IntN(h.Len()))
-		s.W.BulkString(f)
+		s.W.Bulk(f)
 		return
 	}
 	l, withValues, ok := s.randCountArgs("withvalues")
@@ -484,12 +510,19 @@ func cmdHRandField(s *Session) {
 	// Each pick is the field, or in RESP3 with values a [field, value]
 	// pair, or in RESP2 the flat field and value.
 	header := func(count int) { s.pairHeader(count, withValues) }
+	at := h.At
+	if h.Encoding() == "listpack" {
+		// Positions in a listpack are found by walking it: walk it once.
+		var pairs [][2][]byte
+		h.Range(func(f, v []byte) bool { pairs = append(pairs, [2][]byte{f, v}); return true })
+		at = func(i int) ([]byte, []byte) { return pairs[i][0], pairs[i][1] }
+	}
 	write := func(i int) {
-		f, v := h.At(i)
+		f, v := at(i)
 		if withValues && s.W.Proto == 3 {
 			s.W.Array(2)
 		}
-		s.W.BulkString(f)
+		s.W.Bulk(f)
 		if withValues {
 			s.W.Bulk(v)
 		}
@@ -534,9 +567,9 @@ func cmdHScan(s *Session) {
 	}
 	h := e.Obj.(*keyspace.Hash)
 	var elems [][]byte
-	visit := func(f string, v []byte) {
-		if o.match == "" || keyspace.Match(o.match, f) {
-			elems = append(elems, []byte(f), v)
+	visit := func(f, v []byte) {
+		if o.match == "" || keyspace.Match(o.match, string(f)) {
+			elems = append(elems, f, v)
 		}
 	}
 	next := h.Scan(cursor, o.count, visit)

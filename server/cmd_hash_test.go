@@ -180,3 +180,39 @@ func BenchmarkHashCommands(b *testing.B) {
 		})
 	}
 }
+
+// TestHashLimitsFromConfig checks that hash-max-listpack-entries and
+// hash-max-listpack-value take effect from the configuration the server
+// starts with (the value with a unit, as a config file may give it) and
+// from CONFIG SET, under either name.
+func TestHashLimitsFromConfig(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Params = map[string]string{"hash-max-listpack-entries": "3", "hash-max-listpack-value": "1kb"}
+	s, err := New(cfg).NewSession(nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("v", 1024)
+	steps := []struct {
+		args []string
+		want string // OBJECT ENCODING of the key after the step
+	}{
+		{[]string{"HSET", "a", "f1", long, "f2", "x", "f3", "x"}, "listpack"},
+		{[]string{"HSET", "a", "f4", "x"}, "hashtable"},
+		{[]string{"HSET", "b", "f", long + "v"}, "hashtable"},
+		{[]string{"CONFIG", "SET", "hash-max-ziplist-entries", "10"}, ""},
+		{[]string{"HSET", "c", "1", "1", "2", "2", "3", "3", "4", "4"}, "listpack"},
+		{[]string{"CONFIG", "SET", "hash-max-ziplist-value", "2"}, ""},
+		{[]string{"HINCRBY", "c", "1", "98"}, "listpack"}, // 99: two bytes
+		{[]string{"HINCRBY", "c", "1", "900"}, "hashtable"},
+	}
+	for _, st := range steps {
+		run(s, st.args...)
+		if st.want == "" {
+			continue
+		}
+		if got := run(s, "OBJECT", "ENCODING", st.args[1]); got != "$"+strconv.Itoa(len(st.want))+"\r\n"+st.want+"\r\n" {
+			t.Fatalf("after %q: OBJECT ENCODING %s = %q, want %s", st.args, st.args[1], got, st.want)
+		}
+	}
+}

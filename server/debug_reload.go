@@ -54,6 +54,7 @@ func debugReload(s *Session) {
 			}
 		}
 		tmp := keyspace.New(len(srv.ks.DBs), nil)
+		tmp.EncodeLike(srv.ks)
 		dir := p.dir
 		if dir == "" {
 			dir = srv.Config().Dir // persistence not opened: where SAVE writes

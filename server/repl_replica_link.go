@@ -421,6 +421,7 @@ func (l *masterLink) receive(c *linkConn, f *os.File, size int64, mark []byte) e
 func (l *masterLink) load(s *Session, path, replid string, off int64) error {
 	srv := l.srv
 	tmp := keyspace.New(len(srv.ks.DBs), nil)
+	tmp.EncodeLike(srv.ks)
 	// Keys past their time to live are kept: the master's DELs remove
 	// them.
 	st, err := rdb.Load(path, tmp, time.Now().UnixMilli(), true)

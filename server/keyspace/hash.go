@@ -1,6 +1,9 @@
 package keyspace
 
-import "maps"
+import (
+	"bytes"
+	"sync/atomic"
+)
 
 // Redis 7.0's default thresholds for the compact hash encoding
 // (hash-max-listpack-entries, hash-max-listpack-value).
@@ -9,29 +12,47 @@ const (
 	hashMaxListpackValue   = 64
 )
 
-// indexThreshold is the size above which a hash or set keeps a map from
-// member to position; smaller ones are searched linearly, which is faster
-// and saves the map.
-const indexThreshold = 16
+// HashLimits are the thresholds of the listpack encoding of hashes: a hash
+// of at most Entries fields, none of whose fields or values is longer than
+// Value bytes, is packed (CONFIG hash-max-listpack-entries and
+// hash-max-listpack-value).
+type HashLimits struct {
+	Entries int
+	Value   int
+}
+
+// DefaultHashLimits returns Redis 7.0's defaults, 512 entries of 64 bytes.
+func DefaultHashLimits() HashLimits {
+	return HashLimits{Entries: hashMaxListpackEntries, Value: hashMaxListpackValue}
+}
+
+// hashLimits holds a keyspace's HashLimits; nil means the defaults.
+type hashLimits struct{ p atomic.Pointer[HashLimits] }
+
+// HashLimits returns the thresholds hashes are encoded by.
+func (ks *Keyspace) HashLimits() HashLimits {
+	if p := ks.hashLimits.p.Load(); p != nil {
+		return *p
+	}
+	return DefaultHashLimits()
+}
+
+// SetHashLimits changes the thresholds (CONFIG SET): hashes written from
+// then on, and those loaded, are encoded by them, as in Redis; a hash
+// already packed stays so until it is next written.
+func (ks *Keyspace) SetHashLimits(l HashLimits) { ks.hashLimits.p.Store(&l) }
 
 // Hash is a hash value: fields mapped to values.
 //
-// The entries live in a dense slice, so that a random entry is one index
-// away (HRANDFIELD) and a cursor is a position (HSCAN); a map from field to
-// position is added once the hash outgrows a linear search. While the hash
-// is in the listpack encoding, removing an entry shifts the ones after it,
-// which keeps insertion order, the order Redis replies in; a hashtable-
-// encoded hash moves its last entry into the hole instead.
+// A small hash is kept in the listpack encoding, as Redis keeps it: its
+// fields and values packed into one byte slice in insertion order, the
+// order Redis replies in, searched linearly. Once it grows past
+// HashLimits it is converted to the hashtable encoding (hashTable), for
+// good as in Redis; only loading it again (DEBUG RELOAD, a restart,
+// RESTORE) packs it again when it fits (Fit).
 type Hash struct {
-	entries []hashEntry
-	index   map[string]int // nil while len(entries) <= indexThreshold
-	size    int64          // total bytes of fields and values
-	large   bool           // converted to the hashtable encoding, as Redis never converts back
-}
-
-type hashEntry struct {
-	field string
-	value []byte
+	lp  []byte     // the listpack encoding (hash_listpack.go), while big is nil
+	big *hashTable // the hashtable encoding, nil while packed
 }
 
 // NewHash returns an empty hash.
@@ -41,193 +62,195 @@ func NewHash() *Hash { return &Hash{} }
 func (h *Hash) Type() Type { return TypeHash }
 
 // Len returns the number of fields.
-func (h *Hash) Len() int { return len(h.entries) }
-
-// find returns the position of field, or -1.
-func (h *Hash) find(field []byte) int {
-	if h.index != nil {
-		if i, ok := h.index[string(field)]; ok {
-			return i
-		}
-		return -1
+func (h *Hash) Len() int {
+	if h.big != nil {
+		return len(h.big.entries)
 	}
-	for i := range h.entries {
-		if h.entries[i].field == string(field) {
-			return i
-		}
-	}
-	return -1
+	return lpLen(h.lp)
 }
 
 // Get returns the value of field and whether it exists. The slice belongs to
 // the hash: it is valid until the hash is next modified and must not be
 // changed.
 func (h *Hash) Get(field []byte) ([]byte, bool) {
-	i := h.find(field)
-	if i < 0 {
+	if h.big != nil {
+		i := h.big.find(field)
+		if i < 0 {
+			return nil, false
+		}
+		return h.big.entries[i].value, true
+	}
+	at, val, _ := lpFind(h.lp, field)
+	if at < 0 {
 		return nil, false
 	}
-	return h.entries[i].value, true
+	v, _ := lpRead(h.lp, val)
+	return v, true
 }
 
 // Has reports whether field exists.
-func (h *Hash) Has(field []byte) bool { return h.find(field) >= 0 }
+func (h *Hash) Has(field []byte) bool {
+	if h.big != nil {
+		return h.big.find(field) >= 0
+	}
+	at, _, _ := lpFind(h.lp, field)
+	return at >= 0
+}
 
-// Set sets field to value, copying both, and reports whether the field is
-// new.
+// Set sets field to value under the default limits; see SetWith.
 func (h *Hash) Set(field, value []byte) bool {
-	if len(field) > hashMaxListpackValue || len(value) > hashMaxListpackValue {
-		h.large = true
+	return h.SetWith(field, value, DefaultHashLimits())
+}
+
+// SetWith sets field to value, copying both, and reports whether the field
+// is new. A packed hash converts to a hash table first when field or value
+// is longer than lim.Value, and after adding when it has more than
+// lim.Entries fields, as Redis's hashTypeSet does.
+func (h *Hash) SetWith(field, value []byte, lim HashLimits) bool {
+	if h.big == nil && (len(field) > lim.Value || len(value) > lim.Value) {
+		h.convert()
 	}
-	if i := h.find(field); i >= 0 {
-		e := &h.entries[i]
-		h.size += int64(len(value) - len(e.value))
-		if cap(e.value) >= len(value) && cap(e.value) <= 2*len(value)+16 {
-			e.value = append(e.value[:0], value...)
+	if h.big != nil {
+		return h.big.set(field, value)
+	}
+	at, val, n := lpFind(h.lp, field)
+	if at >= 0 {
+		end := lpSkip(h.lp, val)
+		if old, _ := lpRead(h.lp, val); len(old) == len(value) {
+			copy(old, value)
 		} else {
-			e.value = append(make([]byte, 0, len(value)), value...)
+			h.lp = lpSplice(h.lp, val, end, value)
 		}
 		return false
 	}
-	f := string(field)
-	h.entries = append(h.entries, hashEntry{field: f, value: append(make([]byte, 0, len(value)), value...)})
-	h.size += int64(len(field) + len(value))
-	n := len(h.entries)
+	h.lp = lpSplice(h.lp, len(h.lp), len(h.lp), field, value)
+	if n+1 > lim.Entries {
+		h.convert()
+	}
+	return true
+}
+
+// convert turns a packed hash into a hash table.
+func (h *Hash) convert() {
+	t := &hashTable{entries: make([]hashEntry, 0, lpLen(h.lp)+1)}
+	for off := 0; off < len(h.lp); {
+		f, v := lpRead(h.lp, off)
+		val, next := lpRead(h.lp, v)
+		t.add(string(f), append(make([]byte, 0, len(val)), val...))
+		off = next
+	}
+	h.lp, h.big = nil, t
+}
+
+// Fit encodes the hash as loading it under lim does in Redis: packed when
+// it has at most lim.Entries fields and none of its fields and values is
+// longer than lim.Value, a hash table otherwise. The loaders call it on
+// every hash they insert, and RESTORE on the one it stores.
+func (h *Hash) Fit(lim HashLimits) {
+	n := h.Len()
+	fits := n <= lim.Entries
+	if fits {
+		h.Range(func(f, v []byte) bool {
+			fits = len(f) <= lim.Value && len(v) <= lim.Value
+			return fits
+		})
+	}
 	switch {
-	case h.index != nil:
-		h.index[f] = n - 1
-	case n > indexThreshold:
-		h.buildIndex()
-	}
-	if n > hashMaxListpackEntries {
-		h.large = true
-	}
-	return true
-}
-
-func (h *Hash) buildIndex() {
-	h.index = make(map[string]int, len(h.entries))
-	for i := range h.entries {
-		h.index[h.entries[i].field] = i
+	case fits && h.big != nil:
+		size := 0
+		for _, e := range h.big.entries {
+			size += lpElemSize(fieldBytes(e.field)) + lpElemSize(e.value)
+		}
+		lp := make([]byte, 0, size)
+		for _, e := range h.big.entries {
+			lp = lpSplice(lp, len(lp), len(lp), fieldBytes(e.field), e.value)
+		}
+		h.lp, h.big = lp, nil
+	case !fits && h.big == nil:
+		h.convert()
 	}
 }
 
-// Delete removes field and reports whether it existed.
+// Delete removes field and reports whether it existed. A packed hash
+// closes the gap, keeping its order.
 func (h *Hash) Delete(field []byte) bool {
-	i := h.find(field)
-	if i < 0 {
+	if h.big != nil {
+		return h.big.delete(field)
+	}
+	at, val, _ := lpFind(h.lp, field)
+	if at < 0 {
 		return false
 	}
-	h.removeAt(i)
+	h.lp = lpSplice(h.lp, at, lpSkip(h.lp, val))
+	if len(h.lp) == 0 {
+		h.lp = nil
+	}
 	return true
-}
-
-func (h *Hash) removeAt(i int) {
-	e := h.entries[i]
-	h.size -= int64(len(e.field) + len(e.value))
-	last := len(h.entries) - 1
-	if h.index != nil {
-		delete(h.index, e.field)
-	}
-	if !h.large {
-		copy(h.entries[i:], h.entries[i+1:])
-		if h.index != nil {
-			for j := i; j < last; j++ {
-				h.index[h.entries[j].field] = j
-			}
-		}
-	} else if i != last {
-		h.entries[i] = h.entries[last]
-		if h.index != nil {
-			h.index[h.entries[i].field] = i
-		}
-	}
-	h.entries[last] = hashEntry{}
-	h.entries = h.entries[:last]
-	if cap(h.entries) >= 64 && 4*len(h.entries) <= cap(h.entries) {
-		h.compact()
-	}
-}
-
-// compact gives back the memory of a hash that shrank to a quarter of its
-// capacity: a smaller slice and a fresh index (Go maps never shrink).
-func (h *Hash) compact() {
-	h.entries = append(make([]hashEntry, 0, 2*len(h.entries)), h.entries...)
-	if len(h.entries) <= indexThreshold {
-		h.index = nil
-	} else {
-		h.buildIndex()
-	}
 }
 
 // At returns the entry at position i, 0 <= i < Len(). Positions are stable
-// only while the hash is not modified; they serve random picks. The value
-// must not be changed.
-func (h *Hash) At(i int) (field string, value []byte) {
-	e := &h.entries[i]
-	return e.field, e.value
+// only while the hash is not modified; they serve random picks, in O(1)
+// for a hash table and O(i) for a packed hash. The slices are valid until
+// the hash is next modified and must not be changed.
+func (h *Hash) At(i int) (field, value []byte) {
+	if h.big != nil {
+		e := &h.big.entries[i]
+		return fieldBytes(e.field), e.value
+	}
+	f, v := lpRead(h.lp, lpEntryAt(h.lp, i))
+	value, _ = lpRead(h.lp, v)
+	return f, value
 }
 
-// Range calls fn for every entry until fn returns false. The slices are
-// valid only during the call, and fn must not modify the hash.
+// Range calls fn for every entry until fn returns false, a packed hash in
+// insertion order. The slices are valid until the hash is next modified
+// and must not be changed; fn must not modify the hash.
 func (h *Hash) Range(fn func(field, value []byte) bool) {
-	var buf []byte
-	for i := range h.entries {
-		e := &h.entries[i]
-		buf = append(buf[:0], e.field...)
-		if !fn(buf, e.value) {
+	if h.big != nil {
+		for i := range h.big.entries {
+			e := &h.big.entries[i]
+			if !fn(fieldBytes(e.field), e.value) {
+				return
+			}
+		}
+		return
+	}
+	for off := 0; off < len(h.lp); {
+		f, v := lpRead(h.lp, off)
+		val, next := lpRead(h.lp, v)
+		if !fn(f, val) {
 			return
 		}
+		off = next
 	}
 }
 
 // Scan calls fn for up to count entries, starting from cursor (0 to begin),
 // and returns the cursor to continue from, 0 when the iteration is over.
-// A hash in the listpack encoding is returned whole in one call, whatever
-// the count, as Redis does. Otherwise every entry present for the whole
-// iteration is visited at least once: positions are visited from the
-// highest down, and a removal only ever moves an entry from a visited
-// position to a lower one. The value passed to fn must not be changed.
-func (h *Hash) Scan(cursor uint64, count int, fn func(field string, value []byte)) uint64 {
-	if !h.large {
-		for i := range h.entries {
-			fn(h.entries[i].field, h.entries[i].value)
-		}
-		return 0
+// A packed hash is returned whole in one call, whatever the count, as
+// Redis returns a listpack. A hash table guarantees that every entry
+// present for the whole iteration is visited at least once. The slices
+// passed to fn are as Range's.
+func (h *Hash) Scan(cursor uint64, count int, fn func(field, value []byte)) uint64 {
+	if h.big != nil {
+		return h.big.scan(cursor, count, fn)
 	}
-	p := uint64(len(h.entries))
-	if cursor != 0 && cursor < p {
-		p = cursor
-	}
-	for ; p > 0 && count > 0; count-- {
-		p--
-		e := &h.entries[p]
-		fn(e.field, e.value)
-	}
-	return p
+	h.Range(func(f, v []byte) bool { fn(f, v); return true })
+	return 0
 }
 
-// Copy returns a deep copy of the hash (COPY).
+// Copy returns a deep copy of the hash (COPY), in the same encoding.
 func (h *Hash) Copy() Object {
-	c := &Hash{
-		entries: make([]hashEntry, len(h.entries)),
-		size:    h.size,
-		large:   h.large,
+	if h.big != nil {
+		return &Hash{big: h.big.copy()}
 	}
-	for i, e := range h.entries {
-		c.entries[i] = hashEntry{field: e.field, value: append(make([]byte, 0, len(e.value)), e.value...)}
-	}
-	if h.index != nil {
-		c.index = maps.Clone(h.index)
-	}
-	return c
+	return &Hash{lp: bytes.Clone(h.lp)}
 }
 
-// Encoding names the encoding Redis 7.0 would use with its default
-// thresholds: "listpack" until the hash has held more than 512 entries or a
-// field or value longer than 64 bytes, "hashtable" from then on.
+// Encoding names the encoding as OBJECT ENCODING reports it: "listpack"
+// while packed, "hashtable" once converted.
 func (h *Hash) Encoding() string {
-	if h.large {
+	if h.big != nil {
 		return "hashtable"
 	}
 	return "listpack"
@@ -235,9 +258,8 @@ func (h *Hash) Encoding() string {
 
 // MemoryUsage estimates the bytes the hash takes.
 func (h *Hash) MemoryUsage() int64 {
-	n := int64(64) + int64(cap(h.entries))*40 + h.size
-	if h.index != nil {
-		n += int64(len(h.index)) * 48
+	if h.big != nil {
+		return 32 + h.big.memoryUsage()
 	}
-	return n
+	return 32 + int64(cap(h.lp))
 }

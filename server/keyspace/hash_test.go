@@ -101,7 +101,7 @@ func TestHashKeepsInsertionOrder(t *testing.T) {
 		var got []string
 		for i := 0; i < h.Len(); i++ {
 			f, _ := h.At(i)
-			got = append(got, f)
+			got = append(got, string(f))
 		}
 		if !slices.Equal(got, want) {
 			t.Fatalf("%d fields: order %q, want %q", n, got, want)
@@ -122,7 +122,7 @@ func TestHashScanListpackWhole(t *testing.T) {
 		h.Set([]byte(fmt.Sprint(i)), nil)
 	}
 	n := 0
-	if next := h.Scan(0, 1, func(string, []byte) { n++ }); next != 0 || n != 100 {
+	if next := h.Scan(0, 1, func(_, _ []byte) { n++ }); next != 0 || n != 100 {
 		t.Fatalf("scan returned %d entries and cursor %d", n, next)
 	}
 }
@@ -164,16 +164,34 @@ func TestHashEncoding(t *testing.T) {
 	}
 }
 
+// hashLimitCases are the thresholds the model tests run under: Redis's
+// defaults (both encodings, converting on the way), limits that keep every
+// hash packed, limits that convert every hash at once, and small ones that
+// convert often.
+var hashLimitCases = []struct {
+	name string
+	lim  HashLimits
+}{
+	{"default", DefaultHashLimits()},
+	{"always-listpack", HashLimits{Entries: 1 << 30, Value: 1 << 30}},
+	{"always-hashtable", HashLimits{Entries: 0, Value: 0}},
+	{"small", HashLimits{Entries: 8, Value: 20}},
+}
+
 // TestHashAgainstMap runs random operations on a Hash and on a map and
-// compares them, in both encodings (values longer than 64 bytes convert the
-// hash), across the index and compaction thresholds.
+// compares them under every hashLimitCases (values up to 70 bytes cross
+// the default value threshold), across the index and compaction
+// thresholds of the hash table; after each round Fit re-encodes the hash
+// as a load would, and the model test goes on from there.
 func TestHashAgainstMap(t *testing.T) {
-	for _, maxLen := range []int{10, 70} {
-		t.Run(fmt.Sprint("values<", maxLen), func(t *testing.T) { hashAgainstMap(t, maxLen) })
+	for _, lc := range hashLimitCases {
+		for _, maxLen := range []int{10, 70} {
+			t.Run(fmt.Sprint(lc.name, "/values<", maxLen), func(t *testing.T) { hashAgainstMap(t, lc.lim, maxLen) })
+		}
 	}
 }
 
-func hashAgainstMap(t *testing.T, maxLen int) {
+func hashAgainstMap(t *testing.T, lim HashLimits, maxLen int) {
 	r := rand.New(rand.NewPCG(1, 2))
 	h := NewHash()
 	ref := map[string]string{}
@@ -191,7 +209,7 @@ func hashAgainstMap(t *testing.T, maxLen int) {
 		} else {
 			v := strings.Repeat("x", r.IntN(maxLen))
 			_, had := ref[f]
-			if h.Set([]byte(f), []byte(v)) == had {
+			if h.SetWith([]byte(f), []byte(v), lim) == had {
 				t.Fatalf("step %d: Set(%s) disagrees", i, f)
 			}
 			ref[f] = v
@@ -199,19 +217,80 @@ func hashAgainstMap(t *testing.T, maxLen int) {
 		if h.Len() != len(ref) {
 			t.Fatalf("step %d: len %d, want %d", i, h.Len(), len(ref))
 		}
-		if i%97 == 0 {
-			for k, v := range ref {
-				if got, ok := h.Get([]byte(k)); !ok || string(got) != v {
-					t.Fatalf("step %d: Get(%s) = %q %v, want %q", i, k, got, ok, v)
-				}
-			}
-			for j := 0; j < h.Len(); j++ {
-				f, v := h.At(j)
-				if ref[f] != string(v) {
-					t.Fatalf("step %d: At(%d) = %s=%s, not in the reference", i, j, f, v)
-				}
+		if i%1000 == 999 {
+			h.Fit(lim)
+			if got, want := h.Encoding(), fitEncoding(ref, lim); got != want {
+				t.Fatalf("step %d: after Fit encoding %s, want %s", i, got, want)
 			}
 		}
+		if i%97 == 0 {
+			checkHashAgainst(t, h, ref)
+		}
+	}
+}
+
+// fitEncoding is the encoding a hash of contents ref has after a load
+// under lim.
+func fitEncoding(ref map[string]string, lim HashLimits) string {
+	if len(ref) > lim.Entries {
+		return "hashtable"
+	}
+	for f, v := range ref {
+		if len(f) > lim.Value || len(v) > lim.Value {
+			return "hashtable"
+		}
+	}
+	return "listpack"
+}
+
+// checkHashAgainst checks every way of reading h against ref.
+func checkHashAgainst(t *testing.T, h *Hash, ref map[string]string) {
+	t.Helper()
+	if h.Len() != len(ref) {
+		t.Fatalf("len %d, want %d", h.Len(), len(ref))
+	}
+	for k, v := range ref {
+		if got, ok := h.Get([]byte(k)); !ok || string(got) != v {
+			t.Fatalf("Get(%s) = %q %v, want %q", k, got, ok, v)
+		}
+		if !h.Has([]byte(k)) {
+			t.Fatalf("Has(%s) is false", k)
+		}
+	}
+	if _, ok := h.Get([]byte("absent field")); ok || h.Has([]byte("absent field")) {
+		t.Fatal("an absent field is found")
+	}
+	seen := map[string]bool{}
+	for j := 0; j < h.Len(); j++ {
+		f, v := h.At(j)
+		if w, ok := ref[string(f)]; !ok || w != string(v) || seen[string(f)] {
+			t.Fatalf("At(%d) = %s=%s, not in the reference or twice", j, f, v)
+		}
+		seen[string(f)] = true
+	}
+	n := 0
+	h.Range(func(f, v []byte) bool {
+		if ref[string(f)] != string(v) {
+			t.Fatalf("Range gave %s=%s, not in the reference", f, v)
+		}
+		n++
+		return true
+	})
+	if n != len(ref) {
+		t.Fatalf("Range gave %d entries, want %d", n, len(ref))
+	}
+	clear(seen)
+	for cursor, calls := uint64(0), 0; ; calls++ {
+		if calls > len(ref)+1 {
+			t.Fatal("scan does not end")
+		}
+		cursor = h.Scan(cursor, 3, func(f, _ []byte) { seen[string(f)] = true })
+		if cursor == 0 {
+			break
+		}
+	}
+	if len(seen) != len(ref) {
+		t.Fatalf("scan saw %d fields, want %d", len(seen), len(ref))
 	}
 }
 
@@ -261,13 +340,14 @@ func TestHashScanGuarantee(t *testing.T) {
 		}
 		checkScanGuarantee(t, r, round, n, "f", scanned{
 			scan: func(cursor uint64, count int, seen map[string]bool) uint64 {
-				return h.Scan(cursor, count, func(f string, _ []byte) { seen[f] = true })
+				return h.Scan(cursor, count, func(f, _ []byte) { seen[string(f)] = true })
 			},
 			len: h.Len,
 			removeAt: func(i int) string {
 				f, _ := h.At(i)
-				h.Delete([]byte(f))
-				return f
+				name := string(f)
+				h.Delete(f)
+				return name
 			},
 			add: func(f string) { h.Set([]byte(f), nil) },
 		})

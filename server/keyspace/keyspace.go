@@ -147,6 +147,8 @@ type Keyspace struct {
 	// hold keeps keys whose time to live has passed (HoldExpiry), and so
 	// does replica (ReplicaExpiry).
 	hold, replica atomic.Bool
+	// hashLimits are the listpack thresholds of hashes (hash.go).
+	hashLimits hashLimits
 }
 
 // HoldExpiry makes lookups report keys whose time to live has passed as

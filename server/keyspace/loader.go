@@ -65,6 +65,7 @@ func (l *Loader) insert() {
 		if l.dup.Load() == nil {
 			for i := range b {
 				it := &b[i]
+				l.ks.FitEncoding(it.e)
 				if !l.ks.DBs[it.db].Load(it.key, it.e, it.exp) {
 					l.dup.Store(&DuplicateError{DB: it.db, Key: it.key, Offset: it.off})
 					break
@@ -115,4 +116,19 @@ func (l *Loader) Close() error {
 		return d
 	}
 	return nil
+}
+
+// FitEncoding encodes e's value by the keyspace's thresholds, as Redis
+// encodes a value it loads (from a file or RESTORE): compact when small
+// enough, whatever the encoding it was saved in.
+func (ks *Keyspace) FitEncoding(e *Entry) {
+	if h, ok := e.Obj.(*Hash); ok {
+		h.Fit(ks.HashLimits())
+	}
+}
+
+// EncodeLike makes ks encode values by from's thresholds: a keyspace a
+// reload fills before it replaces from's data (DEBUG RELOAD).
+func (ks *Keyspace) EncodeLike(from *Keyspace) {
+	ks.SetHashLimits(from.HashLimits())
 }
