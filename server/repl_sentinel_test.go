@@ -1,0 +1,132 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/recached/recached/server/servertest"
+	"github.com/recached/recached/server/tcp"
+)
+
+// Failover by Redis Sentinel (redis-server --sentinel, the binary Debian's
+// redis-sentinel links to): three Sentinels monitor a master, see the
+// recached replica in the master's INFO and on __sentinel__:hello, and
+// when the master is SIGKILLed promote the replica (MULTI, REPLICAOF NO
+// ONE, CONFIG REWRITE, CLIENT KILL, EXEC, as Sentinel sends them); a
+// go-redis failover client then writes to it.
+
+// startProcess runs redis-server with args on a free port and returns its
+// address and process; it is killed when the test ends.
+func startProcess(t *testing.T, args ...string) (string, *exec.Cmd) {
+	t.Helper()
+	port, err := tcp.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args = append(args, "--port", strconv.Itoa(port), "--bind", "127.0.0.1")
+	cmd := exec.Command(servertest.RedisBin(t), args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	rWaitFor(t, "a PING reply from "+addr, func() bool {
+		c := rClient(addr, 0)
+		defer c.Close()
+		return c.Ping(context.Background()).Err() == nil
+	})
+	return addr, cmd
+}
+
+// startSentinel starts a Sentinel monitoring master as "mymaster" with
+// quorum 2, a one-second down-after and a short failover timeout.
+func startSentinel(t *testing.T, master string) string {
+	t.Helper()
+	host, port, _ := strings.Cut(master, ":")
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "sentinel.conf")
+	text := fmt.Sprintf("dir %s\nsentinel monitor mymaster %s %s 2\nsentinel down-after-milliseconds mymaster 1000\nsentinel failover-timeout mymaster 10000\nsentinel parallel-syncs mymaster 1\n", dir, host, port)
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr, _ := startProcess(t, conf, "--sentinel")
+	return addr
+}
+
+// TestSentinelPromotesRecachedReplica: Sentinel fails a redis-server
+// master over to its recached replica.
+func TestSentinelPromotesRecachedReplica(t *testing.T) {
+	if !servertest.HaveRedis() {
+		t.Skip("redis-server not installed")
+	}
+	ctx := context.Background()
+	master, proc := startProcess(t, "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	host, port, _ := strings.Cut(master, ":")
+	replica, _ := rStartReplica(t)
+	rDo(t, replica, "REPLICAOF", host, port)
+	rWaitLinkUp(t, replica)
+	rDo(t, master, "SET", "before", "failover")
+	rWaitCaughtUp(t, master, replica)
+
+	var sentinels []string
+	for i := 0; i < 3; i++ {
+		sentinels = append(sentinels, startSentinel(t, master))
+	}
+	// Every Sentinel knows the replica and the two other Sentinels (from
+	// the hello messages on the master and the replica).
+	for _, s := range sentinels {
+		sc := redis.NewSentinelClient(&redis.Options{Addr: s})
+		defer sc.Close()
+		rWaitFor(t, "Sentinel "+s+" to see the replica and the other Sentinels", func() bool {
+			reps, err := sc.Replicas(ctx, "mymaster").Result()
+			if err != nil || len(reps) != 1 || reps[0]["flags"] != "slave" || reps[0]["port"] != strings.Split(replica, ":")[1] {
+				return false
+			}
+			others, err := sc.Sentinels(ctx, "mymaster").Result()
+			return err == nil && len(others) == 2
+		})
+	}
+
+	if err := proc.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	sc := redis.NewSentinelClient(&redis.Options{Addr: sentinels[0]})
+	defer sc.Close()
+	for i := 0; ; i++ {
+		a, err := sc.GetMasterAddrByName(ctx, "mymaster").Result()
+		if err == nil && net.JoinHostPort(a[0], a[1]) == replica {
+			break
+		}
+		if i == 3000 {
+			t.Fatalf("Sentinel did not promote the recached replica within 30 s (master %v, %v)", a, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	rWaitFor(t, "the recached replica to be a master", func() bool {
+		return rInfo(t, replica, "replication", "role") == "master"
+	})
+	fc := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: "mymaster", SentinelAddrs: sentinels, Protocol: 2})
+	defer fc.Close()
+	if err := fc.Set(ctx, "after", "failover", 0).Err(); err != nil {
+		t.Fatalf("SET through the failover client: %v", err)
+	}
+	if v := rDo(t, replica, "GET", "after"); v != "failover" {
+		t.Errorf("GET after on the promoted replica: %v", v)
+	}
+	if v := rDo(t, replica, "GET", "before"); v != "failover" {
+		t.Errorf("GET before on the promoted replica: %v", v)
+	}
+}
