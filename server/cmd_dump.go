@@ -132,7 +132,7 @@ func cmdRestore(s *Session) {
 		}
 		return
 	}
-	s.db.Set(key, e)
+	e = s.db.Set(key, e)
 	if ttl > 0 {
 		s.db.SetExpiry(key, ttl)
 	}

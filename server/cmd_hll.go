@@ -70,8 +70,7 @@ func (s *Session) lookupHLL(key []byte) (e *keyspace.Entry, bad bool) {
 // Redis's unshared string, the value's encoding is raw from then on.
 func (s *Session) storeHLL(key []byte, e *keyspace.Entry, b []byte) *keyspace.Entry {
 	if e == nil {
-		e = &keyspace.Entry{Atime: s.srv.ks.Clock()}
-		s.db.Set(key, e)
+		e = s.db.Set(key, &keyspace.Entry{Atime: s.srv.ks.Clock()})
 	}
 	e.Str = b
 	e.MarkRaw()

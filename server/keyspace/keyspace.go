@@ -44,7 +44,9 @@ type Object interface {
 }
 
 // Entry is one key's value. A string value lives in Str with Obj nil; any
-// other type lives in Obj.
+// other type lives in Obj. A stored entry holds its key too (entry.go):
+// it is never copied by value, and the entry to keep using after Set is
+// the one Set returns.
 type Entry struct {
 	Str []byte
 	Obj Object
@@ -66,6 +68,8 @@ const (
 	flagExpires = 1 << iota
 	flagRaw     // a string changed in place (APPEND, SETRANGE, SETBIT, …)
 	flagNoInt   // a string stored as text even when it reads as an integer
+	flagInline  // the key follows the Entry in its allocation (entry.go)
+	flagExtKey  // the key is in a string after the Entry (entry.go)
 )
 
 // Type returns the entry's data type.
@@ -104,7 +108,7 @@ func (e *Entry) HasExpiry() bool { return e.flags&flagExpires != 0 }
 // Shard is one lock's worth of keys.
 type Shard struct {
 	mu  sync.Mutex
-	m   map[string]*Entry
+	t   table
 	exp map[string]int64 // absolute expiry in unix milliseconds
 	// used is the sum of the shard's entry sizes (memory.go).
 	used int64
@@ -140,8 +144,6 @@ type Keyspace struct {
 	// lfu is on under an LFU maxmemory policy, with its parameters
 	// (memory.go).
 	lfu lfuConfig
-	// spare is evicted string entries kept for reuse (memory.go).
-	spare spares
 	// Now returns the current time in unix milliseconds; tests replace it.
 	Now func() int64
 	// hold keeps keys whose time to live has passed (HoldExpiry), and so
@@ -176,7 +178,6 @@ func New(n int, onExpire ExpireFunc) *Keyspace {
 	for i := 0; i < n; i++ {
 		db := &DB{Index: i, ks: ks}
 		for j := range db.shards {
-			db.shards[j].m = make(map[string]*Entry)
 			db.shards[j].exp = make(map[string]int64)
 		}
 		ks.DBs = append(ks.DBs, db)
@@ -188,6 +189,15 @@ func New(n int, onExpire ExpireFunc) *Keyspace {
 func (ks *Keyspace) ShardOf(key []byte) int {
 	return int(maphash.Bytes(ks.seed, key) & (NumShards - 1))
 }
+
+// locate returns key's shard and hash.
+func (db *DB) locate(key []byte) (*Shard, uint64) {
+	h := maphash.Bytes(db.ks.seed, key)
+	return &db.shards[h&(NumShards-1)], h
+}
+
+// hashString is the hash of key for the table of its shard.
+func (db *DB) hashString(key string) uint64 { return maphash.String(db.ks.seed, key) }
 
 // Clock returns seconds since the keyspace started, as of the last Tick.
 // It is cheap enough to read on every request.
@@ -222,14 +232,15 @@ func (db *DB) Lookup(key []byte) *Entry {
 // frequency, as Redis's LOOKUP_NOTOUCH: TTL, TYPE and EXISTS do not count
 // as uses of the key for OBJECT IDLETIME and eviction.
 func (db *DB) LookupNoTouch(key []byte) *Entry {
-	s := db.shardFor(key)
-	e := s.m[string(key)]
-	if e == nil {
+	s, h := db.locate(key)
+	i := s.t.find(bytesView(key), h)
+	if i < 0 {
 		return nil
 	}
+	e := s.t.slots[i]
 	if e.flags&flagExpires != 0 && s.exp[string(key)] <= db.ks.Now() {
 		if !db.ks.held() {
-			db.expire(s, string(key))
+			db.expireAt(s, i)
 		}
 		return nil
 	}
@@ -239,8 +250,8 @@ func (db *DB) LookupNoTouch(key []byte) *Entry {
 // Peek is Lookup without deleting an expired key: it reports an expired key
 // as absent. Read-only scans use it.
 func (db *DB) Peek(key []byte) *Entry {
-	s := db.shardFor(key)
-	e := s.m[string(key)]
+	s, h := db.locate(key)
+	e := s.t.get(bytesView(key), h)
 	if e == nil {
 		return nil
 	}
@@ -250,66 +261,75 @@ func (db *DB) Peek(key []byte) *Entry {
 	return e
 }
 
-func (db *DB) expire(s *Shard, key string) {
-	db.release(s, s.m[key])
-	delete(s.m, key)
+// expireAt deletes the expired entry in slot i of s.
+func (db *DB) expireAt(s *Shard, i int) {
+	e := s.t.slots[i]
+	key := e.Key()
+	db.release(s, e)
+	s.t.remove(i, db.ks.seed)
 	delete(s.exp, key)
 	if db.ks.onExpire != nil {
 		db.ks.onExpire(db.Index, key)
 	}
 }
 
-// Set stores e under key, replacing any value and clearing its expiry.
-func (db *DB) Set(key []byte, e *Entry) {
-	s := db.shardFor(key)
-	if old := s.m[string(key)]; old != nil {
+// Set stores e under key, replacing any value and clearing its expiry, and
+// returns the entry stored: e itself when it already holds key, else a
+// copy of it that does (entry.go), which the caller uses from then on.
+func (db *DB) Set(key []byte, e *Entry) *Entry {
+	s, h := db.locate(key)
+	e = keyed(bytesView(key), e)
+	e.flags &^= flagExpires
+	if i := s.t.find(bytesView(key), h); i >= 0 {
+		old := s.t.slots[i]
 		if old.flags&flagExpires != 0 {
 			delete(s.exp, string(key))
 		}
-		e.flags &^= flagExpires
 		if old != e {
 			db.release(s, old)
-			s.m[string(key)] = e
-			db.admit(s, string(key), e, old)
+			s.t.slots[i] = e
+			db.admit(s, e, old)
 		} else {
-			db.account(s, string(key), e)
+			db.account(s, e)
 		}
-		return
+		return e
 	}
-	e.flags &^= flagExpires
-	s.m[string(key)] = e
-	db.admit(s, string(key), e, nil)
+	s.t.insert(e, h, db.ks.seed)
+	db.admit(s, e, nil)
+	return e
 }
 
 // Reserve sizes the empty shards of the database for about n keys in all,
-// so that a loader filling it does not grow the maps step by step.
+// so that a loader filling it does not grow the tables step by step.
 func (db *DB) Reserve(n int) {
 	per := n/NumShards + n/NumShards/8 + 1
 	for i := range db.shards {
-		if len(db.shards[i].m) == 0 {
-			db.shards[i].m = make(map[string]*Entry, per)
+		if t := &db.shards[i].t; t.n == 0 {
+			t.resize(per, db.ks.seed)
 		}
 	}
 }
 
 // Load stores e under key k, with expiry at (unix ms, 0 for none), for a
-// loader filling an empty database, and keeps k as it is. It makes one
-// map access: a key already there is overwritten uncounted and Load
-// reports false, which a loader takes as a corrupt file (a duplicated key
-// stops Redis's load too), so the database must then be discarded.
+// loader filling an empty database. A key already there is overwritten
+// uncounted and Load reports false, which a loader takes as a corrupt
+// file (a duplicated key stops Redis's load too), so the database must
+// then be discarded.
 func (db *DB) Load(k string, e *Entry, at int64) bool {
-	s := &db.shards[int(maphash.String(db.ks.seed, k)&(NumShards-1))]
-	n := len(s.m)
-	s.m[k] = e
-	if len(s.m) == n {
+	h := db.hashString(k)
+	s := &db.shards[h&(NumShards-1)]
+	e = keyed(k, e)
+	if i := s.t.find(k, h); i >= 0 {
+		s.t.slots[i] = e
 		return false
 	}
+	s.t.insert(e, h, db.ks.seed)
 	e.flags &^= flagExpires
 	if at != 0 {
 		e.flags |= flagExpires
-		s.exp[k] = at
+		s.exp[e.Key()] = at
 	}
-	db.admit(s, k, e, nil)
+	db.admit(s, e, nil)
 	return true
 }
 
@@ -317,39 +337,48 @@ func (db *DB) Load(k string, e *Entry, at int64) bool {
 // its buffer when it has one. It keeps the time to live when keepTTL is set.
 // The value is copied.
 func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
-	return db.ReplaceString(key, db.shardFor(key).m[string(key)], val, keepTTL)
+	s, h := db.locate(key)
+	return db.ReplaceString(key, s.t.get(bytesView(key), h), val, keepTTL)
 }
 
 // ReplaceString is SetString for a caller that has just looked the key up:
-// cur is its entry (nil when absent), which saves a second map access.
+// cur is its entry (nil when absent), which saves a second table lookup.
 func (db *DB) ReplaceString(key []byte, cur *Entry, val []byte, keepTTL bool) *Entry {
 	e := cur
 	if e == nil {
-		e = db.ks.newString(val)
-		s := db.shardFor(key)
-		if db.ks.held() && s.m[string(key)] != nil {
+		s, h := db.locate(key)
+		e = newStringEntry(key, val)
+		if db.ks.held() && s.t.get(bytesView(key), h) != nil {
 			// An expired key kept by HoldExpiry: replace it properly.
-			db.Set(key, e)
-			return e
+			return db.Set(key, e)
 		}
-		s.m[string(key)] = e
-		db.admit(s, string(key), e, nil)
+		s.t.insert(e, h, db.ks.seed)
+		db.admit(s, e, nil)
 		return e
 	}
 	c, obj, exp := cap(e.Str), e.Obj, e.flags&flagExpires
-	if e.Obj == nil && cap(e.Str) >= len(val) && cap(e.Str) <= 2*len(val)+16 {
+	switch {
+	case e.Obj == nil && cap(e.Str) >= len(val) && (cap(e.Str) <= 2*len(val)+16 || e.inlineStr()):
 		e.Str = append(e.Str[:0], val...)
-	} else {
+	case e.flags&flagInline != 0 && len(val) <= maxInline:
+		// Back into the entry's own room when it has enough.
+		if room := e.room(); cap(room) >= len(val) {
+			e.Str = append(room, val...)
+			break
+		}
+		fallthrough
+	default:
 		e.Str = append(make([]byte, 0, len(val)), val...)
 	}
 	e.Obj = nil
 	e.flags &^= flagRaw | flagNoInt
+	s := db.shardFor(key)
 	if !keepTTL && e.flags&flagExpires != 0 {
 		e.flags &^= flagExpires
-		delete(db.shardFor(key).exp, string(key))
+		delete(s.exp, string(key))
 	}
 	if obj != nil || cap(e.Str) != c || e.flags&flagExpires != exp {
-		db.account(db.shardFor(key), string(key), e)
+		db.account(s, e)
 	}
 	return e
 }
@@ -358,52 +387,47 @@ func (db *DB) ReplaceString(key []byte, cur *Entry, val []byte, keepTTL bool) *E
 // absent). A key past its time to live that a hold kept is removed too:
 // on a replica that is the master's DEL of an expired key.
 func (db *DB) Delete(key []byte) bool {
-	s := db.shardFor(key)
-	if db.Lookup(key) == nil {
-		if e := s.m[string(key)]; e != nil {
-			db.release(s, e)
-			delete(s.m, string(key))
-			delete(s.exp, string(key))
-		}
-		return false
+	live := db.Lookup(key) != nil
+	s, h := db.locate(key)
+	if i := s.t.find(bytesView(key), h); i >= 0 {
+		db.release(s, s.t.slots[i])
+		s.t.remove(i, db.ks.seed)
+		delete(s.exp, string(key))
 	}
-	db.release(s, s.m[string(key)])
-	delete(s.m, string(key))
-	delete(s.exp, string(key))
-	return true
+	return live
 }
 
 // SetExpiry sets key's absolute expiry (unix ms). The key must exist.
 func (db *DB) SetExpiry(key []byte, at int64) {
-	s := db.shardFor(key)
-	e := s.m[string(key)]
+	s, h := db.locate(key)
+	e := s.t.get(bytesView(key), h)
 	if e == nil {
 		return
 	}
 	if e.flags&flagExpires == 0 {
 		e.flags |= flagExpires
-		db.account(s, string(key), e)
+		db.account(s, e)
 	}
-	s.exp[string(key)] = at
+	s.exp[e.Key()] = at
 }
 
 // Persist removes key's time to live and reports whether it had one.
 func (db *DB) Persist(key []byte) bool {
-	s := db.shardFor(key)
-	e := s.m[string(key)]
+	s, h := db.locate(key)
+	e := s.t.get(bytesView(key), h)
 	if e == nil || e.flags&flagExpires == 0 {
 		return false
 	}
 	e.flags &^= flagExpires
 	delete(s.exp, string(key))
-	db.account(s, string(key), e)
+	db.account(s, e)
 	return true
 }
 
 // Expiry returns key's absolute expiry in unix ms and whether it has one.
 func (db *DB) Expiry(key []byte) (int64, bool) {
-	s := db.shardFor(key)
-	e := s.m[string(key)]
+	s, h := db.locate(key)
+	e := s.t.get(bytesView(key), h)
 	if e == nil || e.flags&flagExpires == 0 {
 		return 0, false
 	}
@@ -412,31 +436,31 @@ func (db *DB) Expiry(key []byte) (int64, bool) {
 
 // Len returns the number of keys in shard i, expired ones not yet removed
 // included.
-func (db *DB) Len(i int) int { return len(db.shards[i].m) }
+func (db *DB) Len(i int) int { return db.shards[i].t.n }
 
 // Expires returns the number of keys with a time to live in shard i.
 func (db *DB) Expires(i int) int { return len(db.shards[i].exp) }
 
-// Range calls fn for every live key of shard i until fn returns false.
+// Range calls fn for every live key of shard i until fn returns false. fn
+// may delete keys but not add any.
 func (db *DB) Range(i int, fn func(key string, e *Entry) bool) {
 	s := &db.shards[i]
 	now := int64(0)
-	for k, e := range s.m {
+	s.t.each(false, func(e *Entry) bool {
+		k := e.Key()
 		if e.flags&flagExpires != 0 {
 			if now == 0 {
 				now = db.ks.Now()
 			}
 			if s.exp[k] <= now {
-				continue
+				return true
 			}
 		}
-		if !fn(k, e) {
-			return
-		}
-	}
+		return fn(k, e)
+	})
 }
 
-// Keys returns the live keys of shard i in map order.
+// Keys returns the live keys of shard i in table order.
 func (db *DB) Keys(i int) []string {
 	var keys []string
 	db.Range(i, func(k string, _ *Entry) bool {
@@ -450,7 +474,7 @@ func (db *DB) Keys(i int) []string {
 func (db *DB) Clear(i int) {
 	db.used.Add(-db.shards[i].used)
 	db.shards[i].used = 0
-	db.shards[i].m = make(map[string]*Entry)
+	db.shards[i].t = table{}
 	db.shards[i].exp = make(map[string]int64)
 }
 
@@ -458,7 +482,7 @@ func (db *DB) Clear(i int) {
 // shard lock of both.
 func Swap(a, b *DB) {
 	for i := range a.shards {
-		a.shards[i].m, b.shards[i].m = b.shards[i].m, a.shards[i].m
+		a.shards[i].t, b.shards[i].t = b.shards[i].t, a.shards[i].t
 		a.shards[i].exp, b.shards[i].exp = b.shards[i].exp, a.shards[i].exp
 		a.shards[i].used, b.shards[i].used = b.shards[i].used, a.shards[i].used
 	}
@@ -482,7 +506,7 @@ func (db *DB) ExpireSample(i, limit int) (seen, deleted int) {
 		}
 		seen++
 		if at <= now {
-			db.expire(s, k)
+			db.expireAt(s, s.t.find(k, db.hashString(k)))
 			deleted++
 		}
 	}

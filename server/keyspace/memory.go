@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
-	"sync"
 	"sync/atomic"
 )
 
@@ -20,9 +19,10 @@ import (
 // by garbage waiting for the collector.
 //
 // The estimate (SizeOf) is the allocations the entry makes, each rounded
-// up as the allocator's size classes round it (the key's bytes, the Entry,
-// the value's buffer or the value's own MemoryUsage, the map slots of the
-// key and of its expiry), times heapFactor: the collector lets the heap
+// up as the allocator's size classes round it (the Entry with its key and
+// inline value, a value's buffer of its own or the value's MemoryUsage,
+// the table slot of the key and the map slot of its expiry), times
+// heapFactor: the collector lets the heap
 // grow past the live data before it runs (GOGC=50, recached's setting),
 // and the resident memory a key costs includes that share. heapFactor is
 // calibrated so that Used grows as the process's RSS grows while keys are
@@ -36,13 +36,14 @@ import (
 // follows maxmemory (cmd/recached) keeps the process near it.
 const heapFactor = 1.1
 
-// mapSlot is a swiss-table slot of map[string]*Entry or map[string]int64
-// (a 16-byte string header, 8 bytes of value, a control byte) divided by
-// the tables' typical load.
+// mapSlot is a swiss-table slot of the expiry map, map[string]int64 (a
+// 16-byte string header, 8 bytes of value, a control byte) divided by the
+// tables' typical load.
 const mapSlot = 36
 
-// entrySize is unsafe.Sizeof(Entry{}), a size class of its own.
-const entrySize = 48
+// tableSlot is a slot of a shard's table (table.go), 9 bytes, divided by
+// its typical load.
+const tableSlot = 15
 
 // allocSize rounds n up roughly as Go's size classes do: to 8 or 16 bytes
 // below 128, then to an eighth of the power of two below it.
@@ -61,14 +62,16 @@ func allocSize(n int) int64 {
 
 // SizeOf estimates the resident bytes the entry of key takes, as used
 // memory counts it.
-func SizeOf(key string, e *Entry) int64 {
-	n := mapSlot + entrySize + allocSize(len(key))
+func SizeOf(e *Entry) int64 {
+	n := tableSlot + e.allocBytes()
 	if e.flags&flagExpires != 0 {
 		n += mapSlot
 	}
 	switch o := e.Obj.(type) {
 	case nil:
-		n += allocSize(cap(e.Str))
+		if !e.inlineStr() {
+			n += allocSize(cap(e.Str))
+		}
 	case *Stream:
 		n += o.sizeEstimate()
 	default:
@@ -147,19 +150,19 @@ func SizeOfEntry(e *Entry) int64 { return decodeSize(e.size) }
 // admit counts a new entry of shard s and stamps its access time; old,
 // when not nil, is the entry it replaces (already released), whose LFU
 // counter it inherits as Redis's dbOverwrite keeps it.
-func (db *DB) admit(s *Shard, key string, e *Entry, old *Entry) {
+func (db *DB) admit(s *Shard, e *Entry, old *Entry) {
 	e.Atime = db.ks.clock.Load()
 	e.freq = lfuInitVal
 	if old != nil && db.ks.lfu.on.Load() {
 		e.freq = old.freq
 	}
 	e.size = 0
-	db.account(s, key, e)
+	db.account(s, e)
 }
 
 // account brings the entry's counted size up to date.
-func (db *DB) account(s *Shard, key string, e *Entry) {
-	v := encodeSize(SizeOf(key, e))
+func (db *DB) account(s *Shard, e *Entry) {
+	v := encodeSize(SizeOf(e))
 	if v == e.size {
 		return
 	}
@@ -184,12 +187,12 @@ func (db *DB) release(s *Shard, e *Entry) {
 // its value in place, and returns the entry's size (0 when the key does
 // not exist). The caller holds the key's shard lock.
 func (db *DB) Account(key []byte) int64 {
-	s := db.shardFor(key)
-	e := s.m[string(key)]
+	s, h := db.locate(key)
+	e := s.t.get(bytesView(key), h)
 	if e == nil {
 		return 0
 	}
-	db.account(s, string(key), e)
+	db.account(s, e)
 	return decodeSize(e.size)
 }
 
@@ -197,16 +200,16 @@ func (db *DB) Account(key []byte) int64 {
 func (db *DB) Used(i int) int64 { return db.shards[i].used }
 
 // Sample calls fn for up to n keys of shard i, which the caller has
-// locked, read from a random place of the map: of every key, or with
-// volatile of the keys with a time to live, with their expiry (0 for
-// none). Go starts each walk of a map at a random slot, so consecutive
-// keys from there are a sample as Redis's dictGetSomeKeys takes one. It
-// returns how many keys it passed to fn.
+// locked, read from a random place of its table: of every key, or with
+// volatile of the keys with a time to live (from a random place of the
+// expiry map, where Go starts each walk), with their expiry (0 for none).
+// Consecutive keys from there are a sample as Redis's dictGetSomeKeys
+// takes one. It returns how many keys it passed to fn.
 //
-// Reading a sampled entry is a cache miss: the keys are taken from the
-// map first, then their entries are read in a loop of independent loads
-// that the processor overlaps, and only then passed to fn, instead of
-// paying each miss in turn between the steps of the map's iterator.
+// Reading a sampled entry is a cache miss: the entries are taken from the
+// table first, then read in a loop of independent loads that the
+// processor overlaps, and only then passed to fn, instead of paying each
+// miss in turn between the steps of the walk.
 func (db *DB) Sample(i int, volatile bool, n int, fn func(key string, e *Entry, at int64)) int {
 	s := &db.shards[i]
 	var buf [sampleBatch]sampled
@@ -216,10 +219,7 @@ func (db *DB) Sample(i int, volatile bool, n int, fn func(key string, e *Entry, 
 		for j := range buf[:got] {
 			c := &buf[j]
 			c.flags = c.e.flags
-			if len(c.key) > 0 {
-				// The key's bytes too: evicting it hashes them.
-				c.k0 = c.key[0]
-			}
+			c.key = c.e.Key()
 		}
 		for j := range buf[:got] {
 			c := &buf[j]
@@ -240,19 +240,17 @@ func (db *DB) Sample(i int, volatile bool, n int, fn func(key string, e *Entry, 
 // sampleBatch is how many keys Sample takes from a map at a time.
 const sampleBatch = 32
 
-// sampled is a key Sample took, with its entry's flags and its first
-// byte once read.
+// sampled is an entry Sample took, with its key and flags once read.
 type sampled struct {
 	key   string
 	e     *Entry
 	at    int64
 	flags uint8
-	k0    byte
 }
 
-// sampleKeys fills buf with keys of s from a random place of its map
-// (with volatile, of its expiry map) without reading their entries, and
-// returns how many it took.
+// sampleKeys fills buf with entries of s from a random place of its table
+// (with volatile, keys of its expiry map) without reading the entries,
+// and returns how many it took.
 func (db *DB) sampleKeys(s *Shard, volatile bool, buf []sampled) int {
 	got := 0
 	if volatile {
@@ -260,112 +258,38 @@ func (db *DB) sampleKeys(s *Shard, volatile bool, buf []sampled) int {
 			if got == len(buf) {
 				break
 			}
-			if e := s.m[k]; e != nil {
+			if e := s.t.get(k, db.hashString(k)); e != nil {
 				buf[got] = sampled{key: k, e: e, at: at}
 				got++
 			}
 		}
 		return got
 	}
-	for k, e := range s.m {
-		if got == len(buf) {
-			break
-		}
-		buf[got] = sampled{key: k, e: e}
+	s.t.each(true, func(e *Entry) bool {
+		buf[got] = sampled{e: e}
 		got++
-	}
+		return got < len(buf)
+	})
 	return got
 }
 
 // Get returns the entry of key in shard i, which the caller has locked,
 // expired or not, without counting an access.
-func (db *DB) Get(i int, key string) *Entry { return db.shards[i].m[key] }
+func (db *DB) Get(i int, key string) *Entry { return db.shards[i].t.get(key, db.hashString(key)) }
 
 // Evict removes key from shard i, which the caller has locked, whatever
 // its expiry, and reports whether it was there. The server turns it into
 // a DEL effect.
 func (db *DB) Evict(i int, key string) bool {
 	s := &db.shards[i]
-	e := s.m[key]
-	if e == nil {
+	j := s.t.find(key, db.hashString(key))
+	if j < 0 {
 		return false
 	}
-	db.release(s, e)
-	delete(s.m, key)
+	db.release(s, s.t.slots[j])
+	s.t.remove(j, db.ks.seed)
 	delete(s.exp, key)
-	if e.Obj == nil {
-		db.ks.spare.put(e)
-	}
 	return true
-}
-
-// Evicted string entries are reused.
-//
-// Under eviction every new key costs an evicted one: instead of leaving
-// the evicted entry and its value's buffer to the collector while the new
-// key allocates the same again, Evict keeps up to maxSpares of them and
-// the next new string key (newString) takes one. At maxmemory the heap is
-// held near its limit, so every allocation brings the next collection
-// closer; reuse takes most of the bytes a SET evicting allocates off the
-// collector's count. An evicted entry is in no map and nothing else holds
-// it: an entry is reached only through its shard's map, under the shard's
-// lock (a value is rewritten in place the same way when a SET overwrites
-// it).
-
-// maxSpares bounds the evicted entries kept for reuse: enough for the
-// evictions of one command's admission, little memory.
-const maxSpares = 64
-
-// spares is the evicted string entries waiting for reuse.
-type spares struct {
-	mu   sync.Mutex
-	n    atomic.Int32 // len(list), read without mu on the way in
-	list []*Entry
-}
-
-// put keeps e, which has left its map, for reuse.
-func (sp *spares) put(e *Entry) {
-	sp.mu.Lock()
-	if len(sp.list) < maxSpares {
-		*e = Entry{Str: e.Str[:0]}
-		sp.list = append(sp.list, e)
-		sp.n.Store(int32(len(sp.list)))
-	}
-	sp.mu.Unlock()
-}
-
-// take returns a kept entry, or nil.
-func (sp *spares) take() *Entry {
-	if sp.n.Load() == 0 {
-		return nil
-	}
-	sp.mu.Lock()
-	defer sp.mu.Unlock()
-	n := len(sp.list)
-	if n == 0 {
-		return nil
-	}
-	e := sp.list[n-1]
-	sp.list[n-1] = nil
-	sp.list = sp.list[:n-1]
-	sp.n.Store(int32(n - 1))
-	return e
-}
-
-// newString returns a new entry holding a copy of val, reusing an evicted
-// entry and its buffer when one is kept (and the buffer fits val as
-// ReplaceString's reuse rule has it).
-func (ks *Keyspace) newString(val []byte) *Entry {
-	e := ks.spare.take()
-	if e == nil {
-		return &Entry{Str: append(make([]byte, 0, len(val)), val...)}
-	}
-	if cap(e.Str) >= len(val) && cap(e.Str) <= 2*len(val)+16 {
-		e.Str = append(e.Str[:0], val...)
-	} else {
-		e.Str = append(make([]byte, 0, len(val)), val...)
-	}
-	return e
 }
 
 // LFU: Redis's logarithmic access counter. A new key starts at

@@ -27,9 +27,10 @@ func usedInvariant(t *testing.T, ks *Keyspace) {
 		var total int64
 		for i := range db.shards {
 			var sum int64
-			for _, e := range db.shards[i].m {
+			db.shards[i].t.each(false, func(e *Entry) bool {
 				sum += SizeOfEntry(e)
-			}
+				return true
+			})
 			if sum != db.shards[i].used {
 				t.Fatalf("db %d shard %d counts %d, entries sum %d", db.Index, i, db.shards[i].used, sum)
 			}
@@ -114,8 +115,7 @@ func TestUsedFollowsEntries(t *testing.T) {
 func TestLFUCounter(t *testing.T) {
 	ks := New(1, nil)
 	ks.SetLFU(true, 10, 1)
-	e := &Entry{}
-	ks.DBs[0].Set([]byte("k"), e)
+	e := ks.DBs[0].Set([]byte("k"), &Entry{})
 	if got := ks.Freq(e); got != lfuInitVal {
 		t.Fatalf("new key's counter %d, want %d", got, lfuInitVal)
 	}
@@ -155,91 +155,5 @@ func BenchmarkSampleChurn(b *testing.B) {
 		}
 		db.SetString([]byte(fmt.Sprint("key:", next)), val, false)
 		next++
-	}
-}
-
-// TestEvictedEntryReuse checks that a new string key takes an evicted
-// string entry and its buffer (when the buffer fits), that nothing of the
-// evicted key shows through the reused entry, and that used memory stays
-// exact; and that values of other types and buffers that do not fit are
-// not reused as they are.
-func TestEvictedEntryReuse(t *testing.T) {
-	cases := []struct {
-		name     string
-		old, val string
-		obj      bool // the evicted key holds a hash
-		sameBuf  bool // the new key must reuse the evicted buffer
-		sameEnt  bool // the new key must reuse the evicted entry
-	}{
-		{"same size", "0123456789abcdef", "fedcba9876543210", false, true, true},
-		{"shorter fits", "0123456789abcdef0123", "0123456789abcdef", false, true, true},
-		{"longer does not fit", "0123", "0123456789abcdef0123456789", false, false, true},
-		{"much shorter gets its own", "0123456789abcdef0123456789abcdef0123456789abcdef", "01", false, false, true},
-		{"hash not reused", "", "value", true, false, false},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			ks := New(1, nil)
-			db := ks.DBs[0]
-			old := &Entry{Str: []byte(c.old)}
-			if c.obj {
-				old = &Entry{Obj: NewHash()}
-			}
-			db.Set([]byte("old"), old)
-			db.SetExpiry([]byte("old"), ks.Now()+100000)
-			var buf *byte
-			if len(old.Str) > 0 {
-				buf = &old.Str[0]
-			}
-			if !db.Evict(ks.ShardOf([]byte("old")), "old") {
-				t.Fatal("old not evicted")
-			}
-			e := db.SetString([]byte("new"), []byte(c.val), false)
-			if got := string(db.Lookup([]byte("new")).Str); got != c.val {
-				t.Fatalf("new holds %q, want %q", got, c.val)
-			}
-			if db.Lookup([]byte("old")) != nil {
-				t.Fatal("old still there")
-			}
-			if (e == old) != c.sameEnt {
-				t.Fatalf("entry reused: %v, want %v", e == old, c.sameEnt)
-			}
-			if same := len(e.Str) > 0 && &e.Str[0] == buf; same != c.sameBuf {
-				t.Fatalf("buffer reused: %v, want %v", same, c.sameBuf)
-			}
-			if e.HasExpiry() || e.Obj != nil {
-				t.Fatal("the evicted key's expiry or object shows through")
-			}
-			if _, ok := db.Expiry([]byte("new")); ok {
-				t.Fatal("new key has a time to live")
-			}
-			usedInvariant(t, ks)
-			if want := SizeOfEntry(e); ks.Used() != want {
-				t.Fatalf("used %d, want the new entry's %d", ks.Used(), want)
-			}
-		})
-	}
-}
-
-// TestSparesBounded checks that evicting many keys keeps at most maxSpares
-// entries for reuse.
-func TestSparesBounded(t *testing.T) {
-	ks := New(1, nil)
-	db := ks.DBs[0]
-	for i := 0; i < 3*maxSpares; i++ {
-		db.SetString([]byte(fmt.Sprint("k", i)), []byte("value"), false)
-	}
-	for i := 0; i < 3*maxSpares; i++ {
-		k := fmt.Sprint("k", i)
-		db.Evict(ks.ShardOf([]byte(k)), k)
-	}
-	if n := int(ks.spare.n.Load()); n != maxSpares || len(ks.spare.list) != maxSpares {
-		t.Fatalf("%d spares kept (list %d), want %d", n, len(ks.spare.list), maxSpares)
-	}
-	for i := 0; i < maxSpares+1; i++ {
-		db.SetString([]byte(fmt.Sprint("n", i)), []byte("value"), false)
-	}
-	if n := ks.spare.n.Load(); n != 0 {
-		t.Fatalf("%d spares left after as many new keys", n)
 	}
 }

@@ -1,0 +1,221 @@
+package keyspace
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestTableModel drives a shard table and a Go map with the same random
+// inserts and deletions (growing, shrinking, reusing deleted slots) and
+// checks after every step that both hold the same keys and that lookups
+// of absent keys fail.
+func TestTableModel(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		keys   int // distinct keys drawn from
+		steps  int
+		delPct int // share of steps that delete
+	}{
+		{"small churn", 20, 2000, 50},
+		{"grow", 5000, 5000, 10},
+		{"grow then shrink", 3000, 12000, 70},
+		{"tombstone heavy", 200, 20000, 49},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ks := New(1, nil)
+			db := ks.DBs[0]
+			r := rand.New(rand.NewPCG(1, uint64(c.keys)))
+			model := map[string]string{}
+			for step := 0; step < c.steps; step++ {
+				k := fmt.Sprint("key:", r.IntN(c.keys))
+				if r.IntN(100) < c.delPct {
+					_, had := model[k]
+					if got := db.Delete([]byte(k)); got != had {
+						t.Fatalf("step %d: Delete(%s) %v, model %v", step, k, got, had)
+					}
+					delete(model, k)
+				} else {
+					v := fmt.Sprint("v", step)
+					db.SetString([]byte(k), []byte(v), false)
+					model[k] = v
+				}
+				if step%97 == 0 || step == c.steps-1 {
+					checkModel(t, db, model)
+				}
+			}
+		})
+	}
+}
+
+func checkModel(t *testing.T, db *DB, model map[string]string) {
+	t.Helper()
+	n := 0
+	for i := 0; i < NumShards; i++ {
+		n += db.Len(i)
+		tb := &db.shards[i].t
+		if tb.used >= len(tb.tags) && len(tb.tags) > 0 {
+			t.Fatalf("shard %d: %d of %d slots used, none empty", i, tb.used, len(tb.tags))
+		}
+		db.Range(i, func(k string, e *Entry) bool {
+			if v, ok := model[k]; !ok || v != string(e.Str) {
+				t.Fatalf("table holds %s=%q, model %q (%v)", k, e.Str, v, ok)
+			}
+			return true
+		})
+	}
+	if n != len(model) {
+		t.Fatalf("table holds %d keys, model %d", n, len(model))
+	}
+	for k, v := range model {
+		if e := db.Lookup([]byte(k)); e == nil || string(e.Str) != v {
+			t.Fatalf("Lookup(%s) = %v, want %q", k, e, v)
+		}
+		if e := db.Lookup([]byte(k + "#absent")); e != nil {
+			t.Fatalf("Lookup of an absent key found %q", e.Key())
+		}
+	}
+}
+
+// TestRangeDeleting checks that deleting keys while ranging over a shard
+// (as FLUSH-like callers may) visits every key that was there and leaves
+// the table consistent, shrinking included.
+func TestRangeDeleting(t *testing.T) {
+	ks := New(1, nil)
+	db := ks.DBs[0]
+	for i := 0; i < 5000; i++ {
+		db.SetString([]byte(fmt.Sprint("k", i)), []byte("v"), false)
+	}
+	seen := map[string]bool{}
+	for i := 0; i < NumShards; i++ {
+		db.Range(i, func(k string, _ *Entry) bool {
+			seen[k] = true
+			db.Delete([]byte(k))
+			return true
+		})
+	}
+	if len(seen) != 5000 {
+		t.Fatalf("visited %d keys, want 5000", len(seen))
+	}
+	checkModel(t, db, map[string]string{})
+	if ks.Used() != 0 {
+		t.Fatalf("used %d with no keys", ks.Used())
+	}
+}
+
+// TestEntryLayout stores keys and values of lengths around every
+// boundary of the inline layout (key length byte, inline keys, the inline
+// room, the largest allocation) and rewrites the values to move them in
+// and out of the entry, checking contents, Key and used memory.
+func TestEntryLayout(t *testing.T) {
+	keyLens := []int{0, 1, 14, 15, 16, 47, 127, maxInlineKey, maxInlineKey + 1, 300}
+	valLens := []int{0, 1, 15, 16, 31, 32, 100, 190, 206, 207, 208, 209, 1000}
+	for _, kl := range keyLens {
+		for _, vl := range valLens {
+			t.Run(fmt.Sprintf("key %d value %d", kl, vl), func(t *testing.T) {
+				ks := New(1, nil)
+				db := ks.DBs[0]
+				key := []byte(strings.Repeat("k", kl))
+				if kl > 0 {
+					key[kl-1] = 'z'
+				}
+				val := bytes.Repeat([]byte("v"), vl)
+				e := db.SetString(key, val, false)
+				check := func(what string, want []byte) {
+					t.Helper()
+					got := db.Lookup(key)
+					if got != e || got.Key() != string(key) || !bytes.Equal(got.Str, want) {
+						t.Fatalf("%s: entry %p (want %p) key %q value %q, want %q", what, got, e, got.Key(), got.Str, want)
+					}
+					usedInvariant(t, ks)
+					if SizeOfEntry(e) < int64(len(want)) {
+						t.Fatalf("%s: counted %d bytes for a %d-byte value", what, SizeOfEntry(e), len(want))
+					}
+				}
+				check("new", val)
+				for _, nl := range []int{vl + 1, 2*vl + 40, 3, vl, 0, 250} {
+					nv := bytes.Repeat([]byte{'a' + byte(nl%26)}, nl)
+					e = db.SetString(key, nv, false)
+					check(fmt.Sprintf("rewritten to %d bytes", nl), nv)
+				}
+				// Appended in place as APPEND does.
+				e.Str = append(e.Str, "tail"...)
+				db.Account(key)
+				check("appended", append(bytes.Repeat([]byte{'a' + byte(250%26)}, 250), "tail"...))
+			})
+		}
+	}
+}
+
+// TestSetKeysForeignEntries checks that Set and Load store an entry built
+// by a caller (or held under another key, as RENAME moves it) as one that
+// holds its key, and return or store that one.
+func TestSetKeysForeignEntries(t *testing.T) {
+	ks := New(1, nil)
+	db := ks.DBs[0]
+	e := db.Set([]byte("a"), &Entry{Str: []byte("hello"), flags: flagRaw})
+	if e.Key() != "a" || string(e.Str) != "hello" || e.StrEncoding(func([]byte) bool { return false }) != "raw" {
+		t.Fatalf("stored %q=%q raw=%v", e.Key(), e.Str, e.flags&flagRaw != 0)
+	}
+	if again := db.Set([]byte("a"), e); again != e {
+		t.Fatal("an entry holding its key was copied")
+	}
+	db.Delete([]byte("a"))
+	moved := db.Set([]byte("b"), e)
+	if moved == e || moved.Key() != "b" || string(moved.Str) != "hello" || moved.flags&flagRaw == 0 {
+		t.Fatalf("moved entry %q=%q", moved.Key(), moved.Str)
+	}
+	h := NewHash()
+	if !db.Load("c", &Entry{Obj: h}, ks.Now()+10000) {
+		t.Fatal("Load of a new key failed")
+	}
+	if got := db.Lookup([]byte("c")); got == nil || got.Obj != h || got.Key() != "c" || !got.HasExpiry() {
+		t.Fatalf("loaded %v", got)
+	}
+	usedInvariant(t, ks)
+}
+
+// TestStringKeyBytes reports the live heap a string key of the memory
+// table's row takes (11-byte key, 16-byte value) and keeps it from
+// growing back to what a map and three allocations a key took (136
+// bytes): one allocation a key, and the table's slots.
+func TestStringKeyBytes(t *testing.T) {
+	const n = 200000
+	per, objs := heapPerKey(n, func(db *DB, i int) {
+		db.SetString(fmt.Appendf(nil, "k:%09d", i), fmt.Appendf(nil, "value:%010d", i), false)
+	})
+	t.Logf("%.1f live bytes and %.2f objects a key", per, objs)
+	if objs > 1.05 || per > 110 {
+		t.Fatalf("%.1f bytes and %.2f objects a key", per, objs)
+	}
+}
+
+// heapPerKey returns the live heap bytes and objects a key takes when n
+// keys are added by add to a new keyspace.
+func heapPerKey(n int, add func(db *DB, i int)) (bytes, objects float64) {
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	ks := New(1, nil)
+	for i := 0; i < n; i++ {
+		add(ks.DBs[0], i)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	runtime.KeepAlive(ks)
+	return float64(m1.HeapAlloc-m0.HeapAlloc) / float64(n), float64(m1.HeapObjects-m0.HeapObjects) / float64(n)
+}
+
+// BenchmarkStringKeyBytes reports the live bytes a key of the memory
+// table's strings row takes, as bytes/key.
+func BenchmarkStringKeyBytes(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		per, _ := heapPerKey(100000, func(db *DB, i int) {
+			db.SetString(fmt.Appendf(nil, "k:%09d", i), fmt.Appendf(nil, "value:%010d", i), false)
+		})
+		b.ReportMetric(per, "bytes/key")
+	}
+}
