@@ -352,6 +352,9 @@ func (s *Session) clientLine(now time.Time) string {
 	if s.srv.monitoring(s) {
 		flags = "O"
 	}
+	if s.replica.Load() != nil {
+		flags = "S"
+	}
 	tflags, redir := clientListTracking(s)
 	if tflags != "" {
 		flags = strings.TrimPrefix(flags+tflags, "N")
@@ -509,9 +512,11 @@ func (c *Session) ofType(typ string) bool {
 	case "pubsub":
 		return sub
 	case "normal":
-		return !sub
+		return !sub && c.replica.Load() == nil
+	case "replica", "slave":
+		return c.replica.Load() != nil
 	}
-	return false // master, replica, slave: there are none
+	return false // master: the replica side's client (repl_replica*.go)
 }
 
 // kill closes c's connection; when c is the caller it closes after the reply.

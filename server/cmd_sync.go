@@ -18,7 +18,7 @@ import (
 func syncCommands() []*Command {
 	conn := FlagConnection | FlagNoScript | FlagClientOwned | FlagStateful
 	return []*Command{
-		{Name: "sync", Arity: -2, Flags: conn | FlagFast | FlagStale, Group: "connection", Since: "7.0.0", Syntax: "TOKEN token | pattern [pattern ...]", Summary: "Sets the connection's sync scope: the keys whose writes it receives as pushes.", Categories: "fast connection", Handler: cmdSync},
+		{Name: "sync", Arity: -1, Flags: conn | FlagFast | FlagStale, Group: "connection", Since: "7.0.0", Syntax: "[TOKEN token | pattern [pattern ...]]", Summary: "Sets the connection's sync scope: the keys whose writes it receives as pushes; with no argument, Redis's replication SYNC.", Categories: "fast connection", Handler: cmdSync},
 		{Name: "qsub", Arity: 2, Flags: conn | FlagReadonly | FlagAllKeys | FlagNoMulti | FlagFiltered, Group: "connection", Since: "7.0.0", Syntax: "pattern", Summary: "Registers a live query and returns the current state of the keys it matches.", Categories: "read slow connection", Handler: cmdQSub},
 		{Name: "qunsub", Arity: 2, Flags: conn | FlagFast | FlagStale, Group: "connection", Since: "7.0.0", Syntax: "pattern", Summary: "Removes a live query.", Categories: "fast connection", Handler: cmdQUnsub},
 		{Name: "kwatch", Arity: -2, Flags: conn | FlagFast | FlagStale, FirstKey: 1, LastKey: -1, Step: 1, Group: "connection", Since: "7.0.0", Syntax: "key [key ...]", Summary: "Watches keys: their changes arrive as keychange pushes.", Categories: "fast connection", Handler: cmdKWatch},
@@ -28,7 +28,12 @@ func syncCommands() []*Command {
 
 // cmdSync is SYNC TOKEN <token> (strict scoping) or SYNC <pattern…> (open
 // mode). Either replaces the connection's scope; a refused SYNC keeps it.
+// SYNC with no argument is Redis's replication command.
 func cmdSync(s *Session) {
+	if len(s.Args) == 1 {
+		s.srv.replSync(s, "", 0, false) // Redis's SYNC (repl_primary.go)
+		return
+	}
 	sy := s.srv.syncer
 	args := s.Args[1:]
 	if resp.EqualFold(args[0], "token") && len(args) > 1 {

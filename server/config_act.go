@@ -22,8 +22,8 @@ import (
 //	client-query-buffer-limit   a connection holding more unparsed input is closed
 //	proto-max-bulk-len          a longer bulk string is a protocol error
 //
-// The replica class of client-output-buffer-limit is checked and stored:
-// recached has no replicas.
+// The replica class of client-output-buffer-limit applies to the
+// connections of replicas (repl_primary.go).
 
 // liveConfig holds the acting parameters' values.
 type liveConfig struct {
@@ -114,6 +114,9 @@ func applyOutputLimits(srv *Server, v string) {
 // outputClass is the client-output-buffer-limit class of the session: a
 // subscribed client is a pub/sub client, as Redis classes it.
 func (s *Session) outputClass() int {
+	if s.replica.Load() != nil {
+		return classReplica
+	}
 	st := &s.ps
 	if st.counts[kindChannel].Load()+st.counts[kindPattern].Load()+st.counts[kindShard].Load() > 0 {
 		return classPubSub

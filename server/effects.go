@@ -141,6 +141,9 @@ type EffectHook func(e *Effect)
 // Commit a transport runs before writing pushes to a socket writes (under
 // appendfsync always, fsyncs) that record before the push leaves.
 func (srv *Server) publish(e *Effect) {
+	if srv.repl.on.Load() {
+		srv.feedEffect(e) // the replication stream (repl_primary.go)
+	}
 	l := srv.persist.log.Load()
 	if e.Kind == EffectMark {
 		if l != nil {

@@ -841,7 +841,8 @@ func (p *persister) saveLocked(kind int32, enable bool) (err error) {
 }
 
 // snapState is one save in progress: which shards are dumped, the
-// pre-images of keys changed since the save started, and the writer.
+// pre-images of keys changed since the save started, and the writer (nil
+// when only rdb is written: a replica's image, repl_primary.go).
 type snapState struct {
 	ks     *keyspace.Keyspace
 	shards [][keyspace.NumShards]shardSnap
@@ -891,9 +892,11 @@ func (st *snapState) run(p *persister) error {
 			sh.Lock()
 			st.dumpShard(dbi, i)
 			sh.Unlock()
-			st.mu.Lock()
-			p.keysDone.Store(int64(st.w.Keys()))
-			st.mu.Unlock()
+			if st.w != nil {
+				st.mu.Lock()
+				p.keysDone.Store(int64(st.w.Keys()))
+				st.mu.Unlock()
+			}
 			if p.dumpHook != nil {
 				p.dumpHook(dbi, i)
 			}
@@ -923,7 +926,9 @@ func (st *snapState) dumpShard(dbi, i int) {
 	db.Range(i, func(k string, e *keyspace.Entry) bool {
 		if rec, ok := pre[k]; ok {
 			if rec != nil {
-				err = st.w.Raw(dbi, rec)
+				if st.w != nil {
+					err = st.w.Raw(dbi, rec)
+				}
 				if err == nil && st.rdb != nil {
 					err = st.rdb.raw(dbi, preRDB[k])
 				}
@@ -935,7 +940,9 @@ func (st *snapState) dumpShard(dbi, i int) {
 		if e.HasExpiry() {
 			exp, _ = db.Expiry(st.key)
 		}
-		err = st.w.Key(dbi, st.key, e, exp)
+		if st.w != nil {
+			err = st.w.Key(dbi, st.key, e, exp)
+		}
 		if err == nil && st.rdb != nil {
 			err = st.rdb.key(dbi, st.key, e, exp)
 		}
@@ -946,7 +953,9 @@ func (st *snapState) dumpShard(dbi, i int) {
 			break
 		}
 		if rec != nil && db.Peek([]byte(k)) == nil {
-			err = st.w.Raw(dbi, rec)
+			if st.w != nil {
+				err = st.w.Raw(dbi, rec)
+			}
 			if err == nil && st.rdb != nil {
 				err = st.rdb.raw(dbi, preRDB[k])
 			}

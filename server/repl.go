@@ -43,6 +43,20 @@ type replState struct {
 	// master is the replica side's link, nil while the server is a
 	// primary.
 	master MasterLink
+	// on is set while the backlog exists: publish then feeds every
+	// effect to the stream (feedEffect); read without mu.
+	on atomic.Bool
+	// seldb is the database the stream's last command ran in, -1 when
+	// the next one must name it.
+	seldb   int
+	scratch []byte
+	// waits are the clients blocked in WAIT.
+	waits []replWait
+	// cronSec is the second replCron last ran, cronLoops how many times
+	// it ran, lonelySince when (unix seconds) the last replica left.
+	cronSec     atomic.Int64
+	cronLoops   int64
+	lonelySince int64
 
 	// syncFull, syncPartialOK and syncPartialErr count full
 	// resynchronisations and accepted and refused partial ones (INFO
@@ -63,8 +77,21 @@ type MasterLink interface {
 	Role() (host string, port int, state string, offset int64)
 }
 
-// replicaLink is one attached replica as the primary side sees it.
+// replicaLink is one attached replica as the primary side sees it
+// (repl_primary.go). Its fields are under replState.mu.
 type replicaLink struct {
+	s     *Session
+	conn  Conn
+	hello replHello
+	// stream says whether the stream is collected in pending (during and
+	// after the image) or pushed as produced.
+	stream  streamState
+	pending []byte
+	// eofMode: the image went as $EOF:<mark>, so the stream waits for the
+	// first ACK; presync: waiting for a disk image, newlines are sent.
+	eofMode, presync bool
+	// dropped is set when the link is gone.
+	dropped bool
 	// ip and port are the replica's address as INFO and ROLE show it
 	// (REPLCONF ip-address or the peer's address, REPLCONF
 	// listening-port).
@@ -104,6 +131,7 @@ func (r *replState) init() {
 	r.replid = newReplID()
 	r.replid2 = noReplID
 	r.secondOffset = -1
+	r.seldb = -1
 }
 
 // SetMasterLink installs the replica side's link (nil: the server is a

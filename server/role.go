@@ -2,13 +2,13 @@ package server
 
 import (
 	"strings"
-	"time"
 
 	"github.com/recached/recached/resp"
 )
 
-// ROLE, WAIT and LOLWUT, and the table rows of the diagnostic commands
-// (MONITOR, LATENCY, DEBUG, ROLE, WAIT, LOLWUT). ROLE reads the
+// ROLE and LOLWUT, and the table rows of the diagnostic and replication
+// commands (MONITOR, LATENCY, DEBUG, ROLE, WAIT, PSYNC, REPLCONF, LOLWUT;
+// WAIT, PSYNC and REPLCONF are in repl_primary.go). ROLE reads the
 // replication state (repl.go).
 
 // diagCommands is the command table's diagnostic family.
@@ -18,6 +18,8 @@ func diagCommands() []*Command {
 		{Name: "role", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast, Group: "server", Since: "2.8.12", Summary: "Returns the replication role.", Complexity: "O(1)", Categories: "admin fast dangerous", Handler: cmdRole},
 		{Name: "wait", Arity: 3, Flags: FlagNoScript, Group: "generic", Since: "3.0.0", Syntax: "numreplicas timeout", Summary: "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.", Complexity: "O(1)", Categories: "slow connection", Handler: cmdWait},
 		{Name: "lolwut", Arity: -1, Flags: FlagReadonly | FlagFast, Group: "server", Since: "5.0.0", Syntax: "[VERSION version]", Summary: "Displays computer art and the Redis version", Categories: "read fast", Handler: cmdLolwut},
+		{Name: "psync", Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagNoMulti | FlagDangerous, Group: "server", Since: "2.8.0", Syntax: "replicationid offset", Summary: "An internal command used in replication.", Categories: "admin slow dangerous", Handler: cmdPSync},
+		{Name: "replconf", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale | FlagDangerous, Group: "server", Since: "3.0.0", Summary: "An internal command for configuring the replication stream.", Complexity: "O(1)", Categories: "admin slow dangerous", Handler: cmdReplconf},
 		latencyCommand(),
 		debugCommand(),
 	}
@@ -25,42 +27,6 @@ func diagCommands() []*Command {
 
 // cmdRole is ROLE, as the replication state shows it (repl.go).
 func cmdRole(s *Session) { s.srv.writeRole(&s.W) }
-
-// cmdWait is WAIT numreplicas timeout. No replica ever acknowledges: with
-// numreplicas 0 (or where the client may not block: MULTI, scripts) it
-// answers 0 at once, else 0 when the timeout (milliseconds, 0 forever)
-// passes.
-func cmdWait(s *Session) {
-	n, ok := resp.ParseInt(s.Args[1])
-	if !ok {
-		s.W.Error(errNotInt)
-		return
-	}
-	ms, ok := resp.ParseInt(s.Args[2])
-	if !ok {
-		s.W.Error("ERR timeout is not an integer or out of range")
-		return
-	}
-	if ms < 0 {
-		s.W.Error("ERR timeout is negative")
-		return
-	}
-	if n <= 0 || !s.canBlock() || s.conn == nil {
-		s.W.Int(0)
-		return
-	}
-	w := &waiter{}
-	s.block(w, nil, 0)
-	if ms > 0 && ms < maxTimerMs {
-		reg := &s.srv.blocking
-		srv := s.srv
-		reg.mu.Lock()
-		w.timer = time.AfterFunc(time.Duration(ms)*time.Millisecond, func() {
-			srv.endWait(w, []byte(":0\r\n"))
-		})
-		reg.mu.Unlock()
-	}
-}
 
 // cmdLolwut is LOLWUT [VERSION v]: as Redis 7.0, the version line alone,
 // after a small drawing for VERSION 5 and 6.

@@ -354,6 +354,7 @@ func (srv *Server) Run(ctx context.Context) {
 			srv.activeExpire()
 			srv.memoryTick()
 			srv.pubsub.hist.prune(now)
+			srv.replCron(now)
 		case <-clock.C:
 			srv.ks.Tick()
 		case <-sweep.C:
@@ -407,6 +408,7 @@ func (srv *Server) NewSession(c Conn, ws bool) (*Session, error) {
 // CloseSession unregisters a session whose connection has closed.
 func (srv *Server) CloseSession(s *Session) {
 	s.release()
+	srv.dropReplica(s)
 	srv.clientsMu.Lock()
 	delete(srv.clients, s.ID)
 	srv.clientsMu.Unlock()

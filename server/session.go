@@ -115,6 +115,12 @@ type Session struct {
 	// (script.go).
 	script     *scriptRun
 	scriptSess *Session
+	// replHello is what REPLCONF announced, replica the link once the
+	// connection is a replica, woff the replication offset after the
+	// session's last write, which WAIT waits for (repl_primary.go).
+	replHello *replHello
+	replica   atomic.Pointer[replicaLink]
+	woff      atomic.Int64
 	// scriptOf is, in a script session, the connection's session.
 	scriptOf *Session
 	// job is, in a script session, the script startScript hands over.
