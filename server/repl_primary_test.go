@@ -50,15 +50,15 @@ func TestReplicationInfoFreshPrimary(t *testing.T) {
 	}
 }
 
-// replDBs are the databases the replication tests write.
-var replDBs = []int{0, 3, 9}
+// pDBs are the databases the replication tests write.
+var pDBs = []int{0, 3, 9}
 
 // fillEveryType writes keys of every type RDB holds, some with a time to
-// live, in each of replDBs.
+// live, in each of pDBs.
 func fillEveryType(t *testing.T, c *servertest.Client) {
 	t.Helper()
 	far := strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10)
-	for _, db := range replDBs {
+	for _, db := range pDBs {
 		servertest.MustDo(t, c, "select", strconv.Itoa(db))
 		steps := [][]string{
 			{"set", "str", "hello"}, {"set", "int", "12345"}, {"set", "big", strings.Repeat("x", 5000)},
@@ -126,12 +126,12 @@ func keyImage(t *testing.T, c *servertest.Client, key string) string {
 	return typ + " " + v + " exp=" + servertest.MustDo(t, c, "pexpiretime", key)
 }
 
-// dataImage is every key of replDBs as keyImage renders it.
+// dataImage is every key of pDBs as keyImage renders it.
 func dataImage(t *testing.T, addr string) map[string]string {
 	t.Helper()
 	c := servertest.Dial(t, addr)
 	out := map[string]string{}
-	for _, db := range replDBs {
+	for _, db := range pDBs {
 		servertest.MustDo(t, c, "select", strconv.Itoa(db))
 		els, err := servertest.Elements([]byte(servertest.MustDo(t, c, "keys", "*")))
 		if err != nil {
@@ -183,7 +183,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// liveWrites sends n writes of every kind, spread over replDBs, in one
+// liveWrites sends n writes of every kind, spread over pDBs, in one
 // pipeline, and reads their replies.
 func liveWrites(t *testing.T, addr string, n int, seed int64) {
 	t.Helper()
@@ -191,7 +191,7 @@ func liveWrites(t *testing.T, addr string, n int, seed int64) {
 	rng := rand.New(rand.NewSource(seed))
 	var buf []byte
 	for i := 0; i < n; i++ {
-		db := replDBs[rng.Intn(len(replDBs))]
+		db := pDBs[rng.Intn(len(pDBs))]
 		k := "k" + strconv.Itoa(rng.Intn(300))
 		var cmd []string
 		switch rng.Intn(10) {
