@@ -364,15 +364,18 @@ func (s *Session) clientLine(now time.Time) string {
 		flags = strings.TrimPrefix(flags, "N") + "e"
 	}
 	addr, laddr := "", ""
-	qbuf, omem := 0, 0
+	qbuf, qfree, omem := 0, 0, 0
 	if s.conn != nil {
 		addr, laddr = s.conn.RemoteAddr(), s.conn.LocalAddr()
 		qbuf, omem = s.conn.Buffered()
+		if f, ok := s.conn.(queryFreer); ok {
+			qfree = f.QueryFree()
+		}
 	}
 	idle := int64(s.srv.ks.Clock()) - s.lastActive.Load()
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=%d qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%d tot-mem=0 events=r cmd=%s user=%s redir=%d resp=%d lib-name=%s lib-ver=%s\n",
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%d tot-mem=0 events=r cmd=%s user=%s redir=%d resp=%d lib-name=%s lib-ver=%s\n",
 		s.ID, addr, laddr, s.ID+7, str(&s.name), int64(now.Sub(s.created)/time.Second), idle, flags,
-		s.dbShown.Load(), ch, pat, shard, multi, qbuf, omem, cmd, s.user.Load().Name, redir, s.proto.Load(), str(&s.libName), str(&s.libVer))
+		s.dbShown.Load(), ch, pat, shard, multi, qbuf, qfree, omem, cmd, s.user.Load().Name, redir, s.proto.Load(), str(&s.libName), str(&s.libVer))
 }
 
 func cmdClientInfo(s *Session) {

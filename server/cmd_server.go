@@ -579,9 +579,10 @@ func cmdConfigSet(s *Session) {
 			s.srv.cfgMu.Unlock()
 		}
 	}()
-	values := make([]string, n)
+	values, curs := make([]string, n), make([]string, n)
 	for i, p := range params {
 		cur := s.srv.paramValue(p)
+		curs[i] = cur
 		v, err := p.parseValue(string(s.Args[3+2*i]), cur)
 		if err == nil && p.flags&paramFixed != 0 && v != cur {
 			err = configError("can't set immutable config")
@@ -612,6 +613,20 @@ func cmdConfigSet(s *Session) {
 		if p.apply != nil {
 			p.apply(s.srv, string(s.Args[3+2*i]))
 		}
+	}
+	if name, err := s.srv.relisten(prev); err != nil {
+		// As Redis: every parameter of the command gets its value back.
+		s.srv.cfg = prev
+		for i, p := range params {
+			if p.set == nil && p.flags&paramFixed == 0 {
+				s.srv.params[p.name] = curs[i]
+			}
+			if p.apply != nil {
+				p.apply(s.srv, curs[i])
+			}
+		}
+		s.W.Error(fmt.Sprintf("ERR CONFIG SET failed (possibly related to argument '%s') - %v", name, err))
+		return
 	}
 	s.srv.cfgMu.Unlock()
 	locked = false

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"log"
 	"math"
 	"strconv"
@@ -21,6 +22,7 @@ import (
 //	client-output-buffer-limit  normal and pubsub classes (CheckOutput)
 //	client-query-buffer-limit   a connection holding more unparsed input is closed
 //	proto-max-bulk-len          a longer bulk string is a protocol error
+//	port, bind                  the RESP transport listens there (Relistener)
 //
 // The replica class of client-output-buffer-limit applies to the
 // connections of replicas (repl_primary.go).
@@ -39,6 +41,9 @@ type liveConfig struct {
 	idleCheck atomic.Int64
 	// setMaxIntset is set-max-intset-entries (cmd_set.go).
 	setMaxIntset atomic.Int64
+	// relistener moves the RESP listening sockets (port, bind); under
+	// cfgMu.
+	relistener Relistener
 }
 
 // Output classes, in client-output-buffer-limit's order.
@@ -289,3 +294,48 @@ type KeepAliver interface {
 // CLIENT LIST's idle (Redis's last interaction is its last read), so a
 // client uploading a large value slowly is not closed as idle.
 func (s *Session) NoteInput() { s.lastActive.Store(int64(s.srv.ks.Clock())) }
+
+// IdleSeconds is the time since the client's last request or input, in
+// the keyspace clock's seconds (CLIENT LIST's idle); transports free an
+// idle client's query buffer by it.
+func (s *Session) IdleSeconds() int64 { return int64(s.srv.ks.Clock()) - s.lastActive.Load() }
+
+// Relistener is the RESP transport's side of CONFIG SET port and bind: it
+// opens listening sockets on the new addresses, then closes the old ones,
+// keeping the connections they accepted; when a new socket cannot be
+// opened it keeps the old ones and returns the error.
+type Relistener interface {
+	Relisten(bind []string, port int) error
+}
+
+// SetRelistener makes r the transport that CONFIG SET port and bind move
+// (the RESP listener registers itself when it serves).
+func (srv *Server) SetRelistener(r Relistener) {
+	srv.cfgMu.Lock()
+	srv.live.relistener = r
+	srv.cfgMu.Unlock()
+}
+
+// relisten moves the RESP listener when a CONFIG SET changed port or bind
+// from prev; under cfgMu. Its error names the parameter and carries
+// Redis's text (config.c's applyPort and applyBind).
+func (srv *Server) relisten(prev Config) (param string, err error) {
+	cfg := srv.cfg
+	r := srv.live.relistener
+	if r == nil || cfg.Port == prev.Port && cfg.Bind == prev.Bind {
+		return "", nil
+	}
+	if err := r.Relisten(strings.Fields(cfg.Bind), cfg.Port); err != nil {
+		if cfg.Port != prev.Port {
+			return "port", errors.New("Unable to listen on this port. Check server logs.")
+		}
+		return "bind", errors.New("Failed to bind to specified addresses.")
+	}
+	return "", nil
+}
+
+// queryFreer is implemented by transports whose connections keep a query
+// buffer of their own: CLIENT LIST shows its free bytes as qbuf-free.
+type queryFreer interface {
+	QueryFree() int
+}

@@ -300,8 +300,8 @@ func configParamList() []*configParam {
 		{name: "databases", kind: kindInt, flags: imm, min: 1, max: maxInt32,
 			get: func(c *Config) string { return strconv.Itoa(c.Databases) },
 			set: func(c *Config, v string) { c.Databases, _ = strconv.Atoi(v) }},
-		// recached listens where it started.
-		{name: "port", kind: kindInt, flags: fixed, min: 0, max: 65535,
+		// CONFIG SET moves the RESP listener (relisten).
+		{name: "port", kind: kindInt, min: 0, max: 65535,
 			get: func(c *Config) string { return strconv.Itoa(c.Port) },
 			set: func(c *Config, v string) { c.Port, _ = strconv.Atoi(v) }},
 		{name: "ws-port", kind: kindInt, flags: fixed, min: 0, max: 65535,
@@ -413,8 +413,8 @@ func configParamList() []*configParam {
 		specialParam("oom-score-adj-values", "", 0, "0 200 800", checkOOMScoreValues),
 		{name: "notify-keyspace-events", kind: kindSpecial, check: checkKeyspaceEvents,
 			apply: func(srv *Server, v string) { srv.notifyFlags.Store(keyspaceEventFlags(v)) }},
-		// recached listens where it started.
-		{name: "bind", kind: kindSpecial, flags: fixed | paramMultiArg,
+		// CONFIG SET moves the RESP listener (relisten).
+		{name: "bind", kind: kindSpecial, flags: paramMultiArg,
 			get: func(c *Config) string { return c.Bind },
 			set: func(c *Config, v string) { c.Bind = v }},
 		specialParam("replicaof", "slaveof", imm, "", nil),

@@ -73,8 +73,8 @@ func TestConfigSetFixed(t *testing.T) {
 	addr, _ := servertest.StartRecached(t, server.DefaultConfig())
 	c := servertest.Dial(t, addr)
 	cur := configAll(t, addr)
-	for _, name := range []string{"port", "bind"} {
-		other := map[string]string{"port": "1", "bind": "0.0.0.0"}[name]
+	for _, name := range []string{"ws-port"} {
+		other := "1"
 		steps := []struct {
 			args []string
 			want string

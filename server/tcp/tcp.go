@@ -7,9 +7,12 @@ import (
 	"context"
 	"log"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/panjf2000/gnet/v2"
 	"github.com/panjf2000/gnet/v2/pkg/logging"
@@ -31,6 +34,18 @@ type Listener struct {
 	loops int
 	eng   gnet.Engine
 	ready chan struct{}
+	// booted is set by the first OnTick, when the event loops run.
+	booted bool
+	// idleDir holds the engine's unreachable listener until it is bound.
+	idleDir string
+
+	// mu guards the listening sockets (listen.go), which CONFIG SET port
+	// and bind replace while the engine runs.
+	mu        sync.Mutex
+	socks     []socket
+	stopped   bool
+	accepting sync.WaitGroup
+	regMu     sync.Mutex
 
 	loopsMu sync.Mutex
 	pending map[gnet.EventLoop]*loopPushes
@@ -38,12 +53,20 @@ type Listener struct {
 
 // loopPushes is one event loop's list of connections with pushes queued.
 // A publish to many subscribers of one loop schedules one task for them
-// all instead of one per subscriber.
+// all instead of one per subscriber. It also holds every connection of the
+// loop for the query buffer cron (querybuf.go).
 type loopPushes struct {
 	mu    sync.Mutex
 	conns []*conn
 	spare []*conn
 	fn    gnet.AsyncCallback
+
+	// On the event loop only: its connections and the cron's place in
+	// them.
+	el   gnet.EventLoop
+	cron gnet.Runnable
+	all  []*conn
+	next int
 }
 
 // flush runs on the event loop: it writes every listed connection's pushes.
@@ -71,8 +94,9 @@ func (l *Listener) loopOf(gc gnet.Conn) *loopPushes {
 	}
 	lp := l.pending[gc.EventLoop()]
 	if lp == nil {
-		lp = &loopPushes{}
+		lp = &loopPushes{el: gc.EventLoop()}
 		lp.fn = lp.flush
+		lp.cron = gnet.RunnableFunc(lp.runCron)
 		l.pending[gc.EventLoop()] = lp
 	}
 	return lp
@@ -89,18 +113,41 @@ func New(srv *server.Server, addr string, loops int) *Listener {
 	}
 }
 
-// Serve listens and serves until Stop; it returns the engine's error.
+// Serve listens and serves until Stop; it returns the engine's error. The
+// addresses are bound before it serves, so that a port in use is an error
+// at once. The listener is the one CONFIG SET port and bind move.
 func (l *Listener) Serve() error {
-	return gnet.Run(l, "tcp://"+l.addr,
+	bind, port, err := splitAddr(l.addr)
+	if err != nil {
+		return err
+	}
+	socks, err := listenAll(listenAddrs(bind, port), nil)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.socks = socks
+	l.mu.Unlock()
+	l.srv.SetRelistener(l)
+	// The accept goroutines hand the engine its connections (listen.go).
+	// gnet refuses to run, register or stop without a listener: it gets a
+	// Unix socket in a directory of its own, removed once the engine has
+	// bound it (OnBoot), so that nobody can ever connect to it.
+	dir, err := os.MkdirTemp("", "recached-resp-")
+	if err != nil {
+		return err
+	}
+	l.idleDir = dir
+	defer os.RemoveAll(dir)
+	err = gnet.Rotate(l, []string{"unix://" + filepath.Join(dir, "idle.sock")},
 		gnet.WithNumEventLoop(l.loops),
-		gnet.WithReusePort(false),
-		// Like Redis: a restarted server binds at once, whatever its last
-		// connections left in TIME_WAIT.
-		gnet.WithReuseAddr(true),
 		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
 		gnet.WithReadBufferCap(64<<10),
 		gnet.WithLogLevel(logging.ErrorLevel),
+		gnet.WithTicker(true),
 	)
+	l.closeListeners() // when the engine failed to start
+	return err
 }
 
 // Ready is closed once the listener accepts connections.
@@ -110,15 +157,31 @@ func (l *Listener) Ready() <-chan struct{} { return l.ready }
 // sent, and waits for the event loops to end.
 func (l *Listener) Stop(ctx context.Context) error {
 	<-l.ready
+	l.closeListeners()
 	return l.eng.Stop(ctx)
 }
 
 // OnBoot records the engine so that Stop can reach it.
 func (l *Listener) OnBoot(eng gnet.Engine) gnet.Action {
 	l.eng = eng
-	log.Printf("recached: RESP listening on %s (%d event loop(s))", l.addr, l.loops)
-	close(l.ready)
+	_ = os.RemoveAll(l.idleDir)
 	return gnet.None
+}
+
+// OnTick runs on gnet's ticker goroutine. Its first call, once the event
+// loops run, starts accepting; every call has the event loops look after
+// their connections' query buffers (querybuf.go).
+func (l *Listener) OnTick() (time.Duration, gnet.Action) {
+	if !l.booted {
+		l.booted = true
+		l.mu.Lock()
+		l.startAccepting(l.socks, nil)
+		l.mu.Unlock()
+		log.Printf("recached: RESP listening on %s (%d event loop(s))", l.addr, l.loops)
+		close(l.ready)
+	}
+	l.cronQueryBuffers()
+	return cronPeriod, gnet.None
 }
 
 // conn is one TCP connection: the gnet connection, its session and parser.
@@ -130,10 +193,15 @@ type conn struct {
 	remote string
 	local  string
 	closed atomic.Bool
-	// inbound and outbound are the bytes received and not yet run and the
-	// bytes gnet holds for the socket, as of the event loop's last look,
-	// for CLIENT LIST from other goroutines.
+	// q is the connection's query buffer (querybuf.go); slot is its place
+	// in its loop's connections.
+	q    queryBuf
+	slot int
+	// inbound and qfree are the query buffer's bytes not yet run and its
+	// free bytes, and outbound the bytes gnet holds for the socket, as of
+	// the event loop's last look, for CLIENT LIST from other goroutines.
 	inbound  atomic.Int64
+	qfree    atomic.Int64
 	outbound atomic.Int64
 	// frames counts the pushes queued since the socket last took all the
 	// output, for the unread-output limit (written by Push and the loop).
@@ -181,8 +249,8 @@ func (c *conn) Push(b []byte) {
 // handed to the socket.
 func (c *conn) Pending() int { return int(c.queued.Load()) }
 
-// Buffered reports the bytes received and not yet run, and the bytes of
-// output not yet written to the socket.
+// Buffered reports the bytes of the query buffer not yet run, and the
+// bytes of output not yet written to the socket.
 func (c *conn) Buffered() (query, output int) {
 	return int(c.inbound.Load()), int(c.outbound.Load()) + c.Pending()
 }
@@ -277,6 +345,7 @@ func (l *Listener) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	}
 	cc.s = s
 	gc.SetContext(cc)
+	cc.loop.track(cc)
 	if d := l.srv.KeepAlive(); d > 0 {
 		_ = gc.SetKeepAlivePeriod(d) // tcp-keepalive, as Redis sets it on accept
 	}
@@ -287,31 +356,49 @@ func (l *Listener) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 func (l *Listener) OnClose(gc gnet.Conn, _ error) gnet.Action {
 	if cc, ok := gc.Context().(*conn); ok && cc.s != nil {
 		cc.closed.Store(true)
+		cc.loop.untrack(cc)
 		l.srv.CloseSession(cc.s)
 	}
 	return gnet.None
 }
 
-// OnTraffic parses and runs every complete request that has arrived and
-// writes their replies at once. A partial request stays in gnet's buffer.
+// OnTraffic takes what arrived into the connection's query buffer, then
+// parses and runs every complete request it holds and writes their
+// replies at once. A partial request stays in the query buffer.
 func (l *Listener) OnTraffic(gc gnet.Conn) gnet.Action {
 	cc, ok := gc.Context().(*conn)
 	if !ok {
 		return gnet.Close
 	}
-	if n := gc.InboundBuffered(); n > l.srv.QueryBufferLimit() {
+	q := &cc.q
+	buf := q.b
+	// inPlace: the read is run from gnet's buffer, what is left of it is
+	// kept after (querybuf.go).
+	inPlace := false
+	if in, _ := gc.Next(-1); len(in) > 0 {
+		l.srv.AddNetIO(len(in), 0)
+		if len(q.b) == 0 && cc.p.Need() == 0 && !cc.s.Blocked() {
+			q.reserve(len(in))
+			buf, inPlace = in, true
+		} else {
+			q.add(in, cc.p.Need())
+			buf = q.b
+		}
+	}
+	if n := len(buf); n > l.srv.QueryBufferLimit() {
 		log.Printf("closing client id=%d addr=%s that reached max query buffer length (client-query-buffer-limit, %d bytes)", cc.s.ID, cc.remote, n)
 		return gnet.Close
 	}
-	if cc.s.Blocked() {
-		return gnet.None
-	}
-	if need := cc.p.Need(); need > 0 && gc.InboundBuffered() < need {
-		cc.s.NoteInput() // part of a request: the client is not idle
-		return gnet.None
-	}
-	buf, _ := gc.Peek(-1)
 	cc.inbound.Store(int64(len(buf)))
+	if cc.s.Blocked() {
+		cc.publish()
+		return gnet.None
+	}
+	if need := cc.p.Need(); need > 0 && len(buf) < need {
+		cc.s.NoteInput() // part of a request: the client is not idle
+		cc.publish()
+		return gnet.None
+	}
 	s := cc.s
 	off := 0
 	action := gnet.None
@@ -344,12 +431,14 @@ func (l *Listener) OnTraffic(gc gnet.Conn) gnet.Action {
 			l.flush(gc, s)
 		}
 	}
-	if off > 0 {
-		// Discard(0) would drop the whole buffer.
-		_, _ = gc.Discard(off)
-		l.srv.AddNetIO(off, 0)
+	if inPlace {
+		if off < len(buf) {
+			q.add(buf[off:], cc.p.Need())
+		}
+	} else {
+		q.consume(off)
 	}
-	cc.inbound.Store(int64(len(buf) - off))
+	cc.publish()
 	l.srv.Commit()
 	l.flush(gc, s)
 	return action
