@@ -175,6 +175,15 @@ func (srv *Server) replSync(s *Session, id string, off int64, psync bool) {
 		return
 	}
 	r := &srv.repl
+	r.mu.Lock()
+	m := r.master
+	r.mu.Unlock()
+	if m != nil {
+		if _, _, state, _ := m.Role(); state != "connected" {
+			s.W.Error("NOMASTERLINK Can't SYNC while not connected with my master")
+			return
+		}
+	}
 	h := s.replHello
 	if h == nil {
 		h = &replHello{}
@@ -502,6 +511,29 @@ func (srv *Server) FeedStream(b []byte) {
 		r.feedLocked(b)
 	}
 	r.mu.Unlock()
+}
+
+// resetStream starts the history a replica received by a full sync:
+// the master's id and offset, no replid2, a fresh backlog (so that the
+// replica, promoted, can continue its own replicas' streams), and its
+// own replicas dropped, their history being gone (as Redis's
+// disconnectSlaves after loading the master's image).
+func (srv *Server) resetStream(replid string, off int64) {
+	size := srv.backlogSize()
+	r := &srv.repl
+	r.mu.Lock()
+	r.replid, r.offset = replid, off
+	r.replid2, r.secondOffset = noReplID, -1
+	r.backlog = newBacklog(size, off+1)
+	r.on.Store(true)
+	drop := append([]*replicaLink(nil), r.replicas...)
+	for _, l := range drop {
+		r.removeLocked(l)
+	}
+	r.mu.Unlock()
+	for _, l := range drop {
+		l.conn.Close()
+	}
 }
 
 // replCron is replication's periodic work, once a second from Run: PING

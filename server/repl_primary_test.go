@@ -537,3 +537,53 @@ func ioReadFull(r interface{ Read([]byte) (int, error) }, b []byte) (int, error)
 	}
 	return n, nil
 }
+
+// TestPromotedReplicaContinues is Sentinel's failover by hand: a recached
+// primary with a recached replica and a redis-server replica; the
+// recached replica is promoted (REPLICAOF NO ONE) and the redis-server
+// replica, pointed at it, continues with +CONTINUE from replid2 (PSYNC2,
+// integration/psync2.tcl's idea), then receives the new primary's writes.
+// A redis-server replica of the recached replica (chained) gets the
+// stream the replica received, byte for byte at the same offsets.
+func TestPromotedReplicaContinues(t *testing.T) {
+	if !servertest.HaveRedis() {
+		t.Skip("redis-server not installed")
+	}
+	cfg := server.DefaultConfig()
+	cfg.Dir = t.TempDir()
+	a, _ := servertest.StartRecached(t, cfg)
+	cfg.Dir = t.TempDir()
+	b, _ := servertest.StartRecached(t, cfg)
+	ca, cb := servertest.Dial(t, a), servertest.Dial(t, b)
+	fillEveryType(t, ca)
+	ah, ap, _ := net.SplitHostPort(a)
+	servertest.MustDo(t, cb, "replicaof", ah, ap)
+	port, _ := tcp.FreePort()
+	c, _ := redisReplica(t, a, t.TempDir(), port)
+	linkUp(t, c)
+	linkUp(t, b)
+	port2, _ := tcp.FreePort()
+	chained, _ := redisReplica(t, b, t.TempDir(), port2)
+	linkUp(t, chained)
+	liveWrites(t, a, 3000, 4)
+	caughtUp(t, a, b)
+	caughtUp(t, a, c)
+	caughtUp(t, b, chained)
+	sameData(t, a, chained)
+
+	if got := servertest.MustDo(t, cb, "replicaof", "no", "one"); got != "+OK\r\n" {
+		t.Fatalf("REPLICAOF NO ONE: %q", got)
+	}
+	bh, bp, _ := net.SplitHostPort(b)
+	servertest.MustDo(t, servertest.Dial(t, c), "replicaof", bh, bp)
+	waitFor(t, "sync_partial_ok on the promoted replica", func() bool { return infoInt(t, cb, "stats", "sync_partial_ok") >= 1 })
+	linkUp(t, c)
+	liveWrites(t, b, 3000, 5)
+	caughtUp(t, b, c)
+	caughtUp(t, b, chained)
+	sameData(t, b, c)
+	sameData(t, b, chained)
+	if n := infoInt(t, cb, "stats", "sync_full"); n != 1 {
+		t.Errorf("sync_full on the promoted replica = %d, want 1 (the chained replica's)", n)
+	}
+}

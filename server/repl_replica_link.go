@@ -452,12 +452,7 @@ func (l *masterLink) load(s *Session, path, replid string, off int64) error {
 	}
 	log.Printf("MASTER <-> REPLICA sync: Loading DB in memory: %d keys", st.Loaded)
 	s.selectDB(streamDB)
-	r := &srv.repl
-	r.mu.Lock()
-	r.replid, r.offset = replid, off
-	r.replid2, r.secondOffset = noReplID, -1
-	r.backlog = nil
-	r.mu.Unlock()
+	srv.resetStream(replid, off)
 	l.readOff.Store(off)
 	l.procOff.Store(off)
 	if srv.persist.open {
@@ -543,10 +538,7 @@ func (l *masterLink) apply(c *linkConn, s *Session, args [][]byte, raw []byte) {
 		}
 	}
 	l.procOff.Add(int64(len(raw)))
-	r := &l.srv.repl
-	r.mu.Lock()
-	r.offset += int64(len(raw))
-	r.mu.Unlock()
+	l.srv.FeedStream(raw) // the backlog and sub-replicas (repl_primary.go)
 }
 
 // acks sends REPLCONF ACK every second until quit is closed.
