@@ -501,6 +501,9 @@ func cmdClientKill(s *Session) {
 		c.kill(s)
 		killed++
 	}
+	if id == 0 && u == nil && (typ == "master" || typ == "" && addr != "") && s.srv.killMasterLink(addr, laddr) {
+		killed++ // the replica's link to its master (repl_replica.go)
+	}
 	s.W.Int(int64(killed))
 }
 

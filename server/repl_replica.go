@@ -359,3 +359,22 @@ func (l *masterLink) Role() (string, int, string, int64) {
 	}
 	return l.host, l.port, linkStateNames[st], off
 }
+
+// killMasterLink is CLIENT KILL of the master client: it closes the link's
+// connection when its addresses match (empty matches any), and the link
+// reconnects and continues with PSYNC, as after a Redis replica's CLIENT
+// KILL TYPE master. It reports whether it closed one.
+func (srv *Server) killMasterLink(addr, laddr string) bool {
+	l := srv.replica.link.Load()
+	if l == nil {
+		return false
+	}
+	l.connMu.Lock()
+	defer l.connMu.Unlock()
+	c := l.conn
+	if c == nil || addr != "" && c.RemoteAddr().String() != addr || laddr != "" && c.LocalAddr().String() != laddr {
+		return false
+	}
+	c.Close()
+	return true
+}

@@ -400,7 +400,8 @@ func TestReplicaInfoAndRole(t *testing.T) {
 	}
 }
 
-// TestReplicaContinues breaks the link from the master's side: the
+// TestReplicaContinues breaks the link from either side (CLIENT KILL
+// TYPE replica on the master, TYPE master on the replica): the
 // replica reconnects and the master continues the stream (+CONTINUE, no
 // second full sync), and the data stays equal. WAIT on the master counts
 // the replica's acknowledgement.
@@ -414,8 +415,12 @@ func TestReplicaContinues(t *testing.T) {
 	replica, _ := rStartReplica(t)
 	rDo(t, replica, "REPLICAOF", host, port)
 	rWaitLinkUp(t, replica)
-	for round := 1; round <= 3; round++ {
-		rDo(t, master, "CLIENT", "KILL", "TYPE", "replica")
+	for round := 1; round <= 4; round++ {
+		if round%2 == 1 {
+			rDo(t, master, "CLIENT", "KILL", "TYPE", "replica")
+		} else if n := rDo(t, replica, "CLIENT", "KILL", "TYPE", "master"); n != int64(1) {
+			t.Fatalf("CLIENT KILL TYPE master on the replica: %v, want 1", n)
+		}
 		rLiveWrites(t, master, 1000)
 		rWaitFor(t, "a partial resynchronisation", func() bool {
 			return rInfo(t, master, "stats", "sync_partial_ok") == strconv.Itoa(round)
