@@ -133,13 +133,7 @@ func hsetCmd(name string, hmset bool) Handler {
 			return
 		}
 		h = s.hashToWrite(key, h)
-		lim := s.srv.ks.HashLimits()
-		created := 0
-		for i := 2; i < len(s.Args); i += 2 {
-			if h.SetWith(s.Args[i], s.Args[i+1], lim) {
-				created++
-			}
-		}
+		created := h.SetPairs(s.Args[2:], s.srv.ks.HashLimits())
 		var buf [8][]byte
 		s.emit(append(append(buf[:0], bHSET), s.Args[1:]...)...)
 		if hmset {

@@ -130,6 +130,34 @@ func (h *Hash) SetWith(field, value []byte, lim HashLimits) bool {
 	return true
 }
 
+// SetPairs sets the fields of pairs (field, value, field, value, …) to
+// their values as HSET does and returns how many fields are new. As
+// Redis's hashTypeTryConversion, a field or value longer than lim.Value
+// converts a packed hash before any is set; an empty one gets the room for
+// all of them at once.
+func (h *Hash) SetPairs(pairs [][]byte, lim HashLimits) int {
+	if h.big == nil {
+		size := 0
+		for _, a := range pairs {
+			if len(a) > lim.Value {
+				h.convert()
+				break
+			}
+			size += lpElemSize(a)
+		}
+		if h.big == nil && len(h.lp) == 0 && len(pairs)/2 <= lim.Entries {
+			h.lp = make([]byte, 0, lpCap(size))
+		}
+	}
+	created := 0
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if h.SetWith(pairs[i], pairs[i+1], lim) {
+			created++
+		}
+	}
+	return created
+}
+
 // convert turns a packed hash into a hash table.
 func (h *Hash) convert() {
 	t := &hashTable{entries: make([]hashEntry, 0, lpLen(h.lp)+1)}

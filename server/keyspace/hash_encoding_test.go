@@ -143,6 +143,56 @@ func TestHashListpackLayout(t *testing.T) {
 	}
 }
 
+// TestHashSetPairs checks HSET's way of setting: a long field or value
+// anywhere among the pairs converts first, and a new hash is allocated
+// once, at its final size.
+func TestHashSetPairs(t *testing.T) {
+	def := DefaultHashLimits()
+	long := strings.Repeat("v", 65)
+	tests := []struct {
+		name    string
+		pairs   []string
+		created int
+		want    string
+	}{
+		{"short pairs", []string{"a", "1", "b", "2", "a", "3"}, 2, "listpack"},
+		{"a long last value", []string{"a", "1", "b", long}, 2, "hashtable"},
+		{"a long first field", []string{long, "1", "b", "2"}, 2, "hashtable"},
+		{"513 pairs", nil, 513, "hashtable"},
+	}
+	tests[3].pairs = make([]string, 0, 2*513)
+	for i := 0; i < 513; i++ {
+		tests[3].pairs = append(tests[3].pairs, fmt.Sprint(i), "v")
+	}
+	for _, tc := range tests {
+		h := NewHash()
+		var args [][]byte
+		ref := map[string]string{}
+		for i := 0; i < len(tc.pairs); i += 2 {
+			args = append(args, []byte(tc.pairs[i]), []byte(tc.pairs[i+1]))
+			ref[tc.pairs[i]] = tc.pairs[i+1]
+		}
+		if got := h.SetPairs(args, def); got != tc.created {
+			t.Errorf("%s: %d created, want %d", tc.name, got, tc.created)
+		}
+		if h.Encoding() != tc.want {
+			t.Errorf("%s: encoding %s, want %s", tc.name, h.Encoding(), tc.want)
+		}
+		checkHashAgainst(t, h, ref)
+	}
+	h := NewHash()
+	var args [][]byte
+	for i := 0; i < 10; i++ {
+		args = append(args, []byte(fmt.Sprint("field:", i)), []byte(fmt.Sprint("v:", 1000+i)))
+	}
+	if n := testing.AllocsPerRun(10, func() { h = NewHash(); h.SetPairs(args, def) }); n != 2 {
+		t.Errorf("a new hash of 10 pairs takes %v allocations, want 2", n)
+	}
+	if cap(h.lp) != lpCap(len(h.lp)) {
+		t.Errorf("capacity %d for %d bytes", cap(h.lp), len(h.lp))
+	}
+}
+
 // TestHashPackedAllocations checks that a packed hash is two allocations
 // whatever its number of fields: the Hash and its listpack.
 func TestHashPackedAllocations(t *testing.T) {

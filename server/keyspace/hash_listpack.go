@@ -75,7 +75,7 @@ func lpElemSize(e []byte) int {
 // lpSplice replaces lp[from:to] with the elements elems (none to only
 // cut) and returns the listpack, which may have moved; elems must not
 // point into lp. It reuses lp's
-// memory when it fits and gives memory back when lp shrank to under half
+// memory when it fits and gives memory back when lp shrinks to under half
 // its capacity.
 func lpSplice(lp []byte, from, to int, elems ...[]byte) []byte {
 	add := 0
@@ -84,7 +84,7 @@ func lpSplice(lp []byte, from, to int, elems ...[]byte) []byte {
 	}
 	n := len(lp) - (to - from) + add
 	switch {
-	case n <= cap(lp) && (n >= cap(lp)/2 || cap(lp) <= 64):
+	case n <= cap(lp) && (n >= len(lp) || n >= cap(lp)/2 || cap(lp) <= 64):
 		old := len(lp)
 		if n > old {
 			lp = lp[:n]
