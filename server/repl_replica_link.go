@@ -481,6 +481,12 @@ func (l *masterLink) stream(c *linkConn, s *Session) error {
 		close(quit)
 		wg.Wait()
 	}()
+	// The first ACK at once: a master that sent a diskless payload waits
+	// for it before the stream (repl_primary.go), as Redis's replicas
+	// send it after loading.
+	if err := l.ack(c); err != nil {
+		return err
+	}
 	var p resp.Parser
 	buf := make([]byte, 0, linkChunk)
 	for {

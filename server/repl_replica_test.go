@@ -532,3 +532,35 @@ func TestReplicaOfConfig(t *testing.T) {
 		t.Errorf("CONFIG GET replicaof after REPLICAOF NO ONE: %s", v)
 	}
 }
+
+// TestReplicaOfRecached: recached replicating recached, disk-based and
+// diskless, every type key by key after the sync and after 10 000 live
+// writes, and continuing with +CONTINUE after the link is cut.
+func TestReplicaOfRecached(t *testing.T) {
+	for _, diskless := range []string{"no", "yes"} {
+		t.Run("diskless="+diskless, func(t *testing.T) {
+			master, _ := rStartReplica(t)
+			rDo(t, master, "CONFIG", "SET", "repl-diskless-sync", diskless)
+			rFill(t, master)
+			replica, _ := rStartReplica(t)
+			host, port, _ := strings.Cut(master, ":")
+			rDo(t, replica, "REPLICAOF", host, port)
+			rWaitLinkUp(t, replica)
+			rWaitCaughtUp(t, master, replica)
+			rSameDataset(t, master, replica)
+			rLiveWrites(t, master, 10000)
+			rWaitCaughtUp(t, master, replica)
+			rSameDataset(t, master, replica)
+			rDo(t, replica, "CLIENT", "KILL", "TYPE", "master")
+			rLiveWrites(t, master, 1000)
+			rWaitFor(t, "a partial resynchronisation", func() bool {
+				return rInfo(t, master, "stats", "sync_partial_ok") == "1"
+			})
+			rWaitCaughtUp(t, master, replica)
+			rSameDataset(t, master, replica)
+			if got := rInfo(t, master, "stats", "sync_full"); got != "1" {
+				t.Errorf("sync_full %s, want 1", got)
+			}
+		})
+	}
+}
