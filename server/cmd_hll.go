@@ -86,7 +86,13 @@ func cmdPFAdd(s *Session) {
 	updated := false
 	var b []byte
 	if e == nil {
-		b, updated = keyspace.NewHLL(), true
+		// A new key's HyperLogLog is built in the session's scratch
+		// space, after what the command keeps there, and copied once,
+		// at its size, into the new entry.
+		start := len(s.scratch)
+		s.scratch = keyspace.AppendNewHLL(s.scratch)
+		b, updated = s.scratch[start:], true
+		s.scratch = s.scratch[:start]
 	} else {
 		b = e.Str
 	}
@@ -122,7 +128,12 @@ func cmdPFAdd(s *Session) {
 	}
 	// A corrupt HyperLogLog keeps the registers set before the error, as
 	// in Redis; the effect carries them so that replicas agree.
-	e = s.storeHLL(key, e, b)
+	if e == nil {
+		e = s.db.ReplaceString(key, nil, b, true) // one map access: the lookup found none
+		e.MarkRaw()
+	} else {
+		e = s.storeHLL(key, e, b)
+	}
 	s.emit(bSET, key, e.Str, bKEEPTTL)
 	if corrupt {
 		s.W.Error(errInvalidHLL)

@@ -68,14 +68,16 @@ func cmdEval(s *Session, bySHA, readonly bool) {
 	}
 	e := &s.srv.scripts
 	var sc *luaScript
-	if bySHA {
+	if s.job != nil && s.job.sc != nil {
+		sc = s.job.sc // looked up before locking (callScript)
+	} else if bySHA {
 		if sc = e.lookup(s.Args[1]); sc == nil {
 			s.W.Error(errNoScript)
 			return
 		}
 	} else {
 		var msg string
-		if sc, msg = e.load(s.Args[1]); sc == nil {
+		if sc, msg = e.load(s.Args[1], s.srv.table); sc == nil {
 			s.W.Error(msg)
 			return
 		}
@@ -104,7 +106,7 @@ func cmdEval(s *Session, bySHA, readonly bool) {
 }
 
 func cmdScriptLoad(s *Session) {
-	sc, msg := s.srv.scripts.load(s.Args[2])
+	sc, msg := s.srv.scripts.load(s.Args[2], s.srv.table)
 	if sc == nil {
 		s.W.Error(msg)
 		return

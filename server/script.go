@@ -30,7 +30,10 @@ import (
 type scriptEngine struct {
 	mu    sync.Mutex
 	cache map[[20]byte]*luaScript // by SHA1
-	pool  []*luaState
+	// gen counts the flushes of the cache: a script a session remembers
+	// (scriptJob.last) from an older generation is gone.
+	gen  atomic.Uint64
+	pool []*luaState
 	// running is the script executing now, nil when none.
 	running atomic.Pointer[scriptRun]
 	// jobs hands a connection's script (its script session) to an idle
@@ -57,6 +60,9 @@ type luaScript struct {
 	// selects: the code mentions SELECT, so the script locks every
 	// database, not only the session's.
 	selects bool
+	// narrow: the code provably touches no key but its declared ones
+	// (script_keys.go), so a run locks only their shards.
+	narrow bool
 }
 
 // scriptFlags are the flags of a script's shebang line.
@@ -84,8 +90,10 @@ type scriptRun struct {
 	// is registered. Use named.
 	name     atomic.Pointer[scriptName]
 	readonly bool // EVAL_RO, EVALSHA_RO or a no-writes script (the run's own goroutine only)
-	start    time.Time
-	resp     int // the protocol of redis.call replies (redis.setresp)
+	// narrow: only the declared keys' shards are locked (callScript).
+	narrow bool
+	start  time.Time
+	resp   int // the protocol of redis.call replies (redis.setresp)
 	// wrote is set once the script ran a write command: SCRIPT KILL then
 	// answers -UNKILLABLE. Read by SCRIPT KILL from another session.
 	wrote atomic.Bool
@@ -293,7 +301,7 @@ func (e *scriptEngine) lookup(sha []byte) *luaScript {
 // load compiles body, caches it and returns it; a compile or shebang error
 // is the error reply. A cached body (EVAL's usual case) is found by its
 // SHA1, as Redis does, with no allocation.
-func (e *scriptEngine) load(body []byte) (*luaScript, string) {
+func (e *scriptEngine) load(body []byte, tbl *Table) (*luaScript, string) {
 	key := sha1.Sum(body)
 	e.mu.Lock()
 	sc := e.cache[key]
@@ -319,6 +327,7 @@ func (e *scriptEngine) load(body []byte) (*luaScript, string) {
 	proto.IsVarArg &^= lua.VarArgNeedsArg
 	sha := hex.EncodeToString(key[:])
 	sc = &luaScript{sha: sha, name: scriptName{sha: sha}, body: text, proto: proto, flags: flags, selects: mentionsSelect(text)}
+	sc.narrow = !sc.selects && declaredKeysOnly(chunk, tbl)
 	e.mu.Lock()
 	if e.cache == nil {
 		e.cache = make(map[[20]byte]*luaScript)
@@ -391,6 +400,7 @@ func (e *scriptEngine) cached() int {
 // resets Redis's Lua state.
 func (e *scriptEngine) flush() {
 	e.mu.Lock()
+	e.gen.Add(1)
 	e.cache = nil
 	for _, st := range e.pool {
 		st.L.Close()
@@ -765,6 +775,9 @@ func (st *luaState) call(L *lua.LState, raise bool) int {
 		// Out of memory when the script started: its first write may not
 		// grow memory (Redis's scriptVerifyOOM).
 		return st.oomError(L, cmd, raise)
+	}
+	if run.narrow && !s.holdKeys(cmd, args) {
+		return fail("ERR a script touched a key it did not declare while another client held it")
 	}
 	if cmd.Name == "select" && !s.lockSelected(args[1]) {
 		return fail("ERR SELECT from a script to a database it has not locked: name SELECT in the script's code")
@@ -1344,6 +1357,19 @@ func (s *Session) startScript(cmd *Command) {
 	w.trk.Store(s.trk.Load()) // the script's reads and writes are the connection's (tracking.go)
 	w.script, w.oom = run, s.oom
 	job.cmd, run.conn = cmd, s
+	if job.following {
+		// A script after one the worker ran, in the same input: it runs
+		// here, in order (runFollowing).
+		w.callScript(cmd)
+		e.finish(run)
+		if run.detached {
+			job.detached = true // answered by runFollowing
+			return
+		}
+		s.W.Raw(w.W.B)
+		w.W.B = w.W.B[:0]
+		return
+	}
 	select {
 	case e.jobs <- w:
 	default:
@@ -1356,13 +1382,85 @@ func (s *Session) startScript(cmd *Command) {
 	w.W.B = w.W.B[:0]
 }
 
+// Pipeline is a transport's read-ahead of a connection's input. After a
+// script it ran, the script worker runs the scripts that follow it in the
+// input itself, while the transport still waits for the first: a pipeline
+// of scripts costs one hand-over between goroutines, not one per script.
+type Pipeline interface {
+	// Peek returns the next complete request after the one running, nil
+	// when there is none.
+	Peek() [][]byte
+	// Advance consumes the request Peek returned.
+	Advance()
+}
+
+// SetPipeline gives the session its transport's read-ahead; a transport
+// without one never calls it.
+func (s *Session) SetPipeline(p Pipeline) { s.pipe = p }
+
+// runFollowing runs, on the script worker, the script requests that follow
+// the one just run in the connection's input s, until one is not a script,
+// the input runs out or a script detaches. Replies go to the session's
+// writer in order; the transport, still waiting, sends them. It reports
+// whether a script detached: the connection was then handed back (detach)
+// and its reply given as a blocked session's, the last thing done with s.
+func (e *scriptEngine) runFollowing(s *Session) bool {
+	if s.pipe == nil {
+		return false
+	}
+	w := s.scriptSess
+	job := w.job
+	s.W.Raw(w.W.B)
+	w.W.B = w.W.B[:0]
+	job.following = true
+	for len(s.W.B) < maxFollowingOutput && !s.Dropped() && s.multi == nil && s.reply == replyOn && s.srv.pause.mode.Load() == pauseNone {
+		args := s.pipe.Peek()
+		if args == nil {
+			break
+		}
+		cmd := s.lookup(args[0], false)
+		if cmd == nil || cmd.Flags&FlagRunsScript == 0 || cmd.Wraps > 0 {
+			break
+		}
+		s.pipe.Advance()
+		// exec, not Exec: with replies on, Exec adds nothing a script
+		// can change (CLIENT REPLY is not allowed in one).
+		s.exec(args)
+		if job.detached {
+			break
+		}
+	}
+	job.following = false
+	if !job.detached {
+		return false
+	}
+	job.detached = false
+	e.answer(w, s)
+	return true
+}
+
+// maxFollowingOutput bounds the replies runFollowing gathers before the
+// transport writes them.
+const maxFollowingOutput = 64 << 10
+
 // scriptJob is what a script session holds for startScript: the script
 // command to run, the bytes of its arguments (a run that detaches outlives
 // the transport's read buffer) and the channel the connection waits on.
 type scriptJob struct {
-	cmd    *Command
+	cmd *Command
+	// sc is the script of an EVAL or EVALSHA, found by callScript before
+	// it locked, for cmdEval; nil when not looked up.
+	sc     *luaScript
 	args   []byte
 	settle chan bool
+	// following is set while runFollowing runs the connection's next
+	// scripts on the worker; detached, when one of them detached.
+	following, detached bool
+	// last is the script the session ran last, of cache generation
+	// lastGen: a connection repeating a script finds it without hashing
+	// its body or decoding its SHA1 (evalScript).
+	last    *luaScript
+	lastGen uint64
 }
 
 // runScripts is the script worker: it runs the script of w, then the
@@ -1390,18 +1488,95 @@ const scriptWorkerIdle = 10 * time.Second
 // reply once the run detached.
 func (e *scriptEngine) runJob(w *Session) {
 	run := w.script
-	w.call(w.job.cmd)
+	w.callScript(w.job.cmd)
 	w.script, w.job.cmd = nil, nil
 	e.finish(run)
 	if !run.detached {
-		w.job.settle <- true
+		if !e.runFollowing(run.conn) {
+			w.job.settle <- true
+		}
 		return
 	}
-	s := run.conn
+	e.answer(w, run.conn)
+}
+
+// answer gives the connection s the reply of its script that detached, as
+// a blocked session's, from its script session w.
+func (e *scriptEngine) answer(w, s *Session) {
 	s.blockReply = append(s.blockReply[:0], w.W.B...)
 	w.W.B = w.W.B[:0]
 	s.blocked.Store(blockServed)
 	s.conn.Wake()
+}
+
+// callScript runs the script command cmd of the script session w, as
+// call does. The script of an EVAL or EVALSHA is looked up first: one
+// whose code touches only its declared keys (script_keys.go) locks only
+// their shards, any other the whole database as the command table says.
+func (w *Session) callScript(cmd *Command) {
+	sc := w.evalScript(cmd)
+	w.job.sc = sc
+	if sc == nil || !sc.narrow {
+		w.call(cmd)
+		w.job.sc = nil
+		return
+	}
+	db := w.DBIndex
+	for _, k := range evalKeys(w.Args) {
+		w.masks[db] |= 1 << w.srv.ks.ShardOf(k)
+		w.lockDB |= 1 << db
+	}
+	w.script.narrow = true
+	w.lock()
+	w.callLocked(cmd)
+	w.unlock()
+	w.job.sc = nil
+	w.srv.serveReady()
+}
+
+// evalScript returns the script an EVAL, EVALSHA or their _RO forms runs
+// with the session's arguments, nil for any other command or when there is
+// none (cmdEval then answers the error).
+func (s *Session) evalScript(cmd *Command) *luaScript {
+	e := &s.srv.scripts
+	job := s.job
+	gen := e.gen.Load() // before the lookup: a flush after it shows
+	var sc *luaScript
+	switch cmd.Name {
+	case "evalsha", "evalsha_ro":
+		if l := job.last; l != nil && job.lastGen == gen && resp.EqualFold(s.Args[1], l.sha) {
+			return l
+		}
+		sc = e.lookup(s.Args[1])
+	case "eval", "eval_ro":
+		if l := job.last; l != nil && job.lastGen == gen && string(s.Args[1]) == l.body {
+			return l
+		}
+		sc, _ = e.load(s.Args[1], s.srv.table)
+	default:
+		return nil
+	}
+	if sc != nil {
+		job.last, job.lastGen = sc, gen
+	}
+	return sc
+}
+
+// holdKeys reports whether a narrow run holds the shards of the keys cmd
+// touches with args. The proof of script_keys.go says it always does; were
+// it wrong, the command is refused rather than run on a shard another
+// client may hold.
+func (s *Session) holdKeys(cmd *Command, args [][]byte) bool {
+	if cmd.Flags&(FlagAllKeys|FlagAllDBs) != 0 || cmd.PatternKeys != nil && cmd.PatternKeys(args) {
+		return false
+	}
+	s.keys = cmd.KeyArgs(s.keys[:0], args)
+	for _, k := range s.keys {
+		if s.masks[s.DBIndex]&(1<<s.srv.ks.ShardOf(k)) == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // detach, called by the script's own goroutine once it has run past

@@ -177,3 +177,138 @@ func TestScriptPipeline(t *testing.T) {
 		}
 	}
 }
+
+// TestScriptPipelineMixed sends, in one write, runs of scripts broken by
+// plain commands, a SCRIPT FLUSH (an EVALSHA after it is NOSCRIPT, one
+// repeated before it is not) and a script error: the script worker runs
+// the scripts that follow one in the input, and every reply still comes in
+// order.
+func TestScriptPipelineMixed(t *testing.T) {
+	addr, _ := servertest.StartRecached(t, server.DefaultConfig())
+	c := servertest.Dial(t, addr)
+	sha := strings.TrimSpace(strings.Split(servertest.MustDo(t, c, "SCRIPT", "LOAD", "return redis.call('incr', KEYS[1])"), "\r\n")[1])
+	steps := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"EVALSHA", sha, "1", "n"}, ":1\r\n"},
+		{[]string{"EVALSHA", strings.ToUpper(sha), "1", "n"}, ":2\r\n"},
+		{[]string{"INCR", "n"}, ":3\r\n"},
+		{[]string{"EVAL", "return redis.call('incr', KEYS[1])", "1", "n"}, ":4\r\n"},
+		{[]string{"EVAL", "return redis.call('get', KEYS[1])", "1", "n"}, "$1\r\n4\r\n"},
+		{[]string{"EVAL", "return redis.call('incr', 'n')", "0"}, ":5\r\n"}, // undeclared: the whole database
+		{[]string{"EVAL", "return redis.call('nosuch')", "0"}, "-ERR Unknown Redis command called from script script: "},
+		{[]string{"EVALSHA", sha, "1", "n"}, ":6\r\n"},
+		{[]string{"SCRIPT", "FLUSH"}, "+OK\r\n"},
+		{[]string{"EVALSHA", sha, "1", "n"}, "-NOSCRIPT No matching script. Please use EVAL.\r\n"},
+		{[]string{"GET", "n"}, "$1\r\n6\r\n"},
+		{[]string{"EVAL", "return redis.call('incr', KEYS[1])", "1", "n"}, ":7\r\n"},
+		{[]string{"EVALSHA", sha, "1", "n"}, ":8\r\n"}, // loaded again by the EVAL
+		{[]string{"EVAL", "return 1", "x"}, "-ERR value is not an integer or out of range\r\n"},
+		{[]string{"EVALSHA", sha, "1", "n"}, ":9\r\n"},
+	}
+	var b []byte
+	for _, st := range steps {
+		b = append(b, servertest.Encode(st.args...)...)
+	}
+	if err := c.Send(b); err != nil {
+		t.Fatal(err)
+	}
+	for i, st := range steps {
+		got, err := c.Read()
+		if err != nil {
+			t.Fatalf("reply %d (%q): %v", i+1, st.args, err)
+		}
+		if !strings.HasPrefix(string(got), st.want) {
+			t.Fatalf("reply %d (%q): %q, want %q", i+1, st.args, got, st.want)
+		}
+	}
+}
+
+// TestScriptDeclaredKeysAtomic runs scripts that touch only their declared
+// keys (which lock only those keys' shards) next to scripts that touch an
+// undeclared one (the whole database), plain INCRs and readers: every
+// script still runs as a unit, no update is lost, no reader sees a pair of
+// keys the scripts move together differ.
+func TestScriptDeclaredKeysAtomic(t *testing.T) {
+	cfg := server.DefaultConfig()
+	cfg.Loops = 4 // connections on several event loops, running at once
+	addr, _ := servertest.StartRecached(t, cfg)
+	const workers, rounds = 6, 200
+	const pair = "local v = tonumber(redis.call('get', KEYS[1]) or '0') redis.call('set', KEYS[1], v + 1) " +
+		"redis.call('incr', KEYS[2]) redis.call('incr', KEYS[3]) return v + 1"
+	const wide = "local v = tonumber(redis.call('get', 'n') or '0') redis.call('set', 'n', v + 1) " +
+		"redis.call('incr', 'a') redis.call('incr', 'b') return v + 1"
+	var wg sync.WaitGroup
+	errs := make(chan string, workers+1)
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			c := servertest.Dial(t, addr)
+			for j := 0; j < rounds; j++ {
+				var args []string
+				switch i % 3 {
+				case 0:
+					args = []string{"EVAL", pair, "3", "n", "a", "b"}
+				case 1:
+					args = []string{"EVAL", wide, "0"}
+				default:
+					args = []string{"MULTI"}
+				}
+				if args[0] == "MULTI" {
+					// INCR n, a and b together, as a transaction.
+					for _, a := range [][]string{{"MULTI"}, {"INCR", "n"}, {"INCR", "a"}, {"INCR", "b"}} {
+						servertest.MustDo(t, c, a...)
+					}
+					if rep := servertest.MustDo(t, c, "EXEC"); !strings.HasPrefix(rep, "*3\r\n") {
+						errs <- "EXEC: " + rep
+						return
+					}
+					continue
+				}
+				if rep, err := c.Do(args...); err != nil || rep[0] != ':' {
+					errs <- args[1] + ": " + string(rep)
+					return
+				}
+			}
+		}(i)
+	}
+	stop := make(chan struct{})
+	var readers sync.WaitGroup
+	readers.Add(1)
+	go func() {
+		defer readers.Done()
+		c := servertest.Dial(t, addr)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			rep, err := c.Do("EVAL_RO", "return {redis.call('get', KEYS[1]), redis.call('get', KEYS[2]), redis.call('get', KEYS[3])}", "3", "n", "a", "b")
+			if err != nil {
+				errs <- err.Error()
+				return
+			}
+			if el, _ := servertest.Elements(rep); len(el) == 3 && (string(el[0]) != string(el[1]) || string(el[1]) != string(el[2])) {
+				errs <- "n a b: " + string(rep)
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(stop)
+	readers.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+	c := servertest.Dial(t, addr)
+	want := strconv.Itoa(workers * rounds)
+	for _, k := range []string{"n", "a", "b"} {
+		if got := servertest.MustDo(t, c, "GET", k); got != "$"+strconv.Itoa(len(want))+"\r\n"+want+"\r\n" {
+			t.Fatalf("GET %s = %q, want %s", k, got, want)
+		}
+	}
+}

@@ -124,7 +124,10 @@ type Session struct {
 	// scriptOf is, in a script session, the connection's session.
 	scriptOf *Session
 	// job is, in a script session, the script startScript hands over.
-	job     *scriptJob
+	job *scriptJob
+	// pipe is the transport's read-ahead of the connection's requests
+	// (SetPipeline, script.go).
+	pipe    Pipeline
 	scratch []byte // per-command formatting space (itoa)
 	// zeff holds the buffers of ZADD's effect, reused from one command
 	// to the next (reusedZEffect); nil until the first ZADD.

@@ -63,11 +63,16 @@ const (
 // NewHLL returns an empty HyperLogLog: sparse, one XZERO opcode covering
 // every register, a cached cardinality of 0.
 func NewHLL() []byte {
-	b := make([]byte, HLLHeaderSize+2, HLLHeaderSize+16)
-	copy(b, "HYLL")
-	b[4] = hllSparse
-	putXZero(b[HLLHeaderSize:], HLLRegisters)
-	return b
+	return AppendNewHLL(make([]byte, 0, HLLHeaderSize+16))
+}
+
+// AppendNewHLL appends an empty HyperLogLog to dst (which it reuses when
+// there is room), as NewHLL makes it.
+func AppendNewHLL(dst []byte) []byte {
+	n := len(dst)
+	dst = append(dst, "HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"...)
+	putXZero(dst[n+HLLHeaderSize:], HLLRegisters)
+	return dst
 }
 
 // IsHLL reports whether b has a HyperLogLog header: the magic, a known

@@ -216,7 +216,34 @@ type conn struct {
 	pushBuf   []byte
 	pushSpare []byte
 	loop      *loopPushes
+
+	// in is the input OnTraffic is running and next the offset of the
+	// request after the one running now: the script worker reads ahead
+	// through them (Peek, Advance) while the loop waits for it.
+	in     []byte
+	next   int
+	peeked int
 }
+
+// Peek returns the next complete request after the one running, nil when
+// none is buffered or it does not parse (the loop then meets it itself).
+// Only the script worker calls it, while the loop waits in Exec.
+func (c *conn) Peek() [][]byte {
+	if c.next >= len(c.in) {
+		return nil
+	}
+	c.p.SetLimits(c.s.RequestLimits())
+	n, err := c.p.Parse(c.in[c.next:])
+	if err != nil || n == 0 || len(c.p.Args) == 0 {
+		c.p.Reset()
+		return nil
+	}
+	c.peeked = n
+	return c.p.Args
+}
+
+// Advance consumes the request Peek returned: it has run.
+func (c *conn) Advance() { c.next += c.peeked }
 
 // Push delivers bytes outside the reply cycle through the event loop. It
 // copies b; pushes queued before the loop's next pass go out in one write.
@@ -344,6 +371,7 @@ func (l *Listener) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 		return []byte("-" + err.Error() + "\r\n"), gnet.Close
 	}
 	cc.s = s
+	s.SetPipeline(cc)
 	gc.SetContext(cc)
 	cc.loop.track(cc)
 	if d := l.srv.KeepAlive(); d > 0 {
@@ -416,8 +444,10 @@ func (l *Listener) OnTraffic(gc gnet.Conn) gnet.Action {
 		if n == 0 {
 			break
 		}
+		cc.in, cc.next = buf, off+n
 		s.Exec(cc.p.Args)
-		off += n
+		off = cc.next // past the requests the script worker ran too
+		cc.in = nil
 		if s.Quit || s.Dropped() {
 			off = len(buf)
 			action = gnet.Close
