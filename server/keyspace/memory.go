@@ -43,7 +43,7 @@ const mapSlot = 36
 
 // tableSlot is a slot of a shard's table (table.go), 9 bytes, divided by
 // its typical load.
-const tableSlot = 15
+const tableSlot = 13
 
 // allocSize rounds n up roughly as Go's size classes do: to 8 or 16 bytes
 // below 128, then to an eighth of the power of two below it.

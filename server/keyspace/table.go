@@ -9,14 +9,15 @@ import (
 // table is a shard's keys: an open-addressing hash table (linear probing)
 // of entries, each of which holds its own key (entry.go). A slot is a
 // pointer and a tag byte, 9 bytes, where map[string]*Entry spends 25 bytes
-// a slot on a string header, a pointer and a control byte; at the load
-// the table keeps (from 2/5 to 4/5 full) that is about 15 bytes a key.
+// a slot on a string header, a pointer and a control byte. A table grows
+// by half when it is 4/5 full, to sizes 2^k and 3*2^(k-1) in turn, so it
+// stays between 1/2 and 4/5 full: about 13 bytes a key.
 //
 // The tag of a live slot is seven bits of the key's hash plus 2, so that
 // a probe reads an entry (a cache miss) only when the tags match; 0 marks
 // an empty slot, which ends a probe, and 1 a deleted one, which does not.
 // The hash is the keyspace's: its low bits choose the shard (ShardOf), the
-// bits above them the slot.
+// seven above them the tag, its high 32 bits the home slot (home).
 type table struct {
 	tags  []uint8
 	slots []*Entry
@@ -33,7 +34,11 @@ const (
 // shardBits is how many low bits of a key's hash choose its shard.
 const shardBits = 6
 
-func tagOf(h uint64) uint8 { return uint8(h>>57) + 2 }
+func tagOf(h uint64) uint8 { return uint8(h>>shardBits)&0x7f + 2 }
+
+// home is the slot where the probe for hash h starts in a table of size
+// slots: the high 32 bits of h scaled to the size.
+func home(h uint64, size int) int { return int((h >> 32) * uint64(size) >> 32) }
 
 // bytesView returns b's bytes as a string for a lookup that does not keep
 // it.
@@ -44,9 +49,8 @@ func (t *table) find(key string, h uint64) int {
 	if t.n == 0 {
 		return -1
 	}
-	mask := len(t.tags) - 1
 	tag := tagOf(h)
-	for i := int(h>>shardBits) & mask; ; i = (i + 1) & mask {
+	for i := home(h, len(t.tags)); ; i = t.next(i) {
 		switch t.tags[i] {
 		case tagEmpty:
 			return -1
@@ -56,6 +60,14 @@ func (t *table) find(key string, h uint64) int {
 			}
 		}
 	}
+}
+
+// next is the slot after i, wrapping around.
+func (t *table) next(i int) int {
+	if i++; i == len(t.tags) {
+		return 0
+	}
+	return i
 }
 
 // get returns the entry of key, or nil.
@@ -71,10 +83,9 @@ func (t *table) insert(e *Entry, h uint64, seed maphash.Seed) {
 	if (t.used+1)*5 > len(t.tags)*4 {
 		t.resize(t.n+1, seed)
 	}
-	mask := len(t.tags) - 1
-	i := int(h>>shardBits) & mask
+	i := home(h, len(t.tags))
 	for t.tags[i] >= 2 {
-		i = (i + 1) & mask
+		i = t.next(i)
 	}
 	if t.tags[i] == tagEmpty {
 		t.used++
@@ -88,16 +99,17 @@ func (t *table) insert(e *Entry, h uint64, seed maphash.Seed) {
 // becomes empty again, so that probes stay short; a table left less than
 // a tenth full shrinks, as Redis's does.
 func (t *table) remove(i int, seed maphash.Seed) {
-	mask := len(t.tags) - 1
 	t.slots[i] = nil
 	t.n--
-	if t.tags[(i+1)&mask] != tagEmpty {
+	if t.tags[t.next(i)] != tagEmpty {
 		t.tags[i] = tagDeleted
 	} else {
 		for t.tags[i] != tagEmpty && t.slots[i] == nil {
 			t.tags[i] = tagEmpty
 			t.used--
-			i = (i - 1) & mask
+			if i--; i < 0 {
+				i = len(t.tags) - 1
+			}
 		}
 	}
 	if t.n*10 < len(t.tags) && len(t.tags) > minTable {
@@ -105,14 +117,19 @@ func (t *table) remove(i int, seed maphash.Seed) {
 	}
 }
 
-// resize rehashes the table into the smallest power of two that holds n
-// entries at most 2/5 full (an empty table has no slots).
+// resize rehashes the table into the smallest size of the sequence 8,
+// 12, 16, 24, 32, … that holds n entries at most 11/20 full (an empty
+// table has no slots): a table grown at 4/5 full is then 8/15 full.
 func (t *table) resize(n int, seed maphash.Seed) {
 	size := 0
 	if n > 0 {
 		size = minTable
-		for size*2 < n*5 {
-			size *= 2
+		for size*11 < n*20 {
+			if size&(size-1) == 0 {
+				size += size / 2
+			} else {
+				size += size / 3
+			}
 		}
 	}
 	old := t.slots
@@ -122,15 +139,14 @@ func (t *table) resize(n int, seed maphash.Seed) {
 	}
 	t.tags = make([]uint8, size)
 	t.slots = make([]*Entry, size)
-	mask := size - 1
 	for _, e := range old {
 		if e == nil {
 			continue
 		}
 		h := maphash.String(seed, e.Key())
-		i := int(h>>shardBits) & mask
+		i := home(h, size)
 		for t.tags[i] != tagEmpty {
-			i = (i + 1) & mask
+			i = t.next(i)
 		}
 		t.tags[i] = tagOf(h)
 		t.slots[i] = e
@@ -151,11 +167,13 @@ func (t *table) each(random bool, fn func(e *Entry) bool) {
 	if random {
 		start = rand.IntN(len(slots))
 	}
-	for j := range slots {
-		if e := slots[(start+j)&(len(slots)-1)]; e != nil {
-			if !fn(e) {
-				return
-			}
+	i := start
+	for range slots {
+		if e := slots[i]; e != nil && !fn(e) {
+			return
+		}
+		if i++; i == len(slots) {
+			i = 0
 		}
 	}
 }
