@@ -237,19 +237,20 @@ const (
 )
 
 // geoPoint is one search result.
-// It is kept small, the member's node and a distance, as a search
+// It is kept small, the member, its score and a distance, as a search
 // gathers hundreds of them.
 type geoPoint struct {
-	node  *keyspace.ZNode
-	dist  float64
-	exact bool  // dist is the exact distance, not a fast one
-	cell  uint8 // the cell it was found in, in the order searched
+	member string
+	score  float64
+	dist   float64
+	exact  bool  // dist is the exact distance, not a fast one
+	cell   uint8 // the cell it was found in, in the order searched
 }
 
 // exactDist makes p's distance the exact one from the shape's centre.
 func (p *geoPoint) exactDist(sh *geoShape) {
 	if !p.exact {
-		p.dist, p.exact = sh.exactDistance(geoDecodeScore(p.node.Score())), true
+		p.dist, p.exact = sh.exactDistance(geoDecodeScore(p.score)), true
 	}
 }
 
@@ -426,7 +427,7 @@ func (s *Session) geoSearch(srcIdx int, flags int) {
 	if storeKey != nil {
 		pairs := make([]zpair, len(points))
 		for i, p := range points {
-			pairs[i] = zpair{member: p.node.Member(), score: p.node.Score()}
+			pairs[i] = zpair{member: p.member, score: p.score}
 			if storeDist {
 				pairs[i].score = p.dist
 			}
@@ -449,15 +450,15 @@ func (s *Session) geoSearch(srcIdx int, flags int) {
 		if options > 0 {
 			s.W.Array(options + 1)
 		}
-		s.W.BulkString(p.node.Member())
+		s.W.BulkString(p.member)
 		if withDist {
 			s.geoWriteDistance(p.dist)
 		}
 		if withHash {
-			s.W.Int(int64(p.node.Score()))
+			s.W.Int(int64(p.score))
 		}
 		if withCoord {
-			s.geoWriteCoords(geoDecodeScore(p.node.Score()))
+			s.geoWriteCoords(geoDecodeScore(p.score))
 		}
 	}
 }
@@ -605,7 +606,7 @@ func geoMembersInShape(z *keyspace.ZSet, shape *geoShape, limit int) []geoPoint 
 		}
 		last = i
 		r := keyspace.ScoreRange{Min: float64(c.align52()), Max: float64(geoBits{c.bits + 1, c.step}.align52()), MaxEx: true}
-		if n := z.FirstInScore(&r); n != nil {
+		if n := z.FirstInScore(&r); n.Valid() {
 			walks[nw] = geoWalk{next: n, end: r.Max, cell: uint8(nw)}
 			nw++
 		}
@@ -627,7 +628,7 @@ func geoMembersInShape(z *keyspace.ZSet, shape *geoShape, limit int) []geoPoint 
 // geoWalk is the walk of one cell's members: the next node to test and
 // the cell's end score (exclusive).
 type geoWalk struct {
-	next *keyspace.ZNode
+	next keyspace.ZPos
 	end  float64
 	cell uint8
 }
@@ -637,7 +638,7 @@ type geoWalk struct {
 // holds limit members if limit > 0.
 func geoWalkCells(walks []geoWalk, shape *geoShape, points []geoPoint, limit int) []geoPoint {
 	const batch = 16
-	var nodes [9][batch]*keyspace.ZNode
+	var nodes [9][batch]keyspace.ZPos
 	var got [9]int
 	for active := len(walks); active > 0; {
 		// Only loads here, so that the misses of the walks overlap.
@@ -648,26 +649,27 @@ func geoWalkCells(walks []geoWalk, shape *geoShape, points []geoPoint, limit int
 			for k := range walks {
 				w := &walks[k]
 				n := w.next
-				if n == nil {
+				if !n.Valid() {
 					continue
 				}
 				if n.Score() >= w.end {
-					w.next = nil
+					w.next = keyspace.ZPos{}
 					active--
 					continue
 				}
 				nodes[k][got[k]] = n
 				got[k]++
-				if w.next = n.Next(); w.next == nil {
+				if w.next = n.Next(); !w.next.Valid() {
 					active--
 				}
 			}
 		}
 		for k := range walks {
 			for _, n := range nodes[k][:got[k]] {
-				lon, lat := geoDecodeScore(n.Score())
+				score := n.Score()
+				lon, lat := geoDecodeScore(score)
 				if d, exact, ok := shape.within(lon, lat); ok {
-					points = append(points, geoPoint{node: n, dist: d, exact: exact, cell: walks[k].cell})
+					points = append(points, geoPoint{member: n.Member(), score: score, dist: d, exact: exact, cell: walks[k].cell})
 					if limit > 0 && len(points) >= limit {
 						return points
 					}

@@ -118,19 +118,19 @@ func TestGeoFastFilter(t *testing.T) {
 			lat := sh.lat + d*math.Sin(angle)/geoEarthRadius/geoDegToRad
 			score := float64(geoScore(lon, lat))
 			for rep := 0; rep < 1+i%2; rep++ {
-				z.AddString(strconv.Itoa(i)+"/"+strconv.Itoa(rep), score)
+				z.AddString(strconv.Itoa(i)+"/"+strconv.Itoa(rep), score, keyspace.DefaultZLimits())
 			}
 		}
 		// In score order, as a search finds them.
 		var cands []geoPoint
-		for n := z.First(); n != nil; n = n.Next() {
-			cands = append(cands, geoPoint{node: n})
+		for n := z.First(); n.Valid(); n = n.Next() {
+			cands = append(cands, geoPoint{member: n.Member(), score: n.Score()})
 		}
 		if round%2 == 0 {
 			// A radius that is some point's exact distance: the fast
 			// distance cannot decide that point.
 			k := 1 + 3*rng.IntN(len(cands)/5)
-			klon, klat := geoDecodeScore(cands[k].node.Score())
+			klon, klat := geoDecodeScore(cands[k].score)
 			limit := geoDistance(sh.lon, sh.lat, klon, klat)
 			if sh.box {
 				sh.width = 2 * geoDistance(klon, klat, sh.lon, klat)
@@ -140,7 +140,7 @@ func TestGeoFastFilter(t *testing.T) {
 		}
 		var got, want []geoPoint
 		for _, c := range cands {
-			lon, lat := geoDecodeScore(c.node.Score())
+			lon, lat := geoDecodeScore(c.score)
 			d, exact, ok := sh.within(lon, lat)
 			if ok {
 				c.dist, c.exact = d, exact
@@ -178,9 +178,9 @@ func TestGeoFastFilter(t *testing.T) {
 				}
 				for i := range g {
 					g[i].exactDist(&sh)
-					if g[i].node != w[i].node || g[i].dist != w[i].dist {
+					if g[i].member != w[i].member || g[i].dist != w[i].dist {
 						t.Fatalf("round %d dir %d count %d: result %d is %s at %v, want %s at %v",
-							round, dir, count, i, g[i].node.Member(), g[i].dist, w[i].node.Member(), w[i].dist)
+							round, dir, count, i, g[i].member, g[i].dist, w[i].member, w[i].dist)
 					}
 				}
 			}
@@ -205,7 +205,7 @@ func BenchmarkGeoSearch(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	z := keyspace.NewZSet()
 	for i := 0; i < 1000000; i++ {
-		z.AddString("m:"+strconv.Itoa(i), float64(geoScore(rng.Float64(), rng.Float64())))
+		z.AddString("m:"+strconv.Itoa(i), float64(geoScore(rng.Float64(), rng.Float64())), keyspace.DefaultZLimits())
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -118,6 +118,12 @@ func (s *Session) lookupZSet(key []byte) (z *keyspace.ZSet, wrong bool) {
 	return e.Obj.(*keyspace.ZSet), false
 }
 
+// zlimits returns zset-max-listpack-entries and -value.
+func (s *Session) zlimits() keyspace.ZLimits {
+	l := &s.srv.live
+	return keyspace.ZLimits{Entries: int(l.zsetEntries.Load()), Value: int(l.zsetValue.Load())}
+}
+
 // zpair is one member and score of a result being built.
 type zpair struct {
 	member string
@@ -138,12 +144,13 @@ func (s *Session) zstoreResult(dst []byte, pairs []zpair, regroup bool, event st
 		s.zstoreEmpty(dst)
 		return
 	}
+	lim := s.zlimits()
 	if regroup {
 		ordered := make([]zpair, 0, len(pairs))
 		for pass := 0; pass < 3; pass++ {
 			for _, p := range pairs {
 				negZero := p.score == 0 && math.Signbit(p.score)
-				long := len(p.member) > keyspace.ZSetListpackValue
+				long := len(p.member) > lim.Value
 				if (pass == 0 && long) || (pass == 1 && !long && !negZero) || (pass == 2 && !long && negZero) {
 					ordered = append(ordered, p)
 				}
@@ -153,7 +160,7 @@ func (s *Session) zstoreResult(dst []byte, pairs []zpair, regroup bool, event st
 	}
 	z := keyspace.NewZSet()
 	for _, p := range pairs {
-		z.AddString(p.member, p.score)
+		z.AddString(p.member, p.score, lim)
 	}
 	s.db.Set(dst, &keyspace.Entry{Obj: z, Atime: s.srv.ks.Clock()})
 	s.emit(bDEL, dst)
@@ -555,6 +562,7 @@ func (s *Session) zaddScores(f zaddFlags, scores []float64, first, stride int) {
 	}
 	added, updated, processed := 0, 0, 0
 	var score float64
+	lim := s.zlimits()
 	eff := s.reusedZEffect(2*pairs, 24*pairs)
 	for j := 0; j < pairs; j++ {
 		member := s.Args[first+stride*j]
@@ -576,7 +584,7 @@ func (s *Session) zaddScores(f zaddFlags, scores []float64, first, stride int) {
 			}
 			processed++
 			if score != cur {
-				_, stored := z.Store(member, score)
+				_, stored := z.Store(member, score, lim)
 				updated++
 				eff.addScore(stored)
 				eff.add(member)
@@ -587,7 +595,7 @@ func (s *Session) zaddScores(f zaddFlags, scores []float64, first, stride int) {
 			continue
 		}
 		processed++
-		_, stored := z.Store(member, score)
+		_, stored := z.Store(member, score, lim)
 		added++
 		eff.addScore(stored)
 		eff.add(member)
@@ -818,12 +826,12 @@ func (s *Session) zrange(first int, dst []byte, kind zrangeKind, dir zdir) {
 
 	// Find the first element and how many to return, walking toward
 	// higher ranks, or lower ones when rev.
-	var node *keyspace.ZNode
+	var node keyspace.ZPos
 	n := 0
 	if kind == zrRank {
 		node, n = zrankRange(z, b.start, b.stop, rev)
 	} else {
-		within := func(x *keyspace.ZNode) bool { // the far end of the range
+		within := func(x keyspace.ZPos) bool { // the far end of the range
 			switch {
 			case kind == zrScore && !rev:
 				return sr.BelowMax(x.Score())
@@ -844,7 +852,7 @@ func (s *Session) zrange(first int, dst []byte, kind zrangeKind, dir zdir) {
 		default:
 			node = z.LastInLex(lr)
 		}
-		if node != nil && offset != 0 {
+		if node.Valid() && offset != 0 {
 			// Redis skips offset elements without looking at them.
 			r := int64(z.RankOf(node))
 			if rev {
@@ -852,12 +860,12 @@ func (s *Session) zrange(first int, dst []byte, kind zrangeKind, dir zdir) {
 			} else {
 				r += offset
 			}
-			node = nil
+			node = keyspace.ZPos{}
 			if offset > 0 && r >= 0 && r < int64(z.Len()) {
 				node = z.ByRank(int(r))
 			}
 		}
-		for x := node; x != nil && (limit < 0 || int64(n) < limit) && within(x); x = zstep(x, rev) {
+		for x := node; x.Valid() && (limit < 0 || int64(n) < limit) && within(x); x = zstep(x, rev) {
 			n++
 		}
 	}
@@ -878,7 +886,7 @@ func (s *Session) zrange(first int, dst []byte, kind zrangeKind, dir zdir) {
 
 // zstep moves to the next element in ascending order, or descending when
 // rev.
-func zstep(x *keyspace.ZNode, rev bool) *keyspace.ZNode {
+func zstep(x keyspace.ZPos, rev bool) keyspace.ZPos {
 	if rev {
 		return x.Prev()
 	}
@@ -887,10 +895,10 @@ func zstep(x *keyspace.ZNode, rev bool) *keyspace.ZNode {
 
 // zrankRange resolves start and stop indexes (negative ones count from the
 // end, in the walking direction) to the first element and the count.
-func zrankRange(z *keyspace.ZSet, start, stop int64, rev bool) (*keyspace.ZNode, int) {
+func zrankRange(z *keyspace.ZSet, start, stop int64, rev bool) (keyspace.ZPos, int) {
 	from, to, ok := indexRange(start, stop, z.Len())
 	if !ok {
-		return nil, 0
+		return keyspace.ZPos{}, 0
 	}
 	if rev {
 		return z.ByRank(z.Len() - 1 - from), to - from + 1
@@ -1235,7 +1243,7 @@ func (o *zsrc) find(member string) (float64, bool) {
 func (o *zsrc) each(fn func(member string, score float64) bool) {
 	switch {
 	case o.z != nil:
-		for x := o.z.First(); x != nil; x = x.Next() {
+		for x := o.z.First(); x.Valid(); x = x.Next() {
 			if !fn(x.Member(), x.Score()) {
 				return
 			}
@@ -1410,12 +1418,12 @@ func (s *Session) zsetAlgebra(name string, op zsetOp, dst []byte, numIdx int) {
 		return
 	}
 	// Redis orders a reply-only result in a skip list, -0 scores kept.
-	res := keyspace.NewZSetSized(len(acc), math.MaxInt)
+	res := keyspace.NewZSetSized(len(acc), math.MaxInt, keyspace.ZLimits{})
 	for m, score := range acc {
-		res.AddString(m, score)
+		res.AddString(m, score, keyspace.ZLimits{})
 	}
 	s.pairHeader(res.Len(), withScores)
-	for x := res.First(); x != nil; x = x.Next() {
+	for x := res.First(); x.Valid(); x = x.Next() {
 		s.zwriteElem(x.Member(), x.Score(), withScores)
 	}
 }
@@ -1545,17 +1553,17 @@ func (s *Session) zrandWithCount(count int64, withScores bool) {
 	}
 	if count >= int64(size) {
 		s.pairHeader(size, withScores)
-		for x := z.Last(); x != nil; x = x.Prev() {
+		for x := z.Last(); x.Valid(); x = x.Prev() {
 			s.zwriteElem(x.Member(), x.Score(), withScores)
 		}
 		return
 	}
 	n := int(count)
-	picked := make([]*keyspace.ZNode, 0, n)
+	picked := make([]keyspace.ZPos, 0, n)
 	if n*3 > size {
 		// Selection sampling over the whole list, then a shuffle.
 		need := n
-		for x, left := z.First(), size; x != nil && need > 0; x, left = x.Next(), left-1 {
+		for x, left := z.First(), size; x.Valid() && need > 0; x, left = x.Next(), left-1 {
 			if rand.IntN(left) < need {
 				picked = append(picked, x)
 				need--
@@ -1607,10 +1615,10 @@ func cmdZScan(s *Session) {
 		return
 	}
 	z := e.Obj.(*keyspace.ZSet)
-	var batch []*keyspace.ZNode
+	var batch []keyspace.ZPos
 	next := uint64(0)
 	if z.Encoding() == "listpack" {
-		for x := z.First(); x != nil; x = x.Next() {
+		for x := z.First(); x.Valid(); x = x.Next() {
 			batch = append(batch, x)
 		}
 	} else {
@@ -1618,10 +1626,10 @@ func cmdZScan(s *Session) {
 		if cur != 0 {
 			x = z.FirstInScore(&keyspace.ScoreRange{Min: zscanScore(cur), Max: math.Inf(1)})
 		}
-		for ; x != nil && (len(batch) < o.count || x.Score() == batch[len(batch)-1].Score()); x = x.Next() {
+		for ; x.Valid() && (len(batch) < o.count || x.Score() == batch[len(batch)-1].Score()); x = x.Next() {
 			batch = append(batch, x)
 		}
-		if x != nil {
+		if x.Valid() {
 			next = zscanCursor(x.Score())
 		}
 	}

@@ -34,6 +34,8 @@ type liveConfig struct {
 	keepAlive atomic.Int64 // seconds; 0 turns keep-alive off
 	queryMax  atomic.Int64 // bytes of unparsed input a client may hold
 	bulkMax   atomic.Int64 // proto-max-bulk-len
+	// zsetEntries and zsetValue are zset-max-listpack-entries and -value.
+	zsetEntries, zsetValue atomic.Int64
 	// out is client-output-buffer-limit by class (normal, replica,
 	// pubsub).
 	out atomic.Pointer[[3]outputLimit]
@@ -82,10 +84,12 @@ func applyInt(field func(l *liveConfig) *atomic.Int64) func(srv *Server, v strin
 }
 
 var (
-	applyTimeout    = applyInt(func(l *liveConfig) *atomic.Int64 { return &l.timeout })
-	applyKeepAlive  = applyInt(func(l *liveConfig) *atomic.Int64 { return &l.keepAlive })
-	applyQueryLimit = applyInt(func(l *liveConfig) *atomic.Int64 { return &l.queryMax })
-	applyBulkLimit  = applyInt(func(l *liveConfig) *atomic.Int64 { return &l.bulkMax })
+	applyTimeout     = applyInt(func(l *liveConfig) *atomic.Int64 { return &l.timeout })
+	applyKeepAlive   = applyInt(func(l *liveConfig) *atomic.Int64 { return &l.keepAlive })
+	applyQueryLimit  = applyInt(func(l *liveConfig) *atomic.Int64 { return &l.queryMax })
+	applyBulkLimit   = applyInt(func(l *liveConfig) *atomic.Int64 { return &l.bulkMax })
+	applyZSetEntries = applyInt(func(l *liveConfig) *atomic.Int64 { return &l.zsetEntries })
+	applyZSetValue   = applyInt(func(l *liveConfig) *atomic.Int64 { return &l.zsetValue })
 )
 
 // applyHz sets the periodic work's rate, within Redis's 1 to 500.

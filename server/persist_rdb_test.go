@@ -209,9 +209,9 @@ func TestRestoreReplay(t *testing.T) {
 		l.PushBack(v)
 		set.Add(v, keyspace.SetMaxIntsetEntries)
 		h.Set(append([]byte("f"), v...), v)
-		z.Add(v, float64(i)/3-7)
+		z.Add(v, float64(i)/3-7, keyspace.DefaultZLimits())
 	}
-	z.Add([]byte("inf"), math.Inf(1))
+	z.Add([]byte("inf"), math.Inf(1), keyspace.DefaultZLimits())
 	st := keyspace.NewStream()
 	for i := uint64(1); i <= 20; i++ {
 		st.Append(keyspace.StreamID{Ms: i, Seq: 1}, [][]byte{[]byte("f"), []byte("v")}, 4096, 100)

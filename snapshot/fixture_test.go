@@ -38,9 +38,9 @@ func fixtureKeyspace() *keyspace.Keyspace {
 	}
 	db.Set([]byte("set"), &keyspace.Entry{Obj: s})
 	z := keyspace.NewZSet()
-	z.Add([]byte("low"), math.Inf(-1))
-	z.Add([]byte("mid"), 2.5)
-	z.Add([]byte("high"), 1e300)
+	z.Add([]byte("low"), math.Inf(-1), keyspace.DefaultZLimits())
+	z.Add([]byte("mid"), 2.5, keyspace.DefaultZLimits())
+	z.Add([]byte("high"), 1e300, keyspace.DefaultZLimits())
 	db.Set([]byte("zset"), &keyspace.Entry{Obj: z})
 	db.SetExpiry([]byte("zset"), 4102444800001)
 	h := keyspace.NewHash()

@@ -28,7 +28,7 @@ func smallSnapshot(f *testing.F) []byte {
 	set.Add([]byte("m"), keyspace.SetMaxIntsetEntries)
 	ks.DBs[1].Set([]byte("set"), &keyspace.Entry{Obj: set})
 	z := keyspace.NewZSet()
-	z.Add([]byte("m"), 1.5)
+	z.Add([]byte("m"), 1.5, keyspace.DefaultZLimits())
 	ks.DBs[1].Set([]byte("z"), &keyspace.Entry{Obj: z})
 	dir := f.TempDir()
 	writeKeyspace(f, dir, ks, sampleMarks()[:1], Header{Generation: 1})

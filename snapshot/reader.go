@@ -613,7 +613,7 @@ func (r *Reader) zset() (keyspace.Object, error) {
 		if math.IsNaN(score) {
 			return nil, r.corrupt("zset score is NaN")
 		}
-		if !z.Add(m, score) {
+		if !z.Add(m, score, keyspace.DefaultZLimits()) {
 			return nil, r.corrupt("duplicate zset member")
 		}
 	}

@@ -61,11 +61,11 @@ func sampleKeyspace() *keyspace.Keyspace {
 	db.Set([]byte("intset"), &keyspace.Entry{Obj: ints})
 
 	z := keyspace.NewZSet()
-	z.Add([]byte("neg"), -1.5)
-	z.Add([]byte("zero"), 0)
-	z.Add([]byte("inf"), math.Inf(1))
-	z.Add([]byte("-inf"), math.Inf(-1))
-	z.Add([]byte("pi"), math.Pi)
+	z.Add([]byte("neg"), -1.5, keyspace.DefaultZLimits())
+	z.Add([]byte("zero"), 0, keyspace.DefaultZLimits())
+	z.Add([]byte("inf"), math.Inf(1), keyspace.DefaultZLimits())
+	z.Add([]byte("-inf"), math.Inf(-1), keyspace.DefaultZLimits())
+	z.Add([]byte("pi"), math.Pi, keyspace.DefaultZLimits())
 	db.Set([]byte("zset"), &keyspace.Entry{Obj: z})
 	addSampleLists(db)
 

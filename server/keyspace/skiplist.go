@@ -14,19 +14,19 @@ const skipMaxLevel = 32
 // jumps over, the target included, which is what makes rank queries
 // O(log n). The span of a link whose next is nil is never read.
 type zlevel struct {
-	next *ZNode
+	next *znode
 	span int
 }
 
-// ZNode is one element of a sorted set, in (score, member) order. Nodes are
+// znode is one element of a skip list, in (score, member) order. Nodes are
 // owned by their ZSet: read them only while the set is not modified.
-type ZNode struct {
+type znode struct {
 	// score and the links first: a search reads them on every hop. A
 	// node of height 1 is then 64 bytes, one cache line.
 	score  float64
 	links  unsafe.Pointer // the node's height links, in its own allocation
 	member string
-	prev   *ZNode
+	prev   *znode
 	height int
 }
 
@@ -35,42 +35,30 @@ type ZNode struct {
 // object instead of a node and its separate array of links.
 type (
 	zNode1 struct {
-		node ZNode
+		node znode
 		lv   [1]zlevel
 	}
 	zNode2 struct {
-		node ZNode
+		node znode
 		lv   [2]zlevel
 	}
 	zNode3 struct {
-		node ZNode
+		node znode
 		lv   [3]zlevel
 	}
 	zNode4 struct {
-		node ZNode
+		node znode
 		lv   [4]zlevel
 	}
 )
 
 // level returns the node's link at level i < height.
-func (n *ZNode) level(i int) *zlevel {
+func (n *znode) level(i int) *zlevel {
 	return &unsafe.Slice((*zlevel)(n.links), n.height)[i]
 }
 
-// Member returns the element's member.
-func (n *ZNode) Member() string { return n.member }
-
-// Score returns the element's score.
-func (n *ZNode) Score() float64 { return n.score }
-
-// Next returns the following element in ascending order, or nil.
-func (n *ZNode) Next() *ZNode { return n.level(0).next }
-
-// Prev returns the preceding element in ascending order, or nil.
-func (n *ZNode) Prev() *ZNode { return n.prev }
-
-func newZNode(height int, score float64, member string) *ZNode {
-	var n *ZNode
+func newZNode(height int, score float64, member string) *znode {
+	var n *znode
 	var links []zlevel
 	switch height {
 	case 1:
@@ -86,7 +74,7 @@ func newZNode(height int, score float64, member string) *ZNode {
 		a := &zNode4{}
 		n, links = &a.node, a.lv[:]
 	default:
-		n, links = &ZNode{}, make([]zlevel, height)
+		n, links = &znode{}, make([]zlevel, height)
 	}
 	n.score, n.member = score, member
 	n.links, n.height = unsafe.Pointer(&links[0]), height
@@ -94,15 +82,15 @@ func newZNode(height int, score float64, member string) *ZNode {
 }
 
 // before reports whether n sorts before the element (score, member).
-func (n *ZNode) before(score float64, member string) bool {
+func (n *znode) before(score float64, member string) bool {
 	return n.score < score || (n.score == score && n.member < member)
 }
 
 // skipList is a skip list with spans ordered by (score, member), as Redis
 // keeps its large sorted sets. Its head is a sentinel with every level.
 type skipList struct {
-	head   *ZNode
-	tail   *ZNode
+	head   *znode
+	tail   *znode
 	length int
 	level  int
 }
@@ -122,7 +110,7 @@ func randomHeight() int {
 
 // search fills update[i] with the last node at level i that sorts before
 // (score, member), and rank[i] with that node's rank (head = 0).
-func (sl *skipList) search(score float64, member string, update *[skipMaxLevel]*ZNode, rank *[skipMaxLevel]int) {
+func (sl *skipList) search(score float64, member string, update *[skipMaxLevel]*znode, rank *[skipMaxLevel]int) {
 	x := sl.head
 	r := 0
 	for i := sl.level - 1; i >= 0; i-- {
@@ -139,15 +127,15 @@ func (sl *skipList) search(score float64, member string, update *[skipMaxLevel]*
 
 // insert adds (score, member), which must not be present, and returns its
 // node.
-func (sl *skipList) insert(score float64, member string) *ZNode {
+func (sl *skipList) insert(score float64, member string) *znode {
 	n := newZNode(randomHeight(), score, member)
 	sl.link(n)
 	return n
 }
 
 // link puts the unlinked node n at its place in the list.
-func (sl *skipList) link(n *ZNode) {
-	var update [skipMaxLevel]*ZNode
+func (sl *skipList) link(n *znode) {
+	var update [skipMaxLevel]*znode
 	var rank [skipMaxLevel]int
 	sl.search(n.score, n.member, &update, &rank)
 	h := n.height
@@ -182,7 +170,7 @@ func (sl *skipList) link(n *ZNode) {
 }
 
 // unlink removes node x given the update vector search built for it.
-func (sl *skipList) unlink(x *ZNode, update *[skipMaxLevel]*ZNode) {
+func (sl *skipList) unlink(x *znode, update *[skipMaxLevel]*znode) {
 	for i := 0; i < sl.level; i++ {
 		if update[i].level(i).next == x {
 			update[i].level(i).span += x.level(i).span - 1
@@ -203,7 +191,7 @@ func (sl *skipList) unlink(x *ZNode, update *[skipMaxLevel]*ZNode) {
 }
 
 // find returns the node of (score, member) and fills update for unlink.
-func (sl *skipList) find(score float64, member string, update *[skipMaxLevel]*ZNode) *ZNode {
+func (sl *skipList) find(score float64, member string, update *[skipMaxLevel]*znode) *znode {
 	sl.search(score, member, update, nil)
 	x := update[0].level(0).next
 	if x != nil && x.score == score && x.member == member {
@@ -213,8 +201,8 @@ func (sl *skipList) find(score float64, member string, update *[skipMaxLevel]*ZN
 }
 
 // delete removes (score, member) and returns its node, nil if absent.
-func (sl *skipList) delete(score float64, member string) *ZNode {
-	var update [skipMaxLevel]*ZNode
+func (sl *skipList) delete(score float64, member string) *znode {
+	var update [skipMaxLevel]*znode
 	x := sl.find(score, member, &update)
 	if x != nil {
 		sl.unlink(x, &update)
@@ -224,8 +212,8 @@ func (sl *skipList) delete(score float64, member string) *ZNode {
 
 // updateScore moves the element (cur, member) to score and returns its
 // node. The node stays in place when the order allows it.
-func (sl *skipList) updateScore(cur float64, member string, score float64) *ZNode {
-	var update [skipMaxLevel]*ZNode
+func (sl *skipList) updateScore(cur float64, member string, score float64) *znode {
+	var update [skipMaxLevel]*znode
 	x := sl.find(cur, member, &update)
 	if x == nil {
 		return nil
@@ -258,7 +246,7 @@ func (sl *skipList) rank(score float64, member string) int {
 }
 
 // byRank returns the node of 1-based rank r, nil when out of range.
-func (sl *skipList) byRank(r int) *ZNode {
+func (sl *skipList) byRank(r int) *znode {
 	if r < 1 || r > sl.length {
 		return nil
 	}
@@ -278,7 +266,7 @@ func (sl *skipList) byRank(r int) *ZNode {
 
 // firstWhere returns the first node for which past is false, given that
 // past is true for a prefix of the list and false after it.
-func (sl *skipList) firstWhere(past func(*ZNode) bool, update *[skipMaxLevel]*ZNode) *ZNode {
+func (sl *skipList) firstWhere(past func(*znode) bool, update *[skipMaxLevel]*znode) *znode {
 	x := sl.head
 	for i := sl.level - 1; i >= 0; i-- {
 		for next := x.level(i).next; next != nil && past(next); next = x.level(i).next {
@@ -293,7 +281,7 @@ func (sl *skipList) firstWhere(past func(*ZNode) bool, update *[skipMaxLevel]*ZN
 
 // lastWhere returns the last node for which within is true, given that
 // within is true for a prefix of the list; nil when it holds for none.
-func (sl *skipList) lastWhere(within func(*ZNode) bool) *ZNode {
+func (sl *skipList) lastWhere(within func(*znode) bool) *znode {
 	x := sl.head
 	for i := sl.level - 1; i >= 0; i-- {
 		for next := x.level(i).next; next != nil && within(next); next = x.level(i).next {
@@ -309,7 +297,7 @@ func (sl *skipList) lastWhere(within func(*ZNode) bool) *ZNode {
 // deleteFrom unlinks nodes, starting with the one after update[0], until
 // stop is true for one or the list ends; it calls fn for each node removed
 // and returns how many it removed.
-func (sl *skipList) deleteFrom(update *[skipMaxLevel]*ZNode, stop func(*ZNode) bool, fn func(*ZNode)) int {
+func (sl *skipList) deleteFrom(update *[skipMaxLevel]*znode, stop func(*znode) bool, fn func(*znode)) int {
 	n := 0
 	x := update[0].level(0).next
 	for x != nil && !stop(x) {
@@ -325,13 +313,13 @@ func (sl *skipList) deleteFrom(update *[skipMaxLevel]*ZNode, stop func(*ZNode) b
 // cloneFrom fills the empty list sl with src's elements and node heights,
 // appending in order: O(n).
 func (sl *skipList) cloneFrom(src *skipList) {
-	var last [skipMaxLevel]*ZNode
+	var last [skipMaxLevel]*znode
 	var lastRank [skipMaxLevel]int
 	for i := range last {
 		last[i] = sl.head
 	}
 	r := 0
-	var prev *ZNode
+	var prev *znode
 	for x := src.head.level(0).next; x != nil; x = x.level(0).next {
 		r++
 		n := newZNode(x.height, x.score, x.member)

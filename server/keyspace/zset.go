@@ -5,111 +5,180 @@ import (
 	"unsafe"
 )
 
-// Redis 7.0's defaults for zset-max-listpack-entries and
-// zset-max-listpack-value: a sorted set within both limits is reported as
-// "listpack", a larger one as "skiplist", and the switch is one-way.
-const (
-	ZSetListpackEntries = 128
-	ZSetListpackValue   = 64
-)
+// ZLimits are the sizes up to which a sorted set is kept packed (Redis's
+// "listpack" encoding): zset-max-listpack-entries members, none longer
+// than zset-max-listpack-value bytes. A set that outgrows them becomes a
+// skip list for good, as in Redis 7.0.
+type ZLimits struct {
+	Entries, Value int
+}
 
-// ZSet is a sorted set: a map from member to score for O(1) lookups plus a
-// skip list ordered by (score, member) for ranks and ranges, as Redis keeps
-// it. Members are compared as bytes. Scores are never NaN.
+// DefaultZLimits returns Redis 7.0's defaults, 128 members of 64 bytes.
+func DefaultZLimits() ZLimits { return ZLimits{Entries: 128, Value: 64} }
+
+// ZSet is a sorted set. A small one is packed in one byte array ordered by
+// (score, member) (zset_pack.go): no per-member object and nothing for the
+// collector to scan. A large one is a map from member to score for O(1)
+// lookups plus a skip list for ranks and ranges, as Redis keeps it.
+// Members are compared as bytes. Scores are never NaN.
 type ZSet struct {
-	dict     map[string]float64
-	sl       skipList
-	listpack bool // Redis would still keep it as a listpack
-	bytes    int  // total length of the members
+	// The packed form, while big is nil: ln bytes at lp holding n
+	// entries. Kept as a pointer and two lengths so that a ZSet is 24
+	// bytes.
+	lp  *byte
+	ln  uint32
+	n   uint32
+	big *zbig
 }
 
-// NewZSet returns an empty sorted set.
-func NewZSet() *ZSet {
-	z := &ZSet{dict: make(map[string]float64), listpack: true}
-	z.sl.init()
-	return z
+// zbig is the large form of a sorted set.
+type zbig struct {
+	dict  map[string]float64
+	sl    skipList
+	bytes int // total length of the members
 }
+
+// NewZSet returns an empty sorted set, packed.
+func NewZSet() *ZSet { return &ZSet{} }
 
 // NewZSetSized returns an empty sorted set meant to receive n members of at
 // most maxLen bytes, encoded as Redis encodes a set it builds whole (the
-// result of ZUNIONSTORE, for instance).
-func NewZSetSized(n, maxLen int) *ZSet {
-	z := &ZSet{
-		dict:     make(map[string]float64, min(n, 1<<16)),
-		listpack: n <= ZSetListpackEntries && maxLen <= ZSetListpackValue,
+// result of ZUNIONSTORE, a loaded set): packed when that fits lim.
+func NewZSetSized(n, maxLen int, lim ZLimits) *ZSet {
+	z := &ZSet{}
+	if n > lim.Entries || maxLen > lim.Value {
+		z.big = newZBig(n)
 	}
-	z.sl.init()
 	return z
+}
+
+func newZBig(n int) *zbig {
+	b := &zbig{dict: make(map[string]float64, min(n, 1<<16))}
+	b.sl.init()
+	return b
 }
 
 // Type returns TypeZSet.
 func (z *ZSet) Type() Type { return TypeZSet }
 
-// Encoding returns the encoding Redis 7.0 would report for the set.
+// Encoding returns the encoding Redis 7.0 reports for the set.
 func (z *ZSet) Encoding() string {
-	if z.listpack {
+	if z.big == nil {
 		return "listpack"
 	}
 	return "skiplist"
 }
 
 // Len returns the number of members.
-func (z *ZSet) Len() int { return len(z.dict) }
+func (z *ZSet) Len() int {
+	if z.big == nil {
+		return int(z.n)
+	}
+	return len(z.big.dict)
+}
+
+// packed returns the packed entries.
+func (z *ZSet) packed() []byte { return unsafe.Slice(z.lp, z.ln) }
+
+// setPacked makes b, holding n entries, the packed entries.
+func (z *ZSet) setPacked(b []byte, n int) {
+	z.lp, z.ln, z.n = unsafe.SliceData(b), uint32(len(b)), uint32(n)
+	if len(b) == 0 {
+		z.lp = nil
+	}
+}
 
 // view returns b as a string without copying, for lookups and comparisons
 // that do not keep it.
 func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // Score returns member's score and whether it is in the set.
-func (z *ZSet) Score(member []byte) (float64, bool) {
-	s, ok := z.dict[view(member)]
-	return s, ok
-}
+func (z *ZSet) Score(member []byte) (float64, bool) { return z.ScoreString(view(member)) }
 
 // ScoreString is Score for a member held in a string.
 func (z *ZSet) ScoreString(member string) (float64, bool) {
-	s, ok := z.dict[member]
+	if z.big == nil {
+		_, _, _, s, ok := zpackFind(z.packed(), member)
+		return s, ok
+	}
+	s, ok := z.big.dict[member]
 	return s, ok
 }
 
 // Add sets member's score, adding the member (copied) if it is new, and
-// reports whether it was new.
-func (z *ZSet) Add(member []byte, score float64) bool {
-	added, _ := z.put(view(member), false, score)
+// reports whether it was new. A set packed within lim that would outgrow
+// it becomes a skip list.
+func (z *ZSet) Add(member []byte, score float64, lim ZLimits) bool {
+	added, _ := z.put(view(member), false, score, lim)
 	return added
 }
 
-// Store is Add that also returns the score as stored: a set Redis keeps as
-// a listpack turns -0 into 0.
-func (z *ZSet) Store(member []byte, score float64) (added bool, stored float64) {
-	return z.put(view(member), false, score)
+// Store is Add that also returns the score as stored: a packed set turns
+// -0 into 0.
+func (z *ZSet) Store(member []byte, score float64, lim ZLimits) (added bool, stored float64) {
+	return z.put(view(member), false, score, lim)
 }
 
-// AddString is Add for a member held in a string, which the set shares
-// instead of copying.
-func (z *ZSet) AddString(member string, score float64) bool {
-	added, _ := z.put(member, true, score)
+// AddString is Add for a member held in a string, which a skip list
+// shares instead of copying.
+func (z *ZSet) AddString(member string, score float64, lim ZLimits) bool {
+	added, _ := z.put(member, true, score, lim)
 	return added
 }
 
 // put adds or updates member; owned says member may be kept as is.
-func (z *ZSet) put(member string, owned bool, score float64) (bool, float64) {
+func (z *ZSet) put(member string, owned bool, score float64, lim ZLimits) (bool, float64) {
+	if z.big == nil {
+		b := z.packed()
+		off, next, _, cur, ok := zpackFind(b, member)
+		if ok {
+			if score == cur {
+				return false, cur
+			}
+			if score == 0 {
+				score = 0 // -0 is packed as the integer 0
+			}
+			var buf [96]byte
+			at := zpackInsertAt(b, score, member, off)
+			z.setPacked(zrebuild(b, off, next, at, appendZEntry(buf[:0], member, score)), int(z.n))
+			return false, score
+		}
+		if int(z.n)+1 <= lim.Entries && len(member) <= lim.Value && len(b)+zentrySize(member, score) <= zpackMax {
+			if score == 0 {
+				score = 0
+			}
+			var buf [96]byte
+			at := zpackInsertAt(b, score, member, -1)
+			z.setPacked(zrebuild(b, at, at, at, appendZEntry(buf[:0], member, score)), int(z.n)+1)
+			return true, score
+		}
+		z.unpack()
+	}
+	return z.big.put(member, owned, score)
+}
+
+// unpack converts the packed set to a skip list.
+func (z *ZSet) unpack() {
+	b := z.packed()
+	big := newZBig(int(z.n))
+	for off := 0; off < len(b); {
+		m, s, next := zentry(b, off)
+		big.put(m, false, s)
+		off = next
+	}
+	z.big = big
+	z.setPacked(nil, 0)
+}
+
+// put adds or updates member in the skip list.
+func (z *zbig) put(member string, owned bool, score float64) (bool, float64) {
 	if cur, ok := z.dict[member]; ok {
 		if score == cur {
 			return false, cur
 		}
-		if z.listpack && score == 0 {
-			score = 0
-		}
 		x := z.sl.updateScore(cur, member, score)
 		z.dict[x.member] = score
 		return false, score
-	}
-	if z.listpack && (len(z.dict)+1 > ZSetListpackEntries || len(member) > ZSetListpackValue) {
-		z.listpack = false
-	}
-	if z.listpack && score == 0 {
-		score = 0 // a listpack stores -0 as the integer 0
 	}
 	if !owned {
 		member = strings.Clone(member)
@@ -122,17 +191,25 @@ func (z *ZSet) put(member string, owned bool, score float64) (bool, float64) {
 
 // Remove deletes member and reports whether it was there.
 func (z *ZSet) Remove(member []byte) bool {
-	score, ok := z.dict[view(member)]
+	if z.big == nil {
+		b := z.packed()
+		off, next, _, _, ok := zpackFind(b, view(member))
+		if ok {
+			z.setPacked(zrebuild(b, off, next, off, nil), int(z.n)-1)
+		}
+		return ok
+	}
+	score, ok := z.big.dict[view(member)]
 	if !ok {
 		return false
 	}
-	x := z.sl.delete(score, view(member))
-	z.forget(x)
+	x := z.big.sl.delete(score, view(member))
+	z.big.forget(x)
 	return true
 }
 
 // forget drops the unlinked node x from the map.
-func (z *ZSet) forget(x *ZNode) {
+func (z *zbig) forget(x *znode) {
 	delete(z.dict, x.member)
 	z.bytes -= len(x.member)
 }
@@ -141,53 +218,154 @@ func (z *ZSet) forget(x *ZNode) {
 // fn returns false. member is only valid during the call and must not be
 // modified; fn must not modify the set.
 func (z *ZSet) Range(fn func(member []byte, score float64) bool) {
-	for x := z.sl.head.level(0).next; x != nil; x = x.level(0).next {
-		if !fn(unsafe.Slice(unsafe.StringData(x.member), len(x.member)), x.score) {
+	for x := z.First(); x.Valid(); x = x.Next() {
+		m := x.Member()
+		if !fn(unsafe.Slice(unsafe.StringData(m), len(m)), x.Score()) {
 			return
 		}
 	}
 }
 
-// Copy returns a deep copy of the set (members are shared: strings are
-// immutable).
+// Copy returns a deep copy of the set. Members are shared: strings and
+// packed arrays are never modified.
 func (z *ZSet) Copy() Object {
-	c := &ZSet{dict: make(map[string]float64, len(z.dict)), listpack: z.listpack, bytes: z.bytes}
-	c.sl.init()
-	c.sl.cloneFrom(&z.sl)
-	for x := c.sl.head.level(0).next; x != nil; x = x.level(0).next {
-		c.dict[x.member] = x.score
+	if z.big == nil {
+		c := *z
+		return &c
 	}
-	return c
+	b := &zbig{dict: make(map[string]float64, len(z.big.dict)), bytes: z.big.bytes}
+	b.sl.init()
+	b.sl.cloneFrom(&z.big.sl)
+	for x := b.sl.head.level(0).next; x != nil; x = x.level(0).next {
+		b.dict[x.member] = x.score
+	}
+	return &ZSet{big: b}
 }
 
-// MemoryUsage estimates the bytes the set occupies: nodes, their extra
-// levels, map entries and members.
+// MemoryUsage estimates the bytes the set occupies: the packed array, or
+// the nodes, their extra levels, map entries and members.
 func (z *ZSet) MemoryUsage() int64 {
+	base := int64(unsafe.Sizeof(ZSet{}))
+	if z.big == nil {
+		return base + int64(z.ln)
+	}
 	const perElement = int64(unsafe.Sizeof(zNode1{})) + 10 + 40
-	return 64 + int64(unsafe.Sizeof(zNode1{})) + skipMaxLevel*16 + int64(len(z.dict))*perElement + int64(z.bytes)
+	return base + 64 + int64(unsafe.Sizeof(zNode1{})) + skipMaxLevel*16 + int64(len(z.big.dict))*perElement + int64(z.big.bytes)
 }
 
-// First returns the lowest element, nil when the set is empty.
-func (z *ZSet) First() *ZNode { return z.sl.head.level(0).next }
+// ZPos is a position in a sorted set: an element, or none (the zero
+// value, !Valid). It is only good while the set is not modified; the
+// members it returns stay valid after.
+type ZPos struct {
+	node *znode // in a skip list
+	// In a packed set: the set, the entry's offset, the next entry's
+	// offset and the entry's rank.
+	z               *ZSet
+	off, next, rank int32
+}
 
-// Last returns the highest element, nil when the set is empty.
-func (z *ZSet) Last() *ZNode { return z.sl.tail }
+// Valid reports whether p is an element.
+func (p ZPos) Valid() bool { return p.node != nil || p.z != nil }
 
-// ByRank returns the element of 0-based ascending rank i, nil when out of
+// Member returns the element's member.
+func (p ZPos) Member() string {
+	if p.node != nil {
+		return p.node.member
+	}
+	m, _ := zmember(p.z.packed(), int(p.off))
+	return m
+}
+
+// Score returns the element's score.
+func (p ZPos) Score() float64 {
+	if p.node != nil {
+		return p.node.score
+	}
+	b := p.z.packed()
+	_, s := zmember(b, int(p.off))
+	f, _ := zscore(b, s)
+	return f
+}
+
+// Next returns the following element in ascending order, or none.
+func (p ZPos) Next() ZPos {
+	if p.node != nil {
+		return ZPos{node: p.node.level(0).next}
+	}
+	if int(p.next) >= int(p.z.ln) {
+		return ZPos{}
+	}
+	return p.z.packedPos(int(p.next), int(p.rank)+1)
+}
+
+// Prev returns the preceding element in ascending order, or none. In a
+// packed set it walks from the first entry.
+func (p ZPos) Prev() ZPos {
+	if p.node != nil {
+		return ZPos{node: p.node.prev}
+	}
+	return p.z.ByRank(int(p.rank) - 1)
+}
+
+// packedPos returns the position of the packed entry at off of rank r.
+func (z *ZSet) packedPos(off, r int) ZPos {
+	return ZPos{z: z, off: int32(off), next: int32(zskip(z.packed(), off)), rank: int32(r)}
+}
+
+// nodePos returns the position of node n, none for nil.
+func nodePos(n *znode) ZPos { return ZPos{node: n} }
+
+// First returns the lowest element, none when the set is empty.
+func (z *ZSet) First() ZPos {
+	if z.big == nil {
+		if z.n == 0 {
+			return ZPos{}
+		}
+		return z.packedPos(0, 0)
+	}
+	return nodePos(z.big.sl.head.level(0).next)
+}
+
+// Last returns the highest element, none when the set is empty.
+func (z *ZSet) Last() ZPos {
+	if z.big == nil {
+		return z.ByRank(int(z.n) - 1)
+	}
+	return nodePos(z.big.sl.tail)
+}
+
+// ByRank returns the element of 0-based ascending rank i, none when out of
 // range.
-func (z *ZSet) ByRank(i int) *ZNode { return z.sl.byRank(i + 1) }
+func (z *ZSet) ByRank(i int) ZPos {
+	if z.big == nil {
+		if i < 0 || i >= int(z.n) {
+			return ZPos{}
+		}
+		return z.packedPos(zpackAt(z.packed(), i), i)
+	}
+	return nodePos(z.big.sl.byRank(i + 1))
+}
 
 // Rank returns member's 0-based ascending rank and score.
 func (z *ZSet) Rank(member []byte) (rank int, score float64, ok bool) {
-	score, ok = z.dict[view(member)]
+	if z.big == nil {
+		_, _, rank, score, ok = zpackFind(z.packed(), view(member))
+		return rank, score, ok
+	}
+	score, ok = z.big.dict[view(member)]
 	if !ok {
 		return 0, 0, false
 	}
-	return z.sl.rank(score, view(member)) - 1, score, true
+	return z.big.sl.rank(score, view(member)) - 1, score, true
 }
 
-// RankOf returns the 0-based ascending rank of the set's element n.
-func (z *ZSet) RankOf(n *ZNode) int { return z.sl.rank(n.score, n.member) - 1 }
+// RankOf returns the 0-based ascending rank of the set's element p.
+func (z *ZSet) RankOf(p ZPos) int {
+	if p.node == nil {
+		return int(p.rank)
+	}
+	return z.big.sl.rank(p.node.score, p.node.member) - 1
+}
 
 // ScoreRange is a score interval; MinEx and MaxEx make an end exclusive.
 type ScoreRange struct {
@@ -277,26 +455,39 @@ func (r *LexRange) BelowMax(m string) bool {
 	return m <= r.Max.Value
 }
 
-// FirstInScore returns the lowest element whose score is in r, or nil.
-func (z *ZSet) FirstInScore(r *ScoreRange) *ZNode {
-	if r.Empty() || z.Len() == 0 || !r.AboveMin(z.sl.tail.score) || !r.BelowMax(z.First().score) {
-		return nil
+// FirstInScore returns the lowest element whose score is in r, or none.
+func (z *ZSet) FirstInScore(r *ScoreRange) ZPos {
+	if r.Empty() || z.Len() == 0 || !r.AboveMin(z.Last().Score()) || !r.BelowMax(z.First().Score()) {
+		return ZPos{}
 	}
-	x := z.sl.firstWhere(func(n *ZNode) bool { return !r.AboveMin(n.score) }, nil)
-	if x == nil || !r.BelowMax(x.score) {
-		return nil
+	var x ZPos
+	if z.big == nil {
+		for x = z.First(); x.Valid() && !r.AboveMin(x.Score()); x = x.Next() {
+		}
+	} else {
+		x = nodePos(z.big.sl.firstWhere(func(n *znode) bool { return !r.AboveMin(n.score) }, nil))
+	}
+	if !x.Valid() || !r.BelowMax(x.Score()) {
+		return ZPos{}
 	}
 	return x
 }
 
-// LastInScore returns the highest element whose score is in r, or nil.
-func (z *ZSet) LastInScore(r *ScoreRange) *ZNode {
-	if r.Empty() || z.Len() == 0 || !r.AboveMin(z.sl.tail.score) || !r.BelowMax(z.First().score) {
-		return nil
+// LastInScore returns the highest element whose score is in r, or none.
+func (z *ZSet) LastInScore(r *ScoreRange) ZPos {
+	if r.Empty() || z.Len() == 0 || !r.AboveMin(z.Last().Score()) || !r.BelowMax(z.First().Score()) {
+		return ZPos{}
 	}
-	x := z.sl.lastWhere(func(n *ZNode) bool { return r.BelowMax(n.score) })
-	if x == nil || !r.AboveMin(x.score) {
-		return nil
+	var x ZPos
+	if z.big == nil {
+		for y := z.First(); y.Valid() && r.BelowMax(y.Score()); y = y.Next() {
+			x = y
+		}
+	} else {
+		x = nodePos(z.big.sl.lastWhere(func(n *znode) bool { return r.BelowMax(n.score) }))
+	}
+	if !x.Valid() || !r.AboveMin(x.Score()) {
+		return ZPos{}
 	}
 	return x
 }
@@ -304,51 +495,55 @@ func (z *ZSet) LastInScore(r *ScoreRange) *ZNode {
 // CountInScore returns the number of elements whose score is in r.
 func (z *ZSet) CountInScore(r *ScoreRange) int {
 	first := z.FirstInScore(r)
-	if first == nil {
+	if !first.Valid() {
 		return 0
 	}
 	return z.RankOf(z.LastInScore(r)) - z.RankOf(first) + 1
 }
 
 // Lex ranges are meant for sets whose members all have the same score; on
-// other sets the answer follows the list order as Redis's does: a
-// listpack-sized set is scanned from its ends, a larger one searched
-// through the skip list.
+// other sets the answer follows the list order as Redis's does: a packed
+// set is scanned from its ends, a skip list searched.
 
 // FirstInLex returns the first element, in list order, whose member is in
-// r, or nil.
-func (z *ZSet) FirstInLex(r *LexRange) *ZNode {
-	if r.Empty() || z.Len() == 0 || !r.AboveMin(z.sl.tail.member) || !r.BelowMax(z.First().member) {
-		return nil
+// r, or none.
+func (z *ZSet) FirstInLex(r *LexRange) ZPos {
+	if r.Empty() || z.Len() == 0 || !r.AboveMin(z.Last().Member()) || !r.BelowMax(z.First().Member()) {
+		return ZPos{}
 	}
-	var x *ZNode
-	if z.listpack {
-		for x = z.First(); x != nil && !r.AboveMin(x.member); x = x.Next() {
+	var x ZPos
+	if z.big == nil {
+		for x = z.First(); x.Valid() && !r.AboveMin(x.Member()); x = x.Next() {
 		}
 	} else {
-		x = z.sl.firstWhere(func(n *ZNode) bool { return !r.AboveMin(n.member) }, nil)
+		x = nodePos(z.big.sl.firstWhere(func(n *znode) bool { return !r.AboveMin(n.member) }, nil))
 	}
-	if x == nil || !r.BelowMax(x.member) {
-		return nil
+	if !x.Valid() || !r.BelowMax(x.Member()) {
+		return ZPos{}
 	}
 	return x
 }
 
 // LastInLex returns the last element, in list order, whose member is in r,
-// or nil.
-func (z *ZSet) LastInLex(r *LexRange) *ZNode {
-	if r.Empty() || z.Len() == 0 || !r.AboveMin(z.sl.tail.member) || !r.BelowMax(z.First().member) {
-		return nil
+// or none.
+func (z *ZSet) LastInLex(r *LexRange) ZPos {
+	if r.Empty() || z.Len() == 0 || !r.AboveMin(z.Last().Member()) || !r.BelowMax(z.First().Member()) {
+		return ZPos{}
 	}
-	var x *ZNode
-	if z.listpack {
-		for x = z.sl.tail; x != nil && !r.BelowMax(x.member); x = x.Prev() {
+	var x ZPos
+	if z.big == nil {
+		// The last entry within the upper end, as a walk from the tail
+		// finds it.
+		for y := z.First(); y.Valid(); y = y.Next() {
+			if r.BelowMax(y.Member()) {
+				x = y
+			}
 		}
 	} else {
-		x = z.sl.lastWhere(func(n *ZNode) bool { return r.BelowMax(n.member) })
+		x = nodePos(z.big.sl.lastWhere(func(n *znode) bool { return r.BelowMax(n.member) }))
 	}
-	if x == nil || !r.AboveMin(x.member) {
-		return nil
+	if !x.Valid() || !r.AboveMin(x.Member()) {
+		return ZPos{}
 	}
 	return x
 }
@@ -357,18 +552,18 @@ func (z *ZSet) LastInLex(r *LexRange) *ZNode {
 // from FirstInLex that stays within the upper end.
 func (z *ZSet) CountInLex(r *LexRange) int {
 	first := z.FirstInLex(r)
-	if first == nil {
+	if !first.Valid() {
 		return 0
 	}
-	if !z.listpack {
+	if z.big != nil {
 		last := z.LastInLex(r)
-		if last == nil {
+		if !last.Valid() {
 			return 0
 		}
 		return z.RankOf(last) - z.RankOf(first) + 1
 	}
 	n := 0
-	for x := first; x != nil && r.BelowMax(x.member); x = x.Next() {
+	for x := first; x.Valid() && r.BelowMax(x.Member()); x = x.Next() {
 		n++
 	}
 	return n
@@ -381,10 +576,15 @@ func (z *ZSet) RemoveRangeByRank(start, stop int, fn func(member string, score f
 	if start < 0 || stop < start || start >= z.Len() {
 		return 0
 	}
-	var update [skipMaxLevel]*ZNode
-	x := z.sl.head
+	if z.big == nil {
+		x := z.ByRank(start)
+		return z.removePacked(x, func(p ZPos) bool { return int(p.rank) > stop }, fn)
+	}
+	var update [skipMaxLevel]*znode
+	sl := &z.big.sl
+	x := sl.head
 	traversed := 0
-	for i := z.sl.level - 1; i >= 0; i-- {
+	for i := sl.level - 1; i >= 0; i-- {
 		for x.level(i).next != nil && traversed+x.level(i).span <= start {
 			traversed += x.level(i).span
 			x = x.level(i).next
@@ -392,10 +592,10 @@ func (z *ZSet) RemoveRangeByRank(start, stop int, fn func(member string, score f
 		update[i] = x
 	}
 	left := stop - start + 1
-	return z.sl.deleteFrom(&update, func(*ZNode) bool {
+	return sl.deleteFrom(&update, func(*znode) bool {
 		left--
 		return left < 0
-	}, z.removed(fn))
+	}, z.big.removed(fn))
 }
 
 // RemoveRangeByScore removes the elements whose score is in r, calling fn
@@ -404,9 +604,13 @@ func (z *ZSet) RemoveRangeByScore(r *ScoreRange, fn func(member string, score fl
 	if r.Empty() {
 		return 0
 	}
-	var update [skipMaxLevel]*ZNode
-	z.sl.firstWhere(func(n *ZNode) bool { return !r.AboveMin(n.score) }, &update)
-	return z.sl.deleteFrom(&update, func(n *ZNode) bool { return !r.BelowMax(n.score) }, z.removed(fn))
+	if z.big == nil {
+		x := z.FirstInScore(r)
+		return z.removePacked(x, func(p ZPos) bool { return !r.BelowMax(p.Score()) }, fn)
+	}
+	var update [skipMaxLevel]*znode
+	z.big.sl.firstWhere(func(n *znode) bool { return !r.AboveMin(n.score) }, &update)
+	return z.big.sl.deleteFrom(&update, func(n *znode) bool { return !r.BelowMax(n.score) }, z.big.removed(fn))
 }
 
 // RemoveRangeByLex removes the run of elements from FirstInLex that stays
@@ -414,18 +618,45 @@ func (z *ZSet) RemoveRangeByScore(r *ScoreRange, fn func(member string, score fl
 // how many it removed.
 func (z *ZSet) RemoveRangeByLex(r *LexRange, fn func(member string, score float64)) int {
 	first := z.FirstInLex(r)
-	if first == nil {
+	if !first.Valid() {
 		return 0
 	}
-	var update [skipMaxLevel]*ZNode
-	z.sl.search(first.score, first.member, &update, nil)
-	return z.sl.deleteFrom(&update, func(n *ZNode) bool { return !r.BelowMax(n.member) }, z.removed(fn))
+	if z.big == nil {
+		return z.removePacked(first, func(p ZPos) bool { return !r.BelowMax(p.Member()) }, fn)
+	}
+	var update [skipMaxLevel]*znode
+	z.big.sl.search(first.node.score, first.node.member, &update, nil)
+	return z.big.sl.deleteFrom(&update, func(n *znode) bool { return !r.BelowMax(n.member) }, z.big.removed(fn))
+}
+
+// removePacked removes the packed entries from first until stop is true
+// for one or the set ends, calling fn for each, and returns how many it
+// removed.
+func (z *ZSet) removePacked(first ZPos, stop func(ZPos) bool, fn func(member string, score float64)) int {
+	if !first.Valid() {
+		return 0
+	}
+	n := 0
+	end := int(z.ln)
+	for x := first; x.Valid(); x = x.Next() {
+		if stop(x) {
+			end = int(x.off)
+			break
+		}
+		if fn != nil {
+			fn(x.Member(), x.Score())
+		}
+		n++
+	}
+	b := z.packed()
+	z.setPacked(zrebuild(b, int(first.off), end, int(first.off), nil), int(z.n)-n)
+	return n
 }
 
 // removed returns the callback that drops an unlinked node from the map
 // and reports it to fn.
-func (z *ZSet) removed(fn func(member string, score float64)) func(*ZNode) {
-	return func(x *ZNode) {
+func (z *zbig) removed(fn func(member string, score float64)) func(*znode) {
+	return func(x *znode) {
 		z.forget(x)
 		if fn != nil {
 			fn(x.member, x.score)

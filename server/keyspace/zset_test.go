@@ -1,10 +1,14 @@
 package keyspace
 
 import (
+	"bytes"
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -34,58 +38,108 @@ func (m zmodel) sorted() zmodel {
 	return out
 }
 
+// The encodings the tests run on: always packed (limits no test set
+// reaches), a skip list from the first member, and Redis's defaults, under
+// which the sets convert part way.
+var zencodings = []struct {
+	name string
+	lim  ZLimits
+}{
+	{"packed", ZLimits{Entries: 1 << 30, Value: 1 << 30}},
+	{"skiplist", ZLimits{}},
+	{"default", DefaultZLimits()},
+}
+
 // checkZSet verifies every structural invariant of z against want (sorted):
-// order, ranks through the spans, back links, tail, map and sizes.
+// order, ranks, back links, the last element and lookups through the public
+// API; for a skip list also the spans, the map and the member bytes; for a
+// packed set the entry count and array length.
 func checkZSet(t *testing.T, z *ZSet, want zmodel) {
 	t.Helper()
-	if z.Len() != len(want) || z.sl.length != len(want) {
-		t.Fatalf("Len %d, list %d, want %d", z.Len(), z.sl.length, len(want))
+	if z.Len() != len(want) {
+		t.Fatalf("Len %d, want %d", z.Len(), len(want))
 	}
 	i := 0
-	var prev *ZNode
+	var prev ZPos
 	bytes := 0
-	for x := z.First(); x != nil; x = x.Next() {
-		if i >= len(want) || x.member != want[i].member || x.score != want[i].score {
-			t.Fatalf("element %d is (%q, %v), want %v", i, x.member, x.score, want[min(i, len(want)-1)])
+	for x := z.First(); x.Valid(); x = x.Next() {
+		if i >= len(want) || x.Member() != want[i].member || x.Score() != want[i].score {
+			t.Fatalf("element %d is (%q, %v), want %v", i, x.Member(), x.Score(), want[min(i, len(want)-1)])
 		}
-		if x.Prev() != prev {
+		if p := x.Prev(); p != prev {
 			t.Fatalf("element %d: bad back link", i)
 		}
-		if s, ok := z.dict[x.member]; !ok || s != x.score {
-			t.Fatalf("map has %v %v for %q", s, ok, x.member)
+		if s, ok := z.ScoreString(x.Member()); !ok || s != x.Score() {
+			t.Fatalf("lookup has %v %v for %q", s, ok, x.Member())
+		}
+		if r, s, ok := z.Rank([]byte(x.Member())); !ok || r != i || s != x.Score() {
+			t.Fatalf("Rank(%q) = %d %v %v, want %d", x.Member(), r, s, ok, i)
 		}
 		if r := z.RankOf(x); r != i {
-			t.Fatalf("RankOf(%q) = %d, want %d", x.member, r, i)
+			t.Fatalf("RankOf(%q) = %d, want %d", x.Member(), r, i)
 		}
 		if y := z.ByRank(i); y != x {
-			t.Fatalf("ByRank(%d) is not %q", i, x.member)
+			t.Fatalf("ByRank(%d) is not %q", i, x.Member())
 		}
-		bytes += len(x.member)
+		bytes += len(x.Member())
 		prev = x
 		i++
 	}
-	if z.Last() != prev {
-		t.Fatalf("bad tail")
+	if i != len(want) {
+		t.Fatalf("walked %d elements, want %d", i, len(want))
 	}
-	if bytes != z.bytes {
-		t.Fatalf("member bytes %d, counted %d", z.bytes, bytes)
+	if z.Last() != prev {
+		t.Fatalf("bad last element")
+	}
+	if z.ByRank(-1).Valid() || z.ByRank(len(want)).Valid() {
+		t.Fatalf("ByRank out of range returned an element")
+	}
+	if z.big == nil {
+		if n := countEntries(z.packed()); n != int(z.n) {
+			t.Fatalf("packed count %d, %d entries", z.n, n)
+		}
+		return
+	}
+	sl := &z.big.sl
+	if sl.length != len(want) || len(z.big.dict) != len(want) {
+		t.Fatalf("list %d, map %d, want %d", sl.length, len(z.big.dict), len(want))
+	}
+	if bytes != z.big.bytes {
+		t.Fatalf("member bytes %d, counted %d", z.big.bytes, bytes)
 	}
 	// Every level is sorted and its spans add up to the ranks.
-	for lvl := 0; lvl < z.sl.level; lvl++ {
+	for lvl := 0; lvl < sl.level; lvl++ {
 		rank := 0
-		for x := z.sl.head; x.level(lvl).next != nil; x = x.level(lvl).next {
+		for x := sl.head; x.level(lvl).next != nil; x = x.level(lvl).next {
 			rank += x.level(lvl).span
-			if got := z.RankOf(x.level(lvl).next) + 1; got != rank {
+			if got := z.RankOf(nodePos(x.level(lvl).next)) + 1; got != rank {
 				t.Fatalf("level %d: span sum %d, rank %d", lvl, rank, got)
 			}
 		}
 	}
-	if z.ByRank(-1) != nil || z.ByRank(len(want)) != nil {
-		t.Fatalf("ByRank out of range returned a node")
+}
+
+// countEntries counts the packed entries of b, checking that they end
+// exactly at its end.
+func countEntries(b []byte) int {
+	n, off := 0, 0
+	for off < len(b) {
+		off = zskip(b, off)
+		n++
 	}
+	if off != len(b) {
+		return -1
+	}
+	return n
 }
 
 func TestZSetRandomOperations(t *testing.T) {
+	for _, enc := range zencodings {
+		t.Run(enc.name, func(t *testing.T) { testZSetRandomOperations(t, enc.lim) })
+	}
+}
+
+func testZSetRandomOperations(t *testing.T, lim ZLimits) {
 	r := rand.New(rand.NewPCG(1, 2))
 	z := NewZSet()
 	ref := map[string]float64{}
@@ -99,10 +153,13 @@ func TestZSetRandomOperations(t *testing.T) {
 	for step := 0; step < 4000; step++ {
 		member := "m" + strconv.Itoa(r.IntN(300))
 		score := float64(r.IntN(40)) / 4
+		if r.IntN(8) == 0 {
+			score = float64(r.IntN(1<<20) - 1<<19) // a multi-byte integer
+		}
 		switch op := r.IntN(10); {
 		case op < 5:
 			_, existed := ref[member]
-			if added := z.Add([]byte(member), score); added == existed {
+			if added := z.Add([]byte(member), score, lim); added == existed {
 				t.Fatalf("Add(%q) reported new=%v, existed=%v", member, added, existed)
 			}
 			ref[member] = score
@@ -153,12 +210,12 @@ func TestZSetRandomOperations(t *testing.T) {
 			}
 			first, last := z.FirstInScore(&rg), z.LastInScore(&rg)
 			if len(in) == 0 {
-				if first != nil || last != nil || z.CountInScore(&rg) != 0 {
+				if first.Valid() || last.Valid() || z.CountInScore(&rg) != 0 {
 					t.Fatalf("range %+v should be empty", rg)
 				}
 				continue
 			}
-			if first == nil || first.member != in[0].member || last == nil || last.member != in[len(in)-1].member {
+			if !first.Valid() || first.Member() != in[0].member || !last.Valid() || last.Member() != in[len(in)-1].member {
 				t.Fatalf("range %+v: first %v last %v, want %v", rg, first, last, in)
 			}
 			if c := z.CountInScore(&rg); c != len(in) {
@@ -173,63 +230,69 @@ func TestZSetRandomOperations(t *testing.T) {
 }
 
 func TestZSetLexRanges(t *testing.T) {
-	for _, size := range []int{20, 500} { // listpack-sized and skip list
-		z := NewZSet()
-		var members []string
-		for i := 0; i < size; i++ {
-			m := strconv.Itoa(i * 7 % 1000)
-			members = append(members, m)
-			z.Add([]byte(m), 0)
+	for _, enc := range zencodings {
+		for _, size := range []int{20, 500} { // listpack-sized and larger
+			t.Run(enc.name+"/"+strconv.Itoa(size), func(t *testing.T) { testZSetLexRanges(t, size, enc.lim) })
 		}
-		slices.Sort(members)
-		bound := func(r *rand.Rand) LexBound {
-			switch r.IntN(6) {
-			case 0:
-				return LexBound{Inf: -1, Ex: true}
-			case 1:
-				return LexBound{Inf: 1, Ex: true}
-			}
-			return LexBound{Value: strconv.Itoa(r.IntN(1000)), Ex: r.IntN(2) == 0}
+	}
+}
+
+func testZSetLexRanges(t *testing.T, size int, lim ZLimits) {
+	z := NewZSet()
+	var members []string
+	for i := 0; i < size; i++ {
+		m := strconv.Itoa(i * 7 % 1000)
+		members = append(members, m)
+		z.Add([]byte(m), 0, lim)
+	}
+	slices.Sort(members)
+	bound := func(r *rand.Rand) LexBound {
+		switch r.IntN(6) {
+		case 0:
+			return LexBound{Inf: -1, Ex: true}
+		case 1:
+			return LexBound{Inf: 1, Ex: true}
 		}
-		r := rand.New(rand.NewPCG(3, uint64(size)))
-		for i := 0; i < 500; i++ {
-			rg := LexRange{Min: bound(r), Max: bound(r)}
-			var want []string
-			for _, m := range members {
-				if rg.AboveMin(m) && rg.BelowMax(m) {
-					want = append(want, m)
-				}
-			}
-			if c := z.CountInLex(&rg); c != len(want) {
-				t.Fatalf("size %d: CountInLex(%+v) = %d, want %d", size, rg, c, len(want))
-			}
-			first, last := z.FirstInLex(&rg), z.LastInLex(&rg)
-			if len(want) == 0 {
-				if first != nil || last != nil {
-					t.Fatalf("size %d: range %+v should be empty", size, rg)
-				}
-				continue
-			}
-			if first == nil || first.member != want[0] || last == nil || last.member != want[len(want)-1] {
-				t.Fatalf("size %d: range %+v: first %v last %v, want %q..%q", size, rg, first, last, want[0], want[len(want)-1])
-			}
-		}
-		c := z.Copy().(*ZSet)
-		rg := LexRange{Min: LexBound{Value: "3"}, Max: LexBound{Value: "6", Ex: true}}
-		var got []string
-		n := c.RemoveRangeByLex(&rg, func(m string, _ float64) { got = append(got, m) })
+		return LexBound{Value: strconv.Itoa(r.IntN(1000)), Ex: r.IntN(2) == 0}
+	}
+	r := rand.New(rand.NewPCG(3, uint64(size)))
+	for i := 0; i < 500; i++ {
+		rg := LexRange{Min: bound(r), Max: bound(r)}
 		var want []string
 		for _, m := range members {
 			if rg.AboveMin(m) && rg.BelowMax(m) {
 				want = append(want, m)
 			}
 		}
-		if n != len(want) || !slices.Equal(got, want) {
-			t.Fatalf("size %d: RemoveRangeByLex removed %q, want %q", size, got, want)
+		if c := z.CountInLex(&rg); c != len(want) {
+			t.Fatalf("CountInLex(%+v) = %d, want %d", rg, c, len(want))
 		}
-		if z.Len() != size || c.Len() != size-n {
-			t.Fatalf("size %d: copy not independent: %d, %d", size, z.Len(), c.Len())
+		first, last := z.FirstInLex(&rg), z.LastInLex(&rg)
+		if len(want) == 0 {
+			if first.Valid() || last.Valid() {
+				t.Fatalf("range %+v should be empty", rg)
+			}
+			continue
 		}
+		if !first.Valid() || first.Member() != want[0] || !last.Valid() || last.Member() != want[len(want)-1] {
+			t.Fatalf("range %+v: first %v last %v, want %q..%q", rg, first, last, want[0], want[len(want)-1])
+		}
+	}
+	c := z.Copy().(*ZSet)
+	rg := LexRange{Min: LexBound{Value: "3"}, Max: LexBound{Value: "6", Ex: true}}
+	var got []string
+	n := c.RemoveRangeByLex(&rg, func(m string, _ float64) { got = append(got, m) })
+	var want []string
+	for _, m := range members {
+		if rg.AboveMin(m) && rg.BelowMax(m) {
+			want = append(want, m)
+		}
+	}
+	if n != len(want) || !slices.Equal(got, want) {
+		t.Fatalf("RemoveRangeByLex removed %q, want %q", got, want)
+	}
+	if z.Len() != size || c.Len() != size-n {
+		t.Fatalf("copy not independent: %d, %d", z.Len(), c.Len())
 	}
 }
 
@@ -258,91 +321,280 @@ func TestLexRangeEmpty(t *testing.T) {
 	}
 }
 
+// TestZSetEncoding converts sets across both thresholds, at Redis's
+// defaults and at other limits, and checks the encoding and the contents
+// on either side: a set stays packed up to the limits, becomes a skip list
+// with the member that crosses one and never goes back.
 func TestZSetEncoding(t *testing.T) {
-	z := NewZSet()
-	for i := 0; i < ZSetListpackEntries; i++ {
-		z.Add([]byte(strconv.Itoa(i)), float64(i))
+	tests := []struct {
+		name    string
+		lim     ZLimits
+		members []string // added in order; the last one crosses a limit
+	}{
+		{"entries 128", DefaultZLimits(), numbered(129, 1)},
+		{"value 64", DefaultZLimits(), append(numbered(5, 1), string(make([]byte, 65)))},
+		{"value 64 first", DefaultZLimits(), []string{string(make([]byte, 65))}},
+		{"entries 3", ZLimits{Entries: 3, Value: 64}, numbered(4, 1)},
+		{"entries 0", ZLimits{Entries: 0, Value: 64}, numbered(1, 1)},
+		{"value 10", ZLimits{Entries: 128, Value: 10}, append(numbered(3, 10), numbered(1, 11)...)},
+		{"value 0", ZLimits{Entries: 128, Value: 0}, []string{"", "", "a"}[1:]},
+		{"long member 200", ZLimits{Entries: 128, Value: 300}, append(numbered(3, 200), string(make([]byte, 301)))},
 	}
-	if z.Encoding() != "listpack" {
-		t.Fatalf("%d members: %s", z.Len(), z.Encoding())
-	}
-	z.Add([]byte("0"), 5) // an update does not convert
-	if z.Encoding() != "listpack" {
-		t.Fatalf("after update: %s", z.Encoding())
-	}
-	z.Add([]byte("x"), 1)
-	if z.Encoding() != "skiplist" {
-		t.Fatalf("%d members: %s", z.Len(), z.Encoding())
-	}
-	for i := 0; i < 100; i++ {
-		z.Remove([]byte(strconv.Itoa(i)))
-	}
-	if z.Encoding() != "skiplist" {
-		t.Fatalf("shrunk: %s, want skiplist (one-way)", z.Encoding())
-	}
-	if c := z.Copy().(*ZSet); c.Encoding() != "skiplist" {
-		t.Fatalf("copy: %s", c.Encoding())
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			z := NewZSet()
+			var want zmodel
+			for i, m := range tc.members {
+				score := float64(len(tc.members) - i) // reversed: every add inserts at the front
+				z.Add([]byte(m), score, tc.lim)
+				want = append(want, zpairT{m, score})
+				enc := "listpack"
+				if i == len(tc.members)-1 {
+					enc = "skiplist"
+				}
+				if z.Encoding() != enc {
+					t.Fatalf("after %d members: %s, want %s", i+1, z.Encoding(), enc)
+				}
+				checkZSet(t, z, want.sorted())
+				if i == len(tc.members)-2 {
+					// An update of a packed set does not convert.
+					z.Add([]byte(tc.members[0]), -1, tc.lim)
+					want[0].score = -1
+					if z.Encoding() != "listpack" {
+						t.Fatalf("update converted: %s", z.Encoding())
+					}
+				}
+			}
+			for len(want) > 0 {
+				z.Remove([]byte(want[0].member))
+				want = want[1:]
+				checkZSet(t, z, want.sorted())
+				if z.Encoding() != "skiplist" {
+					t.Fatalf("shrunk to %d: %s, want skiplist (one-way)", len(want), z.Encoding())
+				}
+			}
+			if c := z.Copy().(*ZSet); c.Encoding() != "skiplist" {
+				t.Fatalf("copy: %s", c.Encoding())
+			}
+		})
 	}
 
-	long := NewZSet()
-	long.Add(make([]byte, ZSetListpackValue), 1)
-	if long.Encoding() != "listpack" {
-		t.Fatalf("64-byte member: %s", long.Encoding())
+	sized := []struct {
+		n, maxLen int
+		lim       ZLimits
+		enc       string
+	}{
+		{128, 64, DefaultZLimits(), "listpack"},
+		{129, 1, DefaultZLimits(), "skiplist"},
+		{1, 65, DefaultZLimits(), "skiplist"},
+		{5, 10, ZLimits{Entries: 4, Value: 10}, "skiplist"},
+		{4, 10, ZLimits{Entries: 4, Value: 10}, "listpack"},
 	}
-	long.Add(make([]byte, ZSetListpackValue+1), 1)
-	if long.Encoding() != "skiplist" {
-		t.Fatalf("65-byte member: %s", long.Encoding())
+	for _, tc := range sized {
+		if got := NewZSetSized(tc.n, tc.maxLen, tc.lim).Encoding(); got != tc.enc {
+			t.Errorf("NewZSetSized(%d, %d, %+v) is %s, want %s", tc.n, tc.maxLen, tc.lim, got, tc.enc)
+		}
 	}
+}
 
-	if NewZSetSized(128, 64).Encoding() != "listpack" || NewZSetSized(129, 1).Encoding() != "skiplist" || NewZSetSized(1, 65).Encoding() != "skiplist" {
-		t.Fatal("NewZSetSized picks the wrong encoding")
+// numbered returns n distinct members of at least size bytes: the
+// numbers, padded with x in front.
+func numbered(n, size int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = strconv.Itoa(i)
+		if pad := size - len(out[i]); pad > 0 {
+			out[i] = strings.Repeat("x", pad) + out[i]
+		}
 	}
+	return out
 }
 
 func TestZSetNegativeZero(t *testing.T) {
 	negZero := math.Copysign(0, -1)
 	small := NewZSet()
-	if _, stored := small.Store([]byte("a"), negZero); math.Signbit(stored) {
-		t.Fatal("a listpack-sized set kept -0")
+	if _, stored := small.Store([]byte("a"), negZero, DefaultZLimits()); math.Signbit(stored) {
+		t.Fatal("a packed set kept -0")
+	}
+	if s, _ := small.Score([]byte("a")); math.Signbit(s) {
+		t.Fatal("a packed set reads back -0")
+	}
+	small.Store([]byte("a"), 1, DefaultZLimits())
+	if _, stored := small.Store([]byte("a"), negZero, DefaultZLimits()); math.Signbit(stored) {
+		t.Fatal("a packed set kept -0 on update")
 	}
 	big := NewZSet()
-	big.Add(make([]byte, 100), 1)
-	if _, stored := big.Store([]byte("a"), negZero); !math.Signbit(stored) {
+	big.Add(make([]byte, 100), 1, DefaultZLimits())
+	if _, stored := big.Store([]byte("a"), negZero, DefaultZLimits()); !math.Signbit(stored) {
 		t.Fatal("a skip list set lost -0")
 	}
-	if _, stored := big.Store([]byte("a"), 0); !math.Signbit(stored) {
+	if _, stored := big.Store([]byte("a"), 0, DefaultZLimits()); !math.Signbit(stored) {
 		t.Fatal("0 replaced -0, which Redis treats as the same score")
 	}
 }
 
-func TestZSetRangeAndCopy(t *testing.T) {
+// TestZPackScores round-trips scores and members through the packed
+// entry: integers at the edges of the integer form, fractions, infinities,
+// the largest and smallest doubles, and members whose length needs a
+// multi-byte varint.
+func TestZPackScores(t *testing.T) {
+	scores := []float64{0, 1, -1, 63, 64, -64, -65, 1 << 20, zintMax, -zintMax, zintMax + 2, -zintMax - 2,
+		1 << 62, 0.5, -2.25, math.Pi, 1e300, -1e300, math.MaxFloat64, math.SmallestNonzeroFloat64,
+		math.Inf(1), math.Inf(-1), 4.5e15, 9007199254740993}
+	members := []string{"", "a", string(make([]byte, 127)), string(make([]byte, 128)), string(make([]byte, 20000))}
+	for _, m := range members {
+		for _, s := range scores {
+			b := appendZEntry(nil, m, s)
+			if len(b) != zentrySize(m, s) {
+				t.Fatalf("entry of %d bytes and %v: %d bytes, zentrySize %d", len(m), s, len(b), zentrySize(m, s))
+			}
+			gm, gs, next := zentry(b, 0)
+			if gm != m || gs != s || next != len(b) || zskip(b, 0) != len(b) {
+				t.Fatalf("entry (%d bytes, %v) reads back (%d bytes, %v), next %d of %d", len(m), s, len(gm), gs, next, len(b))
+			}
+		}
+	}
+}
+
+// TestZSetViewsSurviveWrites checks that a member read from a packed set
+// keeps its value after the set changes: writes build new arrays.
+func TestZSetViewsSurviveWrites(t *testing.T) {
 	z := NewZSet()
-	for i := 0; i < 1000; i++ {
-		z.Add([]byte("m"+strconv.Itoa(i)), float64(i%10))
+	lim := DefaultZLimits()
+	for i := 0; i < 10; i++ {
+		z.Add([]byte("m"+strconv.Itoa(i)), float64(i), lim)
 	}
-	c := z.Copy().(*ZSet)
-	var want zmodel
-	z.Range(func(m []byte, s float64) bool {
-		want = append(want, zpairT{string(m), s})
-		return true
+	first := z.First().Member()
+	z.Add([]byte("a"), -1, lim)
+	z.Remove([]byte("m0"))
+	z.RemoveRangeByRank(0, 3, nil)
+	if first != "m0" {
+		t.Fatalf("member read before the writes is now %q", first)
+	}
+}
+
+func TestZSetRangeAndCopy(t *testing.T) {
+	for _, enc := range zencodings {
+		t.Run(enc.name, func(t *testing.T) {
+			z := NewZSet()
+			for i := 0; i < 1000; i++ {
+				z.Add([]byte("m"+strconv.Itoa(i)), float64(i%10), enc.lim)
+			}
+			c := z.Copy().(*ZSet)
+			var want zmodel
+			z.Range(func(m []byte, s float64) bool {
+				want = append(want, zpairT{string(m), s})
+				return true
+			})
+			checkZSet(t, c, want)
+			c.Add([]byte("m1"), 100, enc.lim)
+			c.Remove([]byte("m2"))
+			if s, _ := z.Score([]byte("m1")); s != 1 {
+				t.Fatal("changing the copy changed the original")
+			}
+			checkZSet(t, z, want)
+			n := 0
+			z.Range(func([]byte, float64) bool { n++; return n < 5 })
+			if n != 5 {
+				t.Fatalf("Range did not stop: %d calls", n)
+			}
+			// At least the members and a byte per score.
+			least := int64(z.Len())
+			for _, p := range want {
+				least += int64(len(p.member))
+			}
+			if z.MemoryUsage() < least {
+				t.Fatalf("MemoryUsage %d looks wrong", z.MemoryUsage())
+			}
+			var obj Object = z
+			if obj.Type() != TypeZSet {
+				t.Fatal("Type is not TypeZSet")
+			}
+		})
+	}
+}
+
+// FuzzZSet runs a program of operations read from the input on a packed
+// set and a skip list at once and checks both against a model after each
+// step: the packed encoder, decoder and iteration on every shape of
+// member and score the input makes.
+func FuzzZSet(f *testing.F) {
+	f.Add([]byte("\x00a\x01\x00b\x02\x01a\x03\x02\x00\x01"))
+	f.Add([]byte("\x00\x00\x00\x00\xff\xff\x00\x01\x7f\x04\x03\x05\x06\x80\x81"))
+	f.Add(bytes.Repeat([]byte{0, 'x', 0x80, 0, 'y', 0x40, 5, 1, 2}, 20))
+	f.Fuzz(func(t *testing.T, prog []byte) {
+		packed, big := NewZSet(), NewZSet()
+		plim, blim := zencodings[0].lim, zencodings[1].lim
+		ref := map[string]float64{}
+		model := func() zmodel {
+			var m zmodel
+			for k, v := range ref {
+				m = append(m, zpairT{k, v})
+			}
+			return m.sorted()
+		}
+		next := func() byte {
+			if len(prog) == 0 {
+				return 0
+			}
+			c := prog[0]
+			prog = prog[1:]
+			return c
+		}
+		for steps := 0; len(prog) > 0 && steps < 200; steps++ {
+			op := next() % 5
+			n := int(next() % 40)
+			n = min(n, len(prog))
+			member := string(prog[:n])
+			prog = prog[n:]
+			var score float64
+			switch c := next(); c % 4 {
+			case 0:
+				score = float64(int8(next())) * float64(int(c)<<10)
+			case 1:
+				var raw [8]byte
+				for i := range raw {
+					raw[i] = next()
+				}
+				score = math.Float64frombits(binary.LittleEndian.Uint64(raw[:]))
+				if math.IsNaN(score) {
+					score = math.Inf(1)
+				}
+			case 2:
+				score = float64(c) / 8
+			default:
+				score = math.Copysign(0, -1)
+			}
+			switch op {
+			case 0, 1:
+				_, pst := packed.Store([]byte(member), score, plim)
+				big.Store([]byte(member), pst, blim)
+				ref[member] = pst
+			case 2:
+				packed.Remove([]byte(member))
+				big.Remove([]byte(member))
+				delete(ref, member)
+			case 3:
+				if len(ref) > 0 {
+					a := int(next()) % len(ref)
+					b := a + int(next())%(len(ref)-a)
+					var got []string
+					packed.RemoveRangeByRank(a, b, func(m string, _ float64) { got = append(got, m) })
+					big.RemoveRangeByRank(a, b, nil)
+					for _, m := range got {
+						delete(ref, m)
+					}
+				}
+			default:
+				rg := ScoreRange{Min: score, Max: score + float64(next()), MinEx: n%2 == 0}
+				packed.RemoveRangeByScore(&rg, nil)
+				big.RemoveRangeByScore(&rg, func(m string, _ float64) { delete(ref, m) })
+			}
+			want := model()
+			checkZSet(t, packed, want)
+			checkZSet(t, big, want)
+		}
 	})
-	checkZSet(t, c, want)
-	c.Add([]byte("m1"), 100)
-	if s, _ := z.Score([]byte("m1")); s != 1 {
-		t.Fatal("changing the copy changed the original")
-	}
-	n := 0
-	z.Range(func([]byte, float64) bool { n++; return n < 5 })
-	if n != 5 {
-		t.Fatalf("Range did not stop: %d calls", n)
-	}
-	if z.MemoryUsage() <= c.MemoryUsage()/2 || z.MemoryUsage() < int64(z.Len())*10 {
-		t.Fatalf("MemoryUsage %d looks wrong", z.MemoryUsage())
-	}
-	var obj Object = z
-	if obj.Type() != TypeZSet {
-		t.Fatal("Type is not TypeZSet")
-	}
 }
 
 // benchZSet builds a set of n members with distinct random scores.
@@ -352,7 +604,7 @@ func benchZSet(n int) (*ZSet, [][]byte) {
 	members := make([][]byte, n)
 	for i := range members {
 		members[i] = []byte("member:" + strconv.Itoa(i))
-		z.Add(members[i], r.Float64()*1e6)
+		z.Add(members[i], r.Float64()*1e6, ZLimits{})
 	}
 	return z, members
 }
@@ -369,7 +621,7 @@ func BenchmarkZSetAdd(b *testing.B) {
 		if i%len(members) == 0 {
 			z = NewZSet()
 		}
-		z.Add(members[i%len(members)], r.Float64())
+		z.Add(members[i%len(members)], r.Float64(), DefaultZLimits())
 	}
 }
 
@@ -378,7 +630,7 @@ func BenchmarkZSetUpdate(b *testing.B) {
 	r := rand.New(rand.NewPCG(9, 10))
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		z.Add(members[i%len(members)], r.Float64()*1e6)
+		z.Add(members[i%len(members)], r.Float64()*1e6, ZLimits{})
 	}
 }
 
@@ -407,7 +659,7 @@ func BenchmarkZSetRangeByScore(b *testing.B) {
 		lo := float64(i % 1000000)
 		r := ScoreRange{Min: lo, Max: lo + 1000}
 		n := 0
-		for x := z.FirstInScore(&r); x != nil && n < 10 && r.BelowMax(x.Score()); x = x.Next() {
+		for x := z.FirstInScore(&r); x.Valid() && n < 10 && r.BelowMax(x.Score()); x = x.Next() {
 			n++
 		}
 	}
@@ -425,8 +677,36 @@ func BenchmarkZSetAddLarge(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		m := members[i%len(members)]
-		if !z.Add(m, r.Float64()*1e6) {
+		if !z.Add(m, r.Float64()*1e6, ZLimits{}) {
 			z.Remove(m)
 		}
+	}
+}
+
+// BenchmarkZSetSmallMemory reports the heap bytes a sorted set of ten
+// members ("member:0" … "member:9", whole scores) costs, built by ZADD's
+// adds, as the memory table's sorted set row loads them.
+func BenchmarkZSetSmallMemory(b *testing.B) {
+	const sets = 10000
+	members := make([][]byte, 10)
+	for j := range members {
+		members[j] = []byte("member:" + strconv.Itoa(j))
+	}
+	for b.Loop() {
+		keep := make([]*ZSet, sets)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for i := range keep {
+			z := NewZSet()
+			for j, m := range members {
+				z.Add(m, float64(100000+i+j), DefaultZLimits())
+			}
+			keep[i] = z
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/sets, "bytes/set")
+		runtime.KeepAlive(keep)
 	}
 }

@@ -279,7 +279,7 @@ func corpus(t testing.TB) []byte {
 		s.Add(v, keyspace.SetMaxIntsetEntries)
 		bigSet.Add([]byte("m"+string(v)), keyspace.SetMaxIntsetEntries)
 		h.Set([]byte("f"+string(v)), v)
-		z.Add(v, float64(i)/3)
+		z.Add(v, float64(i)/3, keyspace.DefaultZLimits())
 	}
 	st := keyspace.NewStream()
 	for i := uint64(1); i <= 30; i++ {

@@ -48,7 +48,7 @@ func (d *dec) value(t byte, e *keyspace.Entry) error {
 		o = s
 	case TypeZSet, TypeZSet2:
 		n := d.count("zset", 2)
-		z := keyspace.NewZSetSized(n, 0)
+		z := keyspace.NewZSetSized(n, 0, keyspace.DefaultZLimits())
 		for i := 0; i < n && d.err == nil; i++ {
 			start := d.off
 			m := d.str("zset member")
@@ -108,7 +108,7 @@ func (d *dec) addScore(z *keyspace.ZSet, m []byte, score float64, start int) {
 	}
 	if math.IsNaN(score) {
 		d.failAt(start, "zset score is NaN")
-	} else if !z.Add(m, score) {
+	} else if !z.Add(m, score, keyspace.DefaultZLimits()) {
 		d.failAt(start, "duplicate zset member")
 	}
 }
@@ -158,7 +158,7 @@ func (d *dec) blobValue(t byte) keyspace.Object {
 			d.failAt(start, "zset of an odd number of elements")
 			return nil
 		}
-		z := keyspace.NewZSetSized(len(elems)/2, 0)
+		z := keyspace.NewZSetSized(len(elems)/2, 0, keyspace.DefaultZLimits())
 		for i := 0; i < len(elems) && d.err == nil; i += 2 {
 			score, err := strconv.ParseFloat(string(elems[i+1]), 64)
 			if err != nil {
