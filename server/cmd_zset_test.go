@@ -369,3 +369,26 @@ func BenchmarkZSetCommands(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkExecZAdd is redis-benchmark's ZADD without -r: the same member
+// and score every time, into a one-member (packed) set.
+func BenchmarkExecZAdd(b *testing.B) {
+	benchExec(b, nil, "ZADD", "myzset", "0", "element:__rand_int__")
+}
+
+// BenchmarkExecZAddSmall moves a member within a packed set of ten, as a
+// per-user leaderboard sees it.
+func BenchmarkExecZAddSmall(b *testing.B) {
+	s := plainSession(b)
+	for j := 0; j < 10; j++ {
+		s.Exec(toArgs("ZADD", "lb", strconv.Itoa(j*10), "player:"+strconv.Itoa(j)))
+	}
+	args := toArgs("ZADD", "lb", "0", "player:3")
+	var buf [20]byte
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		args[2] = strconv.AppendInt(buf[:0], int64(i%100), 10)
+		s.W.B = s.W.B[:0]
+		s.Exec(args)
+	}
+}
