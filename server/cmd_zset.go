@@ -119,9 +119,16 @@ func (s *Session) lookupZSet(key []byte) (z *keyspace.ZSet, wrong bool) {
 }
 
 // zlimits returns zset-max-listpack-entries and -value.
-func (s *Session) zlimits() keyspace.ZLimits {
-	l := &s.srv.live
-	return keyspace.ZLimits{Entries: int(l.zsetEntries.Load()), Value: int(l.zsetValue.Load())}
+func (s *Session) zlimits() keyspace.ZLimits { return s.srv.ks.ZSetLimits() }
+
+// applyZSetLimits makes zset-max-listpack-entries and -value take effect.
+// The caller holds cfgMu, and the new value is in params.
+func applyZSetLimits(srv *Server, _ string) {
+	def := keyspace.DefaultZLimits()
+	srv.ks.SetZSetLimits(keyspace.ZLimits{
+		Entries: srv.intParam("zset-max-listpack-entries", def.Entries),
+		Value:   srv.intParam("zset-max-listpack-value", def.Value),
+	})
 }
 
 // zpair is one member and score of a result being built.

@@ -392,3 +392,60 @@ func BenchmarkExecZAddSmall(b *testing.B) {
 		s.Exec(args)
 	}
 }
+
+// TestZSetEncodingConfig checks that CONFIG SET of zset-max-listpack-entries
+// and -value (and their ziplist aliases) decides the encoding of the sets
+// written after it, that a converted set stays a skip list, and that
+// RESTORE encodes by the limits of the moment as Redis's load does.
+func TestZSetEncodingConfig(t *testing.T) {
+	s := plainSession(t)
+	enc := func(key string) string { return run(s, "OBJECT", "ENCODING", key) }
+	steps := []struct {
+		args []string
+		key  string
+		want string
+	}{
+		{[]string{"CONFIG", "SET", "zset-max-listpack-entries", "2"}, "", ""},
+		{[]string{"ZADD", "z", "1", "a", "2", "b"}, "z", bulk("listpack")},
+		{[]string{"ZADD", "z", "3", "a"}, "z", bulk("listpack")},
+		{[]string{"ZADD", "z", "3", "c"}, "z", bulk("skiplist")},
+		{[]string{"CONFIG", "SET", "zset-max-ziplist-entries", "128"}, "", ""},
+		{[]string{"ZREM", "z", "c", "b"}, "z", bulk("skiplist")},
+		{[]string{"CONFIG", "SET", "zset-max-ziplist-value", "3"}, "", ""},
+		{[]string{"ZADD", "v", "1", "abc"}, "v", bulk("listpack")},
+		{[]string{"ZADD", "v", "1", "abcd"}, "v", bulk("skiplist")},
+		{[]string{"ZADD", "w", "1", "abcd"}, "w", bulk("skiplist")},
+		{[]string{"CONFIG", "SET", "zset-max-listpack-value", "64"}, "", ""},
+		{[]string{"ZRANGESTORE", "r", "v", "0", "-1"}, "r", bulk("listpack")},
+	}
+	for _, st := range steps {
+		rep := run(s, st.args...)
+		if strings.HasPrefix(rep, "-") {
+			t.Fatalf("%v: %q", st.args, rep)
+		}
+		if st.key != "" && enc(st.key) != st.want {
+			t.Fatalf("after %v: %s is %q, want %q", st.args, st.key, enc(st.key), st.want)
+		}
+	}
+	if got := run(s, "ZRANGE", "z", "0", "-1", "WITHSCORES"); got != "*2\r\n"+bulk("a")+bulk("3") {
+		t.Fatalf("z holds %q", got)
+	}
+
+	// RESTORE re-encodes: the skip list z comes back packed, then a
+	// packed set comes back as a skip list under a lower limit.
+	dump := run(s, "DUMP", "z")
+	payload := dump[strings.Index(dump, "\r\n")+2 : len(dump)-2]
+	if rep := run(s, "RESTORE", "z2", "0", payload); rep != "+OK\r\n" {
+		t.Fatalf("RESTORE: %q", rep)
+	}
+	if enc("z2") != bulk("listpack") {
+		t.Fatalf("restored skip list of one member is %q", enc("z2"))
+	}
+	run(s, "CONFIG", "SET", "zset-max-listpack-entries", "0")
+	if rep := run(s, "RESTORE", "z3", "0", payload); rep != "+OK\r\n" {
+		t.Fatalf("RESTORE: %q", rep)
+	}
+	if enc("z3") != bulk("skiplist") {
+		t.Fatalf("restored under entries 0: %q", enc("z3"))
+	}
+}

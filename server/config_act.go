@@ -34,8 +34,6 @@ type liveConfig struct {
 	keepAlive atomic.Int64 // seconds; 0 turns keep-alive off
 	queryMax  atomic.Int64 // bytes of unparsed input a client may hold
 	bulkMax   atomic.Int64 // proto-max-bulk-len
-	// zsetEntries and zsetValue are zset-max-listpack-entries and -value.
-	zsetEntries, zsetValue atomic.Int64
 	// out is client-output-buffer-limit by class (normal, replica,
 	// pubsub).
 	out atomic.Pointer[[3]outputLimit]
@@ -84,12 +82,10 @@ func applyInt(field func(l *liveConfig) *atomic.Int64) func(srv *Server, v strin
 }
 
 var (
-	applyTimeout     = applyInt(func(l *liveConfig) *atomic.Int64 { return &l.timeout })
-	applyKeepAlive   = applyInt(func(l *liveConfig) *atomic.Int64 { return &l.keepAlive })
-	applyQueryLimit  = applyInt(func(l *liveConfig) *atomic.Int64 { return &l.queryMax })
-	applyBulkLimit   = applyInt(func(l *liveConfig) *atomic.Int64 { return &l.bulkMax })
-	applyZSetEntries = applyInt(func(l *liveConfig) *atomic.Int64 { return &l.zsetEntries })
-	applyZSetValue   = applyInt(func(l *liveConfig) *atomic.Int64 { return &l.zsetValue })
+	applyTimeout    = applyInt(func(l *liveConfig) *atomic.Int64 { return &l.timeout })
+	applyKeepAlive  = applyInt(func(l *liveConfig) *atomic.Int64 { return &l.keepAlive })
+	applyQueryLimit = applyInt(func(l *liveConfig) *atomic.Int64 { return &l.queryMax })
+	applyBulkLimit  = applyInt(func(l *liveConfig) *atomic.Int64 { return &l.bulkMax })
 )
 
 // applyHz sets the periodic work's rate, within Redis's 1 to 500.
@@ -342,4 +338,19 @@ func (srv *Server) relisten(prev Config) (param string, err error) {
 // buffer of their own: CLIENT LIST shows its free bytes as qbuf-free.
 type queryFreer interface {
 	QueryFree() int
+}
+
+// intParam returns the numeric value of a parameter kept in params (a
+// memory value may carry a unit), def when it was never set. The caller
+// holds cfgMu.
+func (srv *Server) intParam(name string, def int) int {
+	v, ok := srv.params[name]
+	if !ok {
+		return def
+	}
+	if n, ok := resp.ParseInt([]byte(v)); ok {
+		return int(n)
+	}
+	n, _ := parseMemory(v)
+	return int(min(n, math.MaxInt64))
 }

@@ -384,11 +384,11 @@ func configParamList() []*configParam {
 		memParam("cluster-link-sendbuf-limit", "", 0, 0, maxUint64, 0, true),
 		withApply(uintParam("hash-max-listpack-entries", "hash-max-ziplist-entries", 0, 0, maxInt64, 512), applyHashLimits),
 		withApply(uintParam("set-max-intset-entries", "", 0, 0, maxInt64, 512), applySetMaxIntset),
-		withApply(uintParam("zset-max-listpack-entries", "zset-max-ziplist-entries", 0, 0, maxInt64, 128), applyZSetEntries),
+		withApply(uintParam("zset-max-listpack-entries", "zset-max-ziplist-entries", 0, 0, maxInt64, 128), applyZSetLimits),
 		memParam("active-defrag-ignore-bytes", "", 0, 1, maxInt64, 100<<20, true),
 		withApply(memParam("hash-max-listpack-value", "hash-max-ziplist-value", 0, 0, maxInt64, 64, true), applyHashLimits),
 		memParam("stream-node-max-bytes", "", 0, 0, maxInt64, 4096, true),
-		withApply(memParam("zset-max-listpack-value", "zset-max-ziplist-value", 0, 0, maxInt64, 64, true), applyZSetValue),
+		withApply(memParam("zset-max-listpack-value", "zset-max-ziplist-value", 0, 0, maxInt64, 64, true), applyZSetLimits),
 		memParam("hll-sparse-max-bytes", "", 0, 0, maxInt64, 3000, true),
 		withApply(uintParam("tracking-table-max-keys", "", 0, 0, maxInt64, 1000000), func(srv *Server, v string) {
 			n, _ := strconv.ParseInt(v, 10, 64)

@@ -151,6 +151,8 @@ type Keyspace struct {
 	hold, replica atomic.Bool
 	// hashLimits are the listpack thresholds of hashes (hash.go).
 	hashLimits hashLimits
+	// zsetLimits are those of sorted sets (zset.go).
+	zsetLimits zsetLimits
 }
 
 // HoldExpiry makes lookups report keys whose time to live has passed as

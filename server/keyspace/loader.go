@@ -122,8 +122,11 @@ func (l *Loader) Close() error {
 // encodes a value it loads (from a file or RESTORE): compact when small
 // enough, whatever the encoding it was saved in.
 func (ks *Keyspace) FitEncoding(e *Entry) {
-	if h, ok := e.Obj.(*Hash); ok {
-		h.Fit(ks.HashLimits())
+	switch o := e.Obj.(type) {
+	case *Hash:
+		o.Fit(ks.HashLimits())
+	case *ZSet:
+		o.Fit(ks.ZSetLimits())
 	}
 }
 
@@ -131,4 +134,5 @@ func (ks *Keyspace) FitEncoding(e *Entry) {
 // reload fills before it replaces from's data (DEBUG RELOAD).
 func (ks *Keyspace) EncodeLike(from *Keyspace) {
 	ks.SetHashLimits(from.HashLimits())
+	ks.SetZSetLimits(from.ZSetLimits())
 }

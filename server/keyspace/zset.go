@@ -2,6 +2,7 @@ package keyspace
 
 import (
 	"strings"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -15,6 +16,21 @@ type ZLimits struct {
 
 // DefaultZLimits returns Redis 7.0's defaults, 128 members of 64 bytes.
 func DefaultZLimits() ZLimits { return ZLimits{Entries: 128, Value: 64} }
+
+// zsetLimits holds a keyspace's ZLimits; nil means the defaults.
+type zsetLimits struct{ p atomic.Pointer[ZLimits] }
+
+// ZSetLimits returns the thresholds sorted sets are encoded by.
+func (ks *Keyspace) ZSetLimits() ZLimits {
+	if p := ks.zsetLimits.p.Load(); p != nil {
+		return *p
+	}
+	return DefaultZLimits()
+}
+
+// SetZSetLimits changes the thresholds (CONFIG SET): sets written from then
+// on, and those loaded, are encoded by them, as in Redis.
+func (ks *Keyspace) SetZSetLimits(l ZLimits) { ks.zsetLimits.p.Store(&l) }
 
 // ZSet is a sorted set. A small one is packed in one byte array ordered by
 // (score, member) (zset_pack.go): no per-member object and nothing for the
@@ -168,6 +184,42 @@ func (z *ZSet) unpack() {
 	}
 	z.big = big
 	z.setPacked(nil, 0)
+}
+
+// Fit encodes the set as loading it under lim does in Redis: packed when it
+// has at most lim.Entries members, none longer than lim.Value, a skip list
+// otherwise. The loaders call it on every set they insert.
+func (z *ZSet) Fit(lim ZLimits) {
+	n := z.Len()
+	fits := n <= lim.Entries
+	if fits {
+		z.Range(func(m []byte, _ float64) bool {
+			fits = len(m) <= lim.Value
+			return fits
+		})
+	}
+	switch {
+	case fits && z.big != nil:
+		size := 0
+		for x := z.big.sl.head.level(0).next; x != nil; x = x.level(0).next {
+			size += zentrySize(x.member, x.score)
+		}
+		if size > zpackMax {
+			return
+		}
+		b := make([]byte, 0, size)
+		for x := z.big.sl.head.level(0).next; x != nil; x = x.level(0).next {
+			score := x.score
+			if score == 0 {
+				score = 0 // -0 is packed as the integer 0
+			}
+			b = appendZEntry(b, x.member, score)
+		}
+		z.big = nil
+		z.setPacked(b, n)
+	case !fits && z.big == nil:
+		z.unpack()
+	}
 }
 
 // put adds or updates member in the skip list.

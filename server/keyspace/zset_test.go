@@ -710,3 +710,46 @@ func BenchmarkZSetSmallMemory(b *testing.B) {
 		runtime.KeepAlive(keep)
 	}
 }
+
+// TestZSetFit checks the encoding a loaded set gets: packed within the
+// limits whatever it was, a skip list past them, the contents the same
+// (-0 becoming 0 in a packed set, as a listpack stores it).
+func TestZSetFit(t *testing.T) {
+	negZero := math.Copysign(0, -1)
+	tests := []struct {
+		name    string
+		build   ZLimits // the limits the set is built under
+		fit     ZLimits
+		members []string
+		enc     string
+	}{
+		{"skiplist to packed", ZLimits{}, DefaultZLimits(), numbered(10, 3), "listpack"},
+		{"packed to skiplist by entries", DefaultZLimits(), ZLimits{Entries: 9, Value: 64}, numbered(10, 3), "skiplist"},
+		{"packed to skiplist by value", DefaultZLimits(), ZLimits{Entries: 128, Value: 2}, numbered(10, 3), "skiplist"},
+		{"skiplist stays", ZLimits{}, DefaultZLimits(), numbered(129, 1), "skiplist"},
+		{"packed stays", DefaultZLimits(), DefaultZLimits(), numbered(128, 64), "listpack"},
+		{"empty", ZLimits{}, DefaultZLimits(), nil, "listpack"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			z := NewZSetSized(len(tc.members), 0, tc.build)
+			var want zmodel
+			for i, m := range tc.members {
+				score := float64(i%7) - 3.5
+				if i == 0 {
+					score = negZero
+				}
+				_, stored := z.Store([]byte(m), score, tc.build)
+				want = append(want, zpairT{m, stored})
+			}
+			z.Fit(tc.fit)
+			if z.Encoding() != tc.enc {
+				t.Fatalf("encoding %s, want %s", z.Encoding(), tc.enc)
+			}
+			if tc.enc == "listpack" && len(want) > 0 {
+				want[0].score = 0
+			}
+			checkZSet(t, z, want.sorted())
+		})
+	}
+}
