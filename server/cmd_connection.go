@@ -67,6 +67,9 @@ func cmdPing(s *Session) {
 		return
 	}
 	if len(s.Args) == 2 {
+		if s.replMaster {
+			s.applyStreamMark(s.Args[1]) // a DEDUP mark (repl_dedup.go)
+		}
 		s.W.Bulk(s.Args[1])
 		return
 	}

@@ -63,6 +63,7 @@ func cmdDedup(s *Session) {
 	if cmd != nil {
 		s.callLocked(cmd)
 	}
+	s.srv.endReplUnit(s) // the replication stream's unit (repl_dedup.go)
 	s.inDedup = false
 	if s.emitted == emitted {
 		// The wrapped command changed nothing (it failed, or was a read):

@@ -50,6 +50,9 @@ type replState struct {
 	// the next one must name it.
 	seldb   int
 	scratch []byte
+	// unit counts the DEDUP commands inside the stream's open
+	// transaction (repl_dedup.go).
+	unit int
 	// waits are the clients blocked in WAIT.
 	waits []replWait
 	// cronSec is the second replCron last ran, cronLoops how many times

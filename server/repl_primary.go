@@ -463,21 +463,24 @@ func (srv *Server) feedEffect(e *Effect) {
 	if r.master != nil || r.backlog == nil {
 		return // a replica's stream is its master's (FeedStream)
 	}
-	if e.Kind == EffectMark {
-		return
+	o := e.Origin
+	if o != nil && o.scriptOf != nil {
+		o = o.scriptOf
 	}
 	b := r.scratch[:0]
-	if e.DB != r.seldb {
-		b = resp.AppendCommand(b, bSELECT, strconv.AppendInt(nil, int64(e.DB), 10))
-		r.seldb = e.DB
+	if e.ClientID != nil {
+		b = r.appendMark(b, e, o)
 	}
-	b = resp.AppendCommand(b, e.Args...)
+	if e.Kind != EffectMark {
+		if e.DB != r.seldb {
+			b = resp.AppendCommand(b, bSELECT, strconv.AppendInt(nil, int64(e.DB), 10))
+			r.seldb = e.DB
+		}
+		b = resp.AppendCommand(b, e.Args...)
+	}
 	r.feedLocked(b)
 	r.scratch = b[:0]
-	if o := e.Origin; o != nil {
-		if o.scriptOf != nil {
-			o = o.scriptOf
-		}
+	if o != nil {
 		o.woff.Store(r.offset)
 	}
 }
@@ -567,7 +570,7 @@ func (srv *Server) replCron(now time.Time) {
 		r.backlog = r.backlog.resized(size)
 	}
 	if r.master == nil && len(r.replicas) == 0 && ttl > 0 && sec-r.lonelySince > ttl {
-		r.backlog = nil
+		r.backlog, r.unit = nil, 0
 		r.on.Store(false)
 	}
 	r.mu.Unlock()

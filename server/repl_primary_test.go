@@ -587,3 +587,73 @@ func TestPromotedReplicaContinues(t *testing.T) {
 		t.Errorf("sync_full on the promoted replica = %d, want 1 (the chained replica's)", n)
 	}
 }
+
+// TestDedupMarksReplicate: DEDUP-wrapped writes reach a recached replica
+// with their marks, so that after its promotion the replayed writes
+// answer +DUP, while a redis-server replica of the same primary applies
+// the same stream (the writes, not the marks) at the same offsets.
+func TestDedupMarksReplicate(t *testing.T) {
+	if !servertest.HaveRedis() {
+		t.Skip("redis-server not installed")
+	}
+	cfg := server.DefaultConfig()
+	cfg.Dir = t.TempDir()
+	a, _ := servertest.StartRecached(t, cfg)
+	cfg.Dir = t.TempDir()
+	b, _ := servertest.StartRecached(t, cfg)
+	ca, cb := servertest.Dial(t, a), servertest.Dial(t, b)
+	ah, ap, _ := net.SplitHostPort(a)
+	servertest.MustDo(t, cb, "replicaof", ah, ap)
+	port, _ := tcp.FreePort()
+	c, _ := redisReplica(t, a, t.TempDir(), port)
+	linkUp(t, b)
+	linkUp(t, c)
+	writes := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"dedup", "cl", "1", "incr", "n"}, ":1\r\n"},
+		{[]string{"dedup", "cl", "2", "incr", "n"}, ":2\r\n"},
+		{[]string{"dedup", "cl", "2", "incr", "n"}, "+DUP\r\n"},
+		{[]string{"dedup", "cl", "3", "get", "n"}, "$1\r\n2\r\n"}, // a mark, no change
+		{[]string{"dedup", "other", "1", "mset", "x", "1", "y", "2"}, "+OK\r\n"},
+		{[]string{"select", "4"}, "+OK\r\n"},
+		{[]string{"dedup", "cl", "4", "rpush", "l", "a"}, ":1\r\n"},
+		{[]string{"wait", "2", "10000"}, ":2\r\n"},
+	}
+	for _, w := range writes {
+		if got := servertest.MustDo(t, ca, w.args...); got != w.want {
+			t.Errorf("%q = %q, want %q", w.args, got, w.want)
+		}
+	}
+	caughtUp(t, a, c)
+	cc := servertest.Dial(t, c)
+	if got := servertest.MustDo(t, cc, "get", "n"); got != "$1\r\n2\r\n" {
+		t.Errorf("redis-server replica: n = %q", got)
+	}
+	if got := servertest.MustDo(t, cc, "mget", "x", "y"); got != "*2\r\n$1\r\n1\r\n$1\r\n2\r\n" {
+		t.Errorf("redis-server replica: x, y = %q", got)
+	}
+	off := infoInt(t, ca, "replication", "master_repl_offset")
+	if o := infoInt(t, cb, "replication", "master_repl_offset"); o != off {
+		t.Errorf("recached replica at offset %d, primary %d", o, off)
+	}
+
+	servertest.MustDo(t, cb, "replicaof", "no", "one")
+	replays := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"dedup", "cl", "1", "incr", "n"}, "+DUP\r\n"},
+		{[]string{"dedup", "cl", "2", "incr", "n"}, "+DUP\r\n"},
+		{[]string{"dedup", "cl", "3", "get", "n"}, "+DUP\r\n"},
+		{[]string{"dedup", "other", "1", "mset", "x", "1", "y", "2"}, "+DUP\r\n"},
+		{[]string{"dedup", "cl", "4", "rpush", "l", "a"}, "+DUP\r\n"},
+		{[]string{"dedup", "cl", "5", "incr", "n"}, ":3\r\n"},
+	}
+	for _, w := range replays {
+		if got := servertest.MustDo(t, cb, w.args...); got != w.want {
+			t.Errorf("after the promotion %q = %q, want %q", w.args, got, w.want)
+		}
+	}
+}

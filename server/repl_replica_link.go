@@ -35,6 +35,10 @@ type masterLink struct {
 	srv  *Server
 	host string
 	port int
+	// unit is the stream's bytes of a transaction being received: as a
+	// Redis replica does, the offset moves at its EXEC (stream's
+	// goroutine only).
+	unit []byte
 
 	stop      chan struct{} // closed by close
 	done      chan struct{} // closed when run returns
@@ -468,6 +472,7 @@ func (l *masterLink) load(s *Session, path, replid string, off int64) error {
 // stream applies the master's command stream until the link breaks.
 func (l *masterLink) stream(c *linkConn, s *Session) error {
 	srv := l.srv
+	l.unit = l.unit[:0]
 	l.setState(linkConnected)
 	l.lastIO.Store(time.Now().Unix())
 	quit := make(chan struct{})
@@ -543,8 +548,13 @@ func (l *masterLink) apply(c *linkConn, s *Session, args [][]byte, raw []byte) {
 			s.W.B = s.W.B[:0]
 		}
 	}
-	l.procOff.Add(int64(len(raw)))
-	l.srv.FeedStream(raw) // the backlog and sub-replicas (repl_primary.go)
+	l.unit = append(l.unit, raw...)
+	if s.multi != nil {
+		return // inside MULTI: the offset moves with its EXEC
+	}
+	l.procOff.Add(int64(len(l.unit)))
+	l.srv.FeedStream(l.unit) // the backlog and sub-replicas (repl_primary.go)
+	l.unit = l.unit[:0]
 }
 
 // acks sends REPLCONF ACK every second until quit is closed.

@@ -119,8 +119,11 @@ type Session struct {
 	// connection is a replica, woff the replication offset after the
 	// session's last write, which WAIT waits for (repl_primary.go).
 	replHello *replHello
-	replica   atomic.Pointer[replicaLink]
-	woff      atomic.Int64
+	// replUnit: the running DEDUP command's mark is in the stream's open
+	// transaction (repl_dedup.go); under replState.mu.
+	replUnit bool
+	replica  atomic.Pointer[replicaLink]
+	woff     atomic.Int64
 	// scriptOf is, in a script session, the connection's session.
 	scriptOf *Session
 	// job is, in a script session, the script startScript hands over.

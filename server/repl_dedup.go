@@ -1,0 +1,113 @@
+package server
+
+import (
+	"bytes"
+	"strconv"
+
+	"github.com/recached/recached/resp"
+)
+
+// DEDUP marks in the replication stream. A DEDUP-wrapped write reaches
+// the replicas as one transaction holding the mark and the change:
+//
+//	MULTI
+//	PING "recached-dedup <wire-id> <client-id>"
+//	<the write's effects>
+//	EXEC
+//
+// and a wrapped command that changed nothing as the PING alone. PING with
+// a message is a command every Redis server knows, allowed inside MULTI
+// and without effect, so a redis-server replica applies the write and
+// ignores the mark, and the stream's bytes, hence the offsets, are the
+// same for every replica. No client can forge a mark: PING from a client
+// is not a write and never enters the stream. A recached replica's master
+// session raises the mark when it runs that PING (applyStreamMark), in
+// the same EXEC as the change it covers; like a Redis replica, it moves
+// its replication offset only at EXEC, so a link cut in the middle of the
+// transaction makes the primary send the whole of it again (+CONTINUE
+// from the offset before MULTI), never the change without its mark.
+//
+// The guarantee: a write acknowledged by the primary after WAIT 1 (or
+// more) returned at least 1 is on a replica together with its mark, so
+// after a failover to that replica a replayed write answers +DUP. Without
+// WAIT, a write acknowledged just before the primary died may not have
+// reached any replica; its replay then applies it, once, on the new
+// primary: exactly once still holds for it, but only because neither
+// the write nor the mark survived.
+//
+// Effects from other clients published while a transaction is open land
+// in it (the stream is one sequence in the order changes were applied);
+// they are applied in the same EXEC, which changes nothing in the result.
+
+// markPrefix opens the PING message that carries a mark.
+const markPrefix = "recached-dedup "
+
+// appendMark appends, for a marked effect of session o, MULTI (unless a
+// transaction is open) and the mark's PING, once per DEDUP command; the
+// caller holds r.mu. A mark with no change (EffectMark) is the PING
+// alone, inside a transaction when one is open.
+func (r *replState) appendMark(b []byte, e *Effect, o *Session) []byte {
+	if e.Kind == EffectMark {
+		return appendMarkPing(b, e) // after the command: no EXEC to wait for
+	}
+	if o == nil || o.replUnit {
+		return b // this command's mark is in the transaction already
+	}
+	if r.unit == 0 {
+		b = resp.AppendCommand(b, bMULTI)
+	}
+	r.unit++
+	o.replUnit = true
+	return appendMarkPing(b, e)
+}
+
+var (
+	bMULTI = []byte("MULTI")
+	bEXEC  = []byte("EXEC")
+	bPING  = []byte("PING")
+)
+
+func appendMarkPing(b []byte, e *Effect) []byte {
+	msg := strconv.AppendUint([]byte(markPrefix), e.WireID, 10)
+	msg = append(append(msg, ' '), e.ClientID...)
+	return resp.AppendCommand(b, bPING, msg)
+}
+
+// endReplUnit closes, when s's DEDUP command opened or joined the
+// stream's transaction, its part of it: EXEC once every command in it
+// has ended.
+func (srv *Server) endReplUnit(s *Session) {
+	if !s.replUnit {
+		return
+	}
+	r := &srv.repl
+	r.mu.Lock()
+	s.replUnit = false
+	if r.unit > 0 {
+		r.unit--
+		if r.unit == 0 && r.backlog != nil {
+			r.feedLocked(resp.AppendCommand(nil, bEXEC))
+			s.woff.Store(r.offset)
+		}
+	}
+	r.mu.Unlock()
+}
+
+// applyStreamMark raises the DEDUP mark a PING of the master's stream
+// carries (a recached replica's master session); other messages are
+// ordinary PINGs.
+func (s *Session) applyStreamMark(msg []byte) {
+	rest, ok := bytes.CutPrefix(msg, []byte(markPrefix))
+	if !ok {
+		return
+	}
+	wire, cid, ok := bytes.Cut(rest, []byte(" "))
+	id, err := strconv.ParseUint(string(wire), 10, 64)
+	if !ok || err != nil || len(cid) == 0 {
+		return
+	}
+	cid = bytes.Clone(cid)
+	if s.srv.dedup.AdmitAt(cid, id, s.srv.coarseNow.Load()) {
+		s.emitMark(cid, id) // the replica's own log keeps it
+	}
+}
