@@ -157,6 +157,10 @@ func (srv *Server) unsetMaster() bool {
 	r.replid2 = r.replid
 	r.secondOffset = r.offset + 1
 	r.replid = newReplID()
+	// repl-backlog-ttl counts from the promotion, as Redis's
+	// repl_no_slaves_since: the backlog stays for the old master's
+	// replicas to continue from it.
+	r.lonelySince = time.Now().Unix()
 	log.Printf("Setting secondary replication ID to %s, valid up to offset: %d. New replication ID is %s", r.replid2, r.secondOffset, r.replid)
 	r.mu.Unlock()
 	srv.updateGate()

@@ -60,7 +60,13 @@ func rInfo(t *testing.T, addr, section, field string) string {
 // rWaitFor polls cond every 10 ms for up to 15 s.
 func rWaitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for i := 0; i < 1500; i++ {
+	rWaitUpTo(t, 15*time.Second, what, cond)
+}
+
+// rWaitUpTo polls cond every 10 ms for up to d.
+func rWaitUpTo(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for i := 0; i < int(d/(10*time.Millisecond)); i++ {
 		if cond() {
 			return
 		}

@@ -130,3 +130,152 @@ func TestSentinelPromotesRecachedReplica(t *testing.T) {
 		t.Errorf("GET before on the promoted replica: %v", v)
 	}
 }
+
+// startRecachedProcess runs the recached binary with a configuration file
+// of its own (CONFIG REWRITE, which Sentinel sends, writes it) in dir on
+// port, and returns its process; it is killed when the test ends.
+func startRecachedProcess(t *testing.T, bin, dir string, port int, extra ...string) *exec.Cmd {
+	t.Helper()
+	conf := filepath.Join(dir, "recached.conf")
+	if _, err := os.Stat(conf); err != nil {
+		if err := os.WriteFile(conf, []byte(fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nappendonly yes\n", port, dir)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := append([]string{conf, "--ws-port", "0", "--realtime-port", "0", "--amaquet-port", "0"}, extra...)
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	rWaitFor(t, "a PING reply from "+addr, func() bool {
+		c := rClient(addr, 0)
+		defer c.Close()
+		return c.Ping(context.Background()).Err() == nil
+	})
+	return cmd
+}
+
+// TestSentinelFailoverRecached: three Sentinels monitor a recached
+// primary (a process) with two recached replicas; the primary is
+// SIGKILLed, Sentinel promotes one replica and points the other at it,
+// which continues with +CONTINUE from the promoted one's replid2; a
+// go-redis failover client follows. The old primary, restarted, is made a
+// replica of the new one and gets its data.
+func TestSentinelFailoverRecached(t *testing.T) {
+	if !servertest.HaveRedis() {
+		t.Skip("redis-server not installed")
+	}
+	ctx := context.Background()
+	bin := servertest.BuildRecached(t)
+	var addrs [3]string
+	var dirs [3]string
+	var procs [3]*exec.Cmd
+	for i := range addrs {
+		port := servertest.FreePort(t)
+		dirs[i] = t.TempDir()
+		addrs[i] = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		var extra []string
+		if i > 0 {
+			extra = []string{"--replicaof", "127.0.0.1", strings.Split(addrs[0], ":")[1]}
+		}
+		procs[i] = startRecachedProcess(t, bin, dirs[i], port, extra...)
+	}
+	for _, r := range addrs[1:] {
+		rWaitLinkUp(t, r)
+	}
+	rDo(t, addrs[0], "SET", "before", "failover")
+	var sentinels []string
+	for i := 0; i < 3; i++ {
+		sentinels = append(sentinels, startSentinel(t, addrs[0]))
+	}
+	for _, s := range sentinels {
+		sc := redis.NewSentinelClient(&redis.Options{Addr: s})
+		defer sc.Close()
+		rWaitFor(t, "Sentinel "+s+" to see both replicas and the other Sentinels", func() bool {
+			reps, err := sc.Replicas(ctx, "mymaster").Result()
+			if err != nil || len(reps) != 2 {
+				return false
+			}
+			others, err := sc.Sentinels(ctx, "mymaster").Result()
+			return err == nil && len(others) == 2
+		})
+	}
+	for _, r := range addrs[1:] {
+		rWaitCaughtUp(t, addrs[0], r)
+	}
+	partial := map[string]string{}
+	for _, r := range addrs[1:] {
+		partial[r] = rInfo(t, r, "stats", "sync_partial_ok")
+	}
+
+	if err := procs[0].Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = procs[0].Wait()
+	sc := redis.NewSentinelClient(&redis.Options{Addr: sentinels[0]})
+	defer sc.Close()
+	var primary, other string
+	for i := 0; primary == ""; i++ {
+		a, err := sc.GetMasterAddrByName(ctx, "mymaster").Result()
+		if err == nil {
+			if p := net.JoinHostPort(a[0], a[1]); p != addrs[0] {
+				primary = p
+			}
+		}
+		if i == 3000 {
+			t.Fatalf("Sentinel did not fail over within 30 s (master %v, %v)", a, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, r := range addrs[1:] {
+		if r != primary {
+			other = r
+		}
+	}
+	if other == "" {
+		t.Fatalf("Sentinel promoted %s, not one of the replicas %v", primary, addrs[1:])
+	}
+	rWaitFor(t, "the promoted replica to be a master", func() bool {
+		return rInfo(t, primary, "replication", "role") == "master"
+	})
+	fc := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: "mymaster", SentinelAddrs: sentinels, Protocol: 2})
+	defer fc.Close()
+	if err := fc.Set(ctx, "after", "failover", 0).Err(); err != nil {
+		t.Fatalf("SET through the failover client: %v", err)
+	}
+	// The other replica follows the promoted one, continuing its stream.
+	rWaitFor(t, "the other replica to follow the promoted one", func() bool {
+		return rInfo(t, other, "replication", "master_port") == strings.Split(primary, ":")[1] &&
+			rInfo(t, other, "replication", "master_link_status") == "up"
+	})
+	rWaitCaughtUp(t, primary, other)
+	for _, r := range []string{primary, other} {
+		for k, want := range map[string]string{"before": "failover", "after": "failover"} {
+			if v := rDo(t, r, "GET", k); v != want {
+				t.Errorf("GET %s on %s: %v, want %s", k, r, v, want)
+			}
+		}
+	}
+	if got := rInfo(t, primary, "stats", "sync_partial_ok"); got == partial[primary] {
+		t.Errorf("the promoted replica's sync_partial_ok stayed %s: the other replica did a full sync", got)
+	}
+
+	// The old primary comes back and is made a replica of the new one.
+	port, _ := strconv.Atoi(strings.Split(addrs[0], ":")[1])
+	startRecachedProcess(t, bin, dirs[0], port)
+	// Sentinel looks at a returning instance's INFO every 10 s.
+	rWaitUpTo(t, 60*time.Second, "the old primary to become a replica of the new one", func() bool {
+		return rInfo(t, addrs[0], "replication", "master_port") == strings.Split(primary, ":")[1] &&
+			rInfo(t, addrs[0], "replication", "master_link_status") == "up"
+	})
+	rWaitCaughtUp(t, primary, addrs[0])
+	if v := rDo(t, addrs[0], "GET", "after"); v != "failover" {
+		t.Errorf("GET after on the old primary: %v", v)
+	}
+}
