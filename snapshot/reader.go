@@ -535,19 +535,19 @@ func (r *Reader) hash() (keyspace.Object, error) {
 	if n == 0 || n%2 != 0 {
 		return nil, r.corrupt(fmt.Sprintf("hash with %d elements", n))
 	}
+	pairs := make([][]byte, n)
+	for i := range pairs {
+		what := "hash field"
+		if i%2 == 1 {
+			what = "hash value"
+		}
+		if pairs[i], err = r.bin(what); err != nil {
+			return nil, err
+		}
+	}
 	h := keyspace.NewHash()
-	for i := 0; i < n; i += 2 {
-		f, err := r.bin("hash field")
-		if err != nil {
-			return nil, err
-		}
-		v, err := r.bin("hash value")
-		if err != nil {
-			return nil, err
-		}
-		if !h.Set(f, v) {
-			return nil, r.corrupt("duplicate hash field")
-		}
+	if h.SetPairs(pairs, keyspace.DefaultHashLimits()) != n/2 {
+		return nil, r.corrupt("duplicate hash field")
 	}
 	return h, nil
 }

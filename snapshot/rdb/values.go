@@ -174,11 +174,9 @@ func (d *dec) blobValue(t byte) keyspace.Object {
 			return nil
 		}
 		h := keyspace.NewHash()
-		for i := 0; i < len(elems); i += 2 {
-			if !h.Set(elems[i], elems[i+1]) {
-				d.failAt(start, "duplicate hash field")
-				return nil
-			}
+		if h.SetPairs(elems, keyspace.DefaultHashLimits()) != len(elems)/2 {
+			d.failAt(start, "duplicate hash field")
+			return nil
 		}
 		return h
 	}
