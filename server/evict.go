@@ -209,7 +209,12 @@ func evictionTimeLimit(tenacity int) time.Duration {
 func (srv *Server) performEvictions() int {
 	m := &srv.mem
 	limit := m.limit.Load()
-	if limit == 0 || srv.UsedMemory() <= limit {
+	if limit == 0 {
+		return evictOK
+	}
+	// Used memory is a sum over the databases: read once a step.
+	used := srv.ks.Used()
+	if uint64(usedBase+used) <= limit {
 		return evictOK
 	}
 	policy := int(m.policy.Load())
@@ -225,8 +230,8 @@ func (srv *Server) performEvictions() int {
 	// Most calls evict a key or two: the clock is read from the 16th on,
 	// so the time limit counts from there.
 	var start time.Time
-	for n := 1; srv.UsedMemory() > limit; n++ {
-		if srv.ks.Used() == 0 || !srv.evictOne(policy) {
+	for n := 1; uint64(usedBase+used) > limit; n++ {
+		if used == 0 || !srv.evictOne(policy) {
 			return evictFail
 		}
 		switch {
@@ -235,6 +240,7 @@ func (srv *Server) performEvictions() int {
 		case n%16 == 0 && time.Since(start) > budget:
 			return evictRunning // the next command, or Run, goes on
 		}
+		used = srv.ks.Used()
 	}
 	return evictOK
 }
