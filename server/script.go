@@ -575,6 +575,7 @@ func (st *luaState) redisTable() *lua.LTable {
 		"sha1hex":            luaSHA1Hex,
 		"log":                luaLog,
 		"setresp":            st.setResp,
+		"acl_check_cmd":      st.luaACLCheck,
 		"set_repl":           luaSetRepl,
 		"replicate_commands": func(L *lua.LState) int { L.Push(lua.LTrue); return 1 },
 		"breakpoint":         func(L *lua.LState) int { L.Push(lua.LFalse); return 1 },
@@ -753,37 +754,16 @@ func (st *luaState) call(L *lua.LState, raise bool) int {
 	if cmd != nil && cmd.subs != nil && len(args) >= 2 {
 		cmd = cmd.Sub(args[1])
 	}
-	switch {
-	case cmd == nil:
-		return fail("ERR Unknown Redis command called from script")
-	case !cmd.checkArity(len(args)):
-		return fail("ERR Wrong number of args calling Redis command from script")
-	case cmd.Flags&FlagNoScript != 0:
-		return fail("ERR This Redis command is not allowed from script")
+	if msg := st.refusal(cmd, args); msg != "" {
+		return st.reject(L, cmd, msg, raise)
 	}
-	if msg := s.aclScriptDenial(cmd, args); msg != "" {
-		return fail(msg)
-	}
-	switch {
-	case s.WS && cmd.Flags&(FlagNoWS|FlagAdmin|FlagDangerous) != 0:
-		return fail(errNoPermWS)
-	case cmd.Flags&(FlagWrite|FlagMayReplicate) != 0 && run.readonly:
-		return fail("ERR " + errScriptReadonly)
-	case cmd.Flags&FlagWrite != 0 && s.srv.replica.gate.Load()&gateReadOnly != 0 && !s.srv.isReplicaMaster(s):
-		return fail(errReadOnlyReplica)
-	case s.oom && cmd.Flags&FlagDenyOOM != 0 && !run.wrote.Load() && s.srv.mem.limit.Load() != 0:
+	if s.oom && cmd.Flags&FlagDenyOOM != 0 && !run.wrote.Load() && s.srv.mem.limit.Load() != 0 {
 		// Out of memory when the script started: its first write may not
 		// grow memory (Redis's scriptVerifyOOM).
 		return st.oomError(L, cmd, raise)
 	}
-	if run.narrow && !s.holdKeys(cmd, args) {
-		return fail("ERR a script touched a key it did not declare while another client held it")
-	}
 	if cmd.Name == "select" && !s.lockSelected(args[1]) {
-		return fail("ERR SELECT from a script to a database it has not locked: name SELECT in the script's code")
-	}
-	if (cmd.Name == "xread" || cmd.Name == "xreadgroup") && blockOption(args) {
-		return fail("ERR " + cmd.Name + " command is not allowed with BLOCK option from scripts")
+		return st.reject(L, cmd, "ERR SELECT from a script to a database it has not locked: name SELECT in the script's code", raise)
 	}
 	savedW, savedArgs := s.W, s.Args
 	st.w.B, st.w.Proto = st.w.B[:0], run.resp
@@ -818,6 +798,95 @@ func (st *luaState) call(L *lua.LState, raise bool) int {
 		L.Error(st.toLua(v), 0)
 	}
 	L.Push(st.toLua(v))
+	return 1
+}
+
+// refusal is the error of a redis.call that may not run cmd with args
+// (nil cmd: an unknown command), "" when it may, in Redis's order of
+// checks (scriptCall).
+func (st *luaState) refusal(cmd *Command, args [][]byte) string {
+	run := st.run
+	s := run.s
+	switch {
+	case cmd == nil:
+		return "ERR Unknown Redis command called from script"
+	case !cmd.checkArity(len(args)):
+		return "ERR Wrong number of args calling Redis command from script"
+	case cmd.Flags&FlagNoScript != 0:
+		return "ERR This Redis command is not allowed from script"
+	}
+	if msg := s.aclScriptDenial(cmd, args); msg != "" {
+		return msg
+	}
+	switch {
+	case s.WS && cmd.Flags&(FlagNoWS|FlagAdmin|FlagDangerous) != 0:
+		return errNoPermWS
+	case cmd.Flags&(FlagWrite|FlagMayReplicate) != 0 && run.readonly:
+		return "ERR " + errScriptReadonly
+	case cmd.Flags&FlagWrite != 0 && s.srv.replica.gate.Load()&gateReadOnly != 0 && !s.srv.isReplicaMaster(s):
+		return errReadOnlyReplica
+	case run.narrow && !s.holdKeys(cmd, args):
+		return "ERR a script touched a key it did not declare while another client held it"
+	case (cmd.Name == "xread" || cmd.Name == "xreadgroup") && blockOption(args):
+		return "ERR " + cmd.Name + " command is not allowed with BLOCK option from scripts"
+	}
+	return ""
+}
+
+// reject answers a redis.call refused before it ran, as Redis's scriptCall
+// does: the error is counted in INFO errorstats now, and cmd's
+// rejected_calls, and the error table is marked counted so that the
+// script's reply of it does not count it again. It raises the error for
+// redis.call and returns it for redis.pcall.
+func (st *luaState) reject(L *lua.LState, cmd *Command, msg string, raise bool) int {
+	if cmd != nil {
+		cmd.stats.rejected.Add(1)
+	}
+	st.run.s.srv.countError([]byte("-" + msg + "\r\n"))
+	t := L.CreateTable(0, 2)
+	t.RawSetString("err", lua.LString(msg))
+	t.RawSetString(errStatsCounted, lua.LTrue)
+	if raise {
+		L.Error(t, 0)
+	}
+	L.Push(t)
+	return 1
+}
+
+// luaACLCheck is redis.acl_check_cmd(command, args…): whether the user
+// running the script may run the command with those arguments, keys
+// included.
+func (st *luaState) luaACLCheck(L *lua.LState) int {
+	n := L.GetTop()
+	if n == 0 {
+		luaError(L, "ERR Please specify at least one argument for this redis lib call")
+	}
+	args := make([][]byte, 0, n)
+	for i := 1; i <= n; i++ {
+		switch v := L.Get(i).(type) {
+		case lua.LString:
+			args = append(args, []byte(v))
+		case lua.LNumber:
+			args = append(args, appendLuaNumber(nil, float64(v)))
+		default:
+			luaError(L, "ERR Lua redis lib command arguments must be strings or integers")
+		}
+	}
+	s := st.run.s
+	cmd := s.srv.table.Lookup(args[0])
+	if cmd != nil && cmd.subs != nil && len(args) >= 2 {
+		cmd = cmd.Sub(args[1])
+	}
+	if cmd == nil || !cmd.checkArity(len(args)) {
+		luaError(L, "ERR Invalid command passed to redis.acl_check_cmd()")
+	}
+	// The check alone: unlike a refused call, it logs nothing to ACL LOG.
+	ok := true
+	if lim := s.user.Load().limits.Load(); lim != nil {
+		reason, _ := s.srv.acl.check(lim, cmd, args)
+		ok = reason == aclOK
+	}
+	L.Push(lua.LBool(ok))
 	return 1
 }
 

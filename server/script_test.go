@@ -312,3 +312,75 @@ func TestScriptDeclaredKeysAtomic(t *testing.T) {
 		}
 	}
 }
+
+// TestScriptRejectedCallsMatchRedis runs scripts whose redis.call is
+// refused before the command runs (a write from a read-only script, a
+// command not allowed from scripts, wrong arity, an unknown command), under
+// redis.call and redis.pcall, and redis.acl_check_cmd as a limited user,
+// against redis-server and recached: the replies, INFO errorstats and the
+// refused command's commandstats line agree.
+func TestScriptRejectedCallsMatchRedis(t *testing.T) {
+	if !servertest.HaveRedis() {
+		t.Skip("redis-server not installed")
+	}
+	ours, _ := servertest.StartRecached(t, server.DefaultConfig())
+	addrs := []string{servertest.StartRedis(t), ours}
+	tests := []struct {
+		name  string
+		args  []string
+		stats []string // the commandstats whose lines are compared
+	}{
+		{"write from eval_ro", []string{"EVAL_RO", "return redis.call('set', KEYS[1], 'y')", "1", "x"}, []string{"set", "eval_ro"}},
+		{"pcall write from eval_ro", []string{"EVAL_RO", "local t = redis.pcall('set', KEYS[1], 'y') return t['err']", "1", "x"}, []string{"set", "eval_ro"}},
+		{"not allowed", []string{"EVAL", "return redis.pcall('multi')", "0"}, []string{"multi", "eval"}},
+		{"arity", []string{"EVAL", "return redis.call('get')", "0"}, []string{"get", "eval"}},
+		{"pcall arity", []string{"EVAL", "redis.pcall('get') return 1", "0"}, []string{"get", "eval"}},
+		{"unknown", []string{"EVAL", "redis.pcall('nosuch') return 2", "0"}, []string{"eval"}},
+		{"acl check", []string{"EVAL", "return {redis.acl_check_cmd('set', 'xx', 1), redis.acl_check_cmd('hset', 'xx', 'f', 1), redis.acl_check_cmd('set', 'yy', 1)}", "0"}, []string{"eval"}},
+		{"acl check invalid", []string{"EVAL", "return redis.acl_check_cmd('invalid-cmd', 'arg')", "0"}, []string{"eval"}},
+	}
+	field := func(info, name string) string {
+		for _, l := range strings.Split(info, "\r\n") {
+			if strings.HasPrefix(l, name) {
+				// Durations differ between servers; the counts do not.
+				var kept []string
+				for _, f := range strings.Split(l, ",") {
+					if !strings.HasPrefix(f, "usec") {
+						kept = append(kept, f)
+					}
+				}
+				return strings.Join(kept, ",")
+			}
+		}
+		return ""
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got [2][]string
+			for i, addr := range addrs {
+				c, bob := servertest.Dial(t, addr), servertest.Dial(t, addr)
+				servertest.MustDo(t, c, "ACL", "SETUSER", "bob", "on", ">123", "+@scripting", "+set", "~x*")
+				servertest.MustDo(t, bob, "AUTH", "bob", "123")
+				servertest.MustDo(t, c, "CONFIG", "RESETSTAT")
+				// The script's SHA1 and line end an error: the same.
+				got[i] = append(got[i], servertest.MustDo(t, bob, tc.args...))
+				info := servertest.MustDo(t, c, "INFO", "errorstats")
+				got[i] = append(got[i], field(info, "errorstat_ERR"))
+				info = servertest.MustDo(t, c, "INFO", "stats")
+				got[i] = append(got[i], field(info, "total_error_replies"))
+				info = servertest.MustDo(t, c, "INFO", "commandstats")
+				for _, name := range tc.stats {
+					got[i] = append(got[i], field(info, "cmdstat_"+name+":"))
+				}
+			}
+			if got[0][2] == "" {
+				t.Fatalf("no total_error_replies in INFO: %q", got[0])
+			}
+			for j := range got[0] {
+				if got[0][j] != got[1][j] {
+					t.Errorf("%q: redis-server %q, recached %q", tc.args, got[0][j], got[1][j])
+				}
+			}
+		})
+	}
+}
