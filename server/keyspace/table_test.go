@@ -219,3 +219,49 @@ func BenchmarkStringKeyBytes(b *testing.B) {
 		b.ReportMetric(per, "bytes/key")
 	}
 }
+
+// FuzzTable runs a sequence of operations read from the input against a
+// shard table and a Go map: each pair of bytes is an operation (set,
+// delete, set with a time to live, rename) and a key among 64 whose length
+// crosses the inline boundaries, and after the sequence both must hold
+// the same keys and values with used memory exact.
+func FuzzTable(f *testing.F) {
+	f.Add([]byte{0, 1, 0, 2, 1, 1, 2, 3, 3, 2})
+	f.Add(bytes.Repeat([]byte{0, 7, 1, 7}, 50))
+	f.Add([]byte("a longer seed with many different keys and operations 0123456789"))
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		ks := New(1, nil)
+		db := ks.DBs[0]
+		model := map[string]string{}
+		name := func(b byte) string {
+			k := int(b) % 64
+			return fmt.Sprint(strings.Repeat("k", k*5%(maxInlineKey+20)), k)
+		}
+		for i := 0; i+1 < len(ops) && i < 2000; i += 2 {
+			k := name(ops[i+1])
+			switch ops[i] % 4 {
+			case 0, 2:
+				v := strings.Repeat("v", int(ops[i])%230)
+				db.SetString([]byte(k), []byte(v), false)
+				if ops[i]%4 == 2 {
+					db.SetExpiry([]byte(k), ks.Now()+100000)
+				}
+				model[k] = v
+			case 1:
+				db.Delete([]byte(k))
+				delete(model, k)
+			case 3:
+				dst := name(ops[i+1] + 1)
+				if e := db.Lookup([]byte(k)); e != nil && dst != k {
+					db.Delete([]byte(k))
+					db.Delete([]byte(dst))
+					db.Set([]byte(dst), e)
+					model[dst] = model[k]
+					delete(model, k)
+				}
+			}
+		}
+		checkModel(t, db, model)
+		usedInvariant(t, ks)
+	})
+}
