@@ -472,7 +472,14 @@ func (l *masterLink) load(s *Session, path, replid string, off int64) error {
 // stream applies the master's command stream until the link breaks.
 func (l *masterLink) stream(c *linkConn, s *Session) error {
 	srv := l.srv
+	// A transaction the last link broke inside is dropped, as Redis's
+	// replicationCacheMaster discards it: the master resends it whole
+	// from the offset applied, which its EXEC had not moved.
 	l.unit = l.unit[:0]
+	if s.multi != nil {
+		s.multi = nil
+		s.multiLen.Store(0)
+	}
 	l.setState(linkConnected)
 	l.lastIO.Store(time.Now().Unix())
 	quit := make(chan struct{})

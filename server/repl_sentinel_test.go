@@ -3,12 +3,14 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"math/rand"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -277,5 +279,145 @@ func TestSentinelFailoverRecached(t *testing.T) {
 	rWaitCaughtUp(t, primary, addrs[0])
 	if v := rDo(t, addrs[0], "GET", "after"); v != "failover" {
 		t.Errorf("GET after on the old primary: %v", v)
+	}
+}
+
+// TestFailoverChaosDedup: exactly-once across failovers. A writer sends
+// 10 000 DEDUP-wrapped INCRs, each followed by WAIT 1, through a go-redis
+// failover client; a write counts as acknowledged once WAIT reports a
+// replica, and anything else (an error, a WAIT of 0) makes it send the
+// same wire id again, as the reference client's outbox replays. The
+// primary is SIGKILLed twice at random moments (and restarted, to come
+// back as a replica); at the end the counter equals the number of writes:
+// none lost, none applied twice.
+func TestFailoverChaosDedup(t *testing.T) {
+	if !servertest.HaveRedis() {
+		t.Skip("redis-server not installed")
+	}
+	const writes = 10000
+	ctx := context.Background()
+	bin := servertest.BuildRecached(t)
+	dirs := map[string]string{}
+	procs := map[string]*exec.Cmd{}
+	var first string
+	for i := 0; i < 3; i++ {
+		port := servertest.FreePort(t)
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		dirs[addr] = t.TempDir()
+		var extra []string
+		if i == 0 {
+			first = addr
+		} else {
+			extra = []string{"--replicaof", "127.0.0.1", strings.Split(first, ":")[1]}
+		}
+		procs[addr] = startRecachedProcess(t, bin, dirs[addr], port, extra...)
+	}
+	var sentinels []string
+	for i := 0; i < 3; i++ {
+		sentinels = append(sentinels, startSentinel(t, first))
+	}
+	sc := redis.NewSentinelClient(&redis.Options{Addr: sentinels[0]})
+	defer sc.Close()
+	// waitReplicas waits for the primary Sentinel names to have two
+	// replicas with their links up, and returns it.
+	waitReplicas := func() string {
+		var primary string
+		rWaitUpTo(t, 90*time.Second, "a primary with two replicas up", func() bool {
+			a, err := sc.GetMasterAddrByName(ctx, "mymaster").Result()
+			if err != nil {
+				return false
+			}
+			primary = net.JoinHostPort(a[0], a[1])
+			n := 0
+			for addr := range dirs {
+				if addr != primary && rInfo(t, addr, "replication", "master_port") == a[1] && rInfo(t, addr, "replication", "master_link_status") == "up" {
+					n++
+				}
+			}
+			return n == 2
+		})
+		return primary
+	}
+	waitReplicas()
+
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewSource(seed))
+	kills := []int{1000 + rng.Intn(3000), 6000 + rng.Intn(3000)}
+	var progress, resent, dups atomic.Int64
+	// The writer stops at each kill's write until the cluster is whole
+	// again, then goes on while the primary is killed.
+	ready := []chan struct{}{make(chan struct{}), make(chan struct{})}
+	done := make(chan error, 1)
+	go func() {
+		fc := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: "mymaster", SentinelAddrs: sentinels, Protocol: 2, MaxRetries: -1, DialTimeout: time.Second, ReadTimeout: 3 * time.Second})
+		defer fc.Close()
+		deadline := time.Now().Add(4 * time.Minute)
+		for i := 1; i <= writes; i++ {
+			for k, at := range kills {
+				if i == at {
+					<-ready[k]
+				}
+			}
+			for try := 0; ; try++ {
+				if time.Now().After(deadline) {
+					done <- fmt.Errorf("write %d not acknowledged within the test's time", i)
+					return
+				}
+				if try > 0 {
+					resent.Add(1)
+				}
+				v, err := fc.Do(ctx, "DEDUP", "chaos", strconv.Itoa(i), "INCR", "counter").Result()
+				if v == "DUP" {
+					dups.Add(1)
+				}
+				if err == nil {
+					var n int64
+					if n, err = fc.Do(ctx, "WAIT", "1", "1000").Int64(); err == nil && n >= 1 {
+						break
+					}
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			progress.Store(int64(i))
+		}
+		done <- nil
+	}()
+	for k, at := range kills {
+		rWaitUpTo(t, 3*time.Minute, "the writer to reach "+strconv.Itoa(at), func() bool { return progress.Load() >= int64(at-1) })
+		primary := waitReplicas()
+		close(ready[k])
+		time.Sleep(time.Duration(rng.Intn(50)) * time.Millisecond)
+		t.Logf("SIGKILL of the primary %s at write %d", primary, progress.Load())
+		port, _ := strconv.Atoi(strings.Split(primary, ":")[1])
+		_ = procs[primary].Process.Kill()
+		_ = procs[primary].Wait()
+		rWaitUpTo(t, 60*time.Second, "Sentinel to fail over", func() bool {
+			a, err := sc.GetMasterAddrByName(ctx, "mymaster").Result()
+			return err == nil && net.JoinHostPort(a[0], a[1]) != primary
+		})
+		procs[primary] = startRecachedProcess(t, bin, dirs[primary], port)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Minute):
+		t.Fatal("the writer did not finish")
+	}
+	t.Logf("writes sent again: %d, answered +DUP: %d", resent.Load(), dups.Load())
+	primary := waitReplicas()
+	if v := rDo(t, primary, "GET", "counter"); v != strconv.Itoa(writes) {
+		t.Fatalf("counter on the primary %s: %v, want %d", primary, v, writes)
+	}
+	for addr := range dirs {
+		if addr == primary {
+			continue
+		}
+		rWaitCaughtUp(t, primary, addr)
+		if v := rDo(t, addr, "GET", "counter"); v != strconv.Itoa(writes) {
+			t.Errorf("counter on the replica %s: %v, want %d", addr, v, writes)
+		}
 	}
 }
