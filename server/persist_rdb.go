@@ -22,6 +22,9 @@ type rdbSink struct {
 	w         *rdb.Writer
 	db        int
 	skipped   int64 // keys of types RDB cannot hold (JSON, rate limiters)
+	// sizes, when set, are each database's key and expiry counts, which
+	// RESIZEDB announces so that a loader sizes its tables once.
+	sizes [][2]uint64
 }
 
 // rdbPath is where a save in RDB format writes: --dbfilename, relative to
@@ -65,6 +68,9 @@ func (r *rdbSink) selectDB(db int) error {
 		return nil
 	}
 	r.db = db
+	if db < len(r.sizes) {
+		return r.w.SelectDB(db, r.sizes[db][0], r.sizes[db][1])
+	}
 	return r.w.SelectDB(db, 0, 0)
 }
 

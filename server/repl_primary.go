@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/recached/recached/resp"
+	"github.com/recached/recached/server/keyspace"
 	"github.com/recached/recached/snapshot/rdb"
 )
 
@@ -318,6 +319,14 @@ func (srv *Server) sendImage(l *replicaLink, psync bool) error {
 		l.presync = true // newlines keep it waiting until $<len>
 	}
 	r.mu.Unlock()
+	for _, db := range srv.ks.DBs {
+		var n [2]uint64
+		for i := 0; i < keyspace.NumShards; i++ {
+			n[0] += uint64(db.Len(i))
+			n[1] += uint64(db.Expires(i))
+		}
+		sink.sizes = append(sink.sizes, n)
+	}
 	sink.w = rdb.NewWriter(out, time.Now().Unix(), [2]string{"aof-base", "0"})
 	err := sink.functions(srv.scripts.sortedLibs())
 	st.err = err
