@@ -1,6 +1,8 @@
 package server
 
 import (
+	"sync/atomic"
+
 	"github.com/recached/recached/resp"
 	"github.com/recached/recached/server/keyspace"
 )
@@ -86,9 +88,18 @@ func (s *Session) readList(key []byte) (l *keyspace.List, wrong bool) {
 	return l, wrong
 }
 
+// applyListMaxListpackSize makes list-max-listpack-size the fill of the
+// lists created from then on, as Redis sets a quicklist's fill when it
+// creates it.
+var applyListMaxListpackSize = applyInt(func(l *liveConfig) *atomic.Int64 { return &l.listFill })
+
+// listFill returns list-max-listpack-size: what bounds the nodes of a new
+// list.
+func (s *Session) listFill() int { return int(s.srv.live.listFill.Load()) }
+
 // newList stores an empty list under key and returns it.
 func (s *Session) newList(key []byte) *keyspace.List {
-	l := keyspace.NewList()
+	l := keyspace.NewList(s.listFill())
 	s.db.Set(key, &keyspace.Entry{Obj: l, Atime: s.srv.ks.Clock()})
 	return l
 }
@@ -391,8 +402,9 @@ func cmdLRange(s *Session) {
 		return
 	}
 	s.W.Array(to - from + 1)
+	c := l.Cursor(from)
 	for i := from; i <= to; i++ {
-		s.W.Bulk(l.At(i))
+		s.W.Bulk(c.Next())
 	}
 }
 
@@ -538,14 +550,18 @@ func cmdLInsert(s *Session) {
 		return
 	}
 	pivot := s.Args[3]
-	for i := 0; i < l.Len(); i++ {
-		if string(l.At(i)) != string(pivot) {
-			continue
+	at := -1
+	l.Iter(0, false, func(i int, v []byte) bool {
+		if string(v) == string(pivot) {
+			at = i
 		}
+		return at < 0
+	})
+	if at >= 0 {
 		if after {
-			i++
+			at++
 		}
-		l.Insert(i, s.Args[4])
+		l.Insert(at, s.Args[4])
 		s.emitNamed(bLINSERT, s.Args[1:])
 		s.notify(notifyList, "linsert", key)
 		s.W.Int(int64(l.Len()))
@@ -612,26 +628,29 @@ func cmdLPos(s *Session) {
 	n := l.Len()
 	var found []int64
 	var matches int64
-	for idx := 0; idx < n && (maxlen == 0 || int64(idx) < maxlen); idx++ {
-		pos := idx
-		if fromTail {
-			pos = n - 1 - idx
+	start := 0
+	if fromTail {
+		start = n - 1
+	}
+	var idx int64
+	l.Iter(start, fromTail, func(pos int, v []byte) bool {
+		if maxlen != 0 && idx >= maxlen {
+			return false
 		}
-		if string(l.At(pos)) != string(elem) {
-			continue
+		idx++
+		if string(v) != string(elem) {
+			return true
 		}
 		matches++
 		if matches < rank {
-			continue
-		}
-		if count == -1 {
-			s.W.Int(int64(pos))
-			return
+			return true
 		}
 		found = append(found, int64(pos))
-		if count != 0 && matches-rank+1 >= count {
-			break
-		}
+		return count > 0 && matches-rank+1 < count || count == 0
+	})
+	if count == -1 && len(found) > 0 {
+		s.W.Int(found[0])
+		return
 	}
 	if count == -1 {
 		s.W.Null()
@@ -657,9 +676,9 @@ func (s *Session) moveOne(src []byte, sl *keyspace.List, dst []byte, de *keyspac
 	}
 	if string(src) == string(dst) {
 		if toFront {
-			sl.PushFrontOwned(v)
+			sl.PushFront(v)
 		} else {
-			sl.PushBackOwned(v)
+			sl.PushBack(v)
 		}
 		s.emit(bLMOVE, src, dst, whereWord(front), whereWord(toFront))
 		s.notifyMove(src, dst, front, toFront, false, false)
@@ -679,9 +698,9 @@ func (s *Session) moveOne(src []byte, sl *keyspace.List, dst []byte, de *keyspac
 	name := bRPUSH
 	if toFront {
 		name = bLPUSH
-		dl.PushFrontOwned(v)
+		dl.PushFront(v)
 	} else {
-		dl.PushBackOwned(v)
+		dl.PushBack(v)
 	}
 	s.emit(name, dst, v)
 	s.notifyMove(src, dst, front, toFront, emptied, de == nil)

@@ -190,7 +190,7 @@ func (s *Session) sort(readonly bool) {
 		}
 		return
 	}
-	l := keyspace.NewList()
+	l := keyspace.NewList(s.listFill())
 	for _, it := range out {
 		if len(gets) == 0 {
 			l.PushBack(it.elem)
@@ -214,7 +214,7 @@ func (s *Session) sortLoad(e *keyspace.Entry, dontSort, desc bool, start, end *i
 	switch o := e.Obj.(type) {
 	case *keyspace.List:
 		if dontSort {
-			return sortRange(o.Len(), desc, start, end, o.At)
+			return listRange(o, desc, start, end)
 		}
 		items = make([]sortItem, 0, o.Len())
 		o.Range(func(v []byte) bool {
@@ -256,6 +256,25 @@ func sortRange(n int, desc bool, start, end *int64, at func(i int) []byte) []sor
 		*end -= *start
 		*start = 0
 	}
+	return items
+}
+
+// listRange is sortRange for a list, walked once instead of indexed.
+func listRange(l *keyspace.List, desc bool, start, end *int64) []sortItem {
+	if *end < *start {
+		return nil
+	}
+	first, count := int(*start), int(*end-*start+1)
+	if desc {
+		first = l.Len() - 1 - first
+	}
+	items := make([]sortItem, 0, count)
+	l.Iter(first, desc, func(_ int, v []byte) bool {
+		items = append(items, sortItem{elem: v})
+		return len(items) < count
+	})
+	*end -= *start
+	*start = 0
 	return items
 }
 

@@ -44,6 +44,8 @@ type liveConfig struct {
 	// relistener moves the RESP listening sockets (port, bind); under
 	// cfgMu.
 	relistener Relistener
+	// listFill is list-max-listpack-size (cmd_list.go).
+	listFill atomic.Int64
 }
 
 // Output classes, in client-output-buffer-limit's order.

@@ -312,7 +312,7 @@ func configParamList() []*configParam {
 			set: func(c *Config, v string) { c.Loops, _ = strconv.Atoi(v) }},
 		intParam("auto-aof-rewrite-percentage", "", 0, 0, maxInt32, 100),
 		intParam("cluster-replica-validity-factor", "cluster-slave-validity-factor", 0, 0, maxInt32, 10),
-		intParam("list-max-listpack-size", "list-max-ziplist-size", 0, math.MinInt32, maxInt32, -2),
+		withApply(intParam("list-max-listpack-size", "list-max-ziplist-size", 0, math.MinInt32, maxInt32, -2), applyListMaxListpackSize),
 		withApply(intParam("tcp-keepalive", "", 0, 0, maxInt32, 300), applyKeepAlive),
 		intParam("cluster-migration-barrier", "", 0, 0, maxInt32, 1),
 		intParam("active-defrag-cycle-min", "", 0, 1, 99, 1),

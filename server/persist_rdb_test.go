@@ -200,7 +200,7 @@ func restoredText(e *keyspace.Entry) string {
 // TestRestoreReplay: the effects of RESTORE re-create every type from the
 // log after a crash, expiry included.
 func TestRestoreReplay(t *testing.T) {
-	l := keyspace.NewList()
+	l := keyspace.NewList(keyspace.ListMaxListpackSize)
 	set := keyspace.NewSet()
 	h := keyspace.NewHash()
 	z := keyspace.NewZSet()

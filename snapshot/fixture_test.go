@@ -27,7 +27,7 @@ func fixtureKeyspace() *keyspace.Keyspace {
 	db.SetString([]byte("bin\x00key"), []byte{0, 1, 2, 0xfe, 0xff}, false)
 	db.SetString([]byte("expiring"), []byte("until 2100"), false)
 	db.SetExpiry([]byte("expiring"), 4102444800000)
-	l := keyspace.NewList()
+	l := keyspace.NewList(keyspace.ListMaxListpackSize)
 	for _, v := range []string{"a", "b", "", "a"} {
 		l.PushBack([]byte(v))
 	}

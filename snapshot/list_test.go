@@ -10,12 +10,12 @@ import (
 // addSampleLists adds list values to the sample keyspace: a short one with
 // an empty and a binary element, and a long one.
 func addSampleLists(db *keyspace.DB) {
-	l := keyspace.NewList()
+	l := keyspace.NewList(keyspace.ListMaxListpackSize)
 	for _, v := range []string{"first", "", "\x00\xff", "last"} {
 		l.PushBack([]byte(v))
 	}
 	db.Set([]byte("list"), &keyspace.Entry{Obj: l})
-	long := keyspace.NewList()
+	long := keyspace.NewList(keyspace.ListMaxListpackSize)
 	for i := 0; i < 5000; i++ {
 		long.PushBack([]byte(strconv.Itoa(i)))
 	}

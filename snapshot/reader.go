@@ -560,7 +560,7 @@ func (r *Reader) list() (keyspace.Object, error) {
 	if n == 0 {
 		return nil, r.corrupt("empty list")
 	}
-	l := keyspace.NewList()
+	l := keyspace.NewList(keyspace.ListMaxListpackSize)
 	for i := 0; i < n; i++ {
 		v, err := r.bin("list element")
 		if err != nil {

@@ -1,23 +1,34 @@
 package keyspace
 
-// List is a Redis list: a double-ended queue of byte strings. It is a ring
-// buffer whose capacity is a power of two, so that pushes and pops at both
-// ends are O(1) and indexing (LINDEX, LRANGE) is one mask away.
+import "slices"
+
+// ListMaxListpackSize is Redis 7.0's default list-max-listpack-size (-2:
+// nodes of up to 8 KB): the fill loaders give the lists they build, as the
+// server's CONFIG value is not theirs to read.
+const ListMaxListpackSize = -2
+
+// List is a Redis list: a double-ended queue of byte strings, kept as
+// Redis 7.0 keeps every list, a quicklist: a sequence of nodes, each of
+// them one byte slice holding its elements packed one after the other
+// (list_node.go), no Go object per element and nothing for the collector
+// to scan but the nodes. fill, list-max-listpack-size when the list was
+// created (as in Redis), bounds a node: a positive fill is a number of
+// elements, -1 to -5 a size of 4 to 64 KB.
 //
-// The list owns its elements: the pushing methods copy their argument,
-// except the Owned variants, which take the slice they are given.
+// Pushes and pops at both ends touch one node; indexing (LINDEX, LSET)
+// walks the nodes' counts, then one node's elements from its nearer end.
 type List struct {
-	buf  [][]byte // ring storage; len(buf) is 0 or a power of two
-	head int      // index in buf of the first element
-	n    int      // number of elements
-	size int      // total bytes of the elements
+	nodes []listNode // head first; none is empty
+	n     int        // number of elements
+	size  int        // bytes of the nodes' packed data
+	fill  int32
 }
 
-// minListCap is the smallest ring a non-empty list allocates.
-const minListCap = 4
-
-// NewList returns an empty list.
-func NewList() *List { return &List{} }
+// NewList returns an empty list whose nodes fill (list-max-listpack-size)
+// bounds.
+func NewList(fill int) *List {
+	return &List{fill: int32(max(min(fill, 1<<30), -5))}
+}
 
 // Type reports TypeList.
 func (l *List) Type() Type { return TypeList }
@@ -29,85 +40,148 @@ func (l *List) Encoding() string { return "quicklist" }
 // Len returns the number of elements.
 func (l *List) Len() int { return l.n }
 
-// Bytes returns the total size of the elements in bytes.
-func (l *List) Bytes() int { return l.size }
-
 // MemoryUsage estimates the bytes the value takes, in the spirit of Redis's
-// MEMORY USAGE for a quicklist: the list header, one node per 8 KB of
-// listpack, and each element with its listpack overhead.
+// MEMORY USAGE for a quicklist: the list header, its nodes and their
+// packed elements.
 func (l *List) MemoryUsage() int64 {
-	const quicklistHeader, nodeHeader, nodeSize = 40, 32, 8 << 10
-	data := int64(l.size) + 2*int64(l.n)
-	nodes := data/nodeSize + 1
-	return quicklistHeader + nodes*(nodeHeader+7) + data
+	return 48 + int64(cap(l.nodes))*32 + int64(l.size)
+}
+
+// fits reports whether nd may take one more element of sz packed bytes, as
+// Redis's _quicklistNodeAllowInsert decides: an empty node takes anything;
+// with a positive fill a node holds at most fill elements and 8 KB, with a
+// negative one at most 4 KB << (-fill-1).
+func (l *List) fits(nd *listNode, sz int) bool {
+	if nd.n == 0 {
+		return true
+	}
+	total := len(nd.b) + sz
+	if l.fill >= 0 {
+		return int(nd.n)+1 <= int(l.fill) && total <= 8192
+	}
+	return total <= 4096<<(-l.fill-1)
+}
+
+// locate returns the node holding element i, 0 <= i < Len(), the offset of
+// the element in it and the element's index in the node.
+func (l *List) locate(i int) (ni, off, j int) {
+	if i < l.n/2 {
+		for ni = 0; i >= int(l.nodes[ni].n); ni++ {
+			i -= int(l.nodes[ni].n)
+		}
+	} else {
+		back := l.n - 1 - i // elements after i
+		for ni = len(l.nodes) - 1; back >= int(l.nodes[ni].n); ni-- {
+			back -= int(l.nodes[ni].n)
+		}
+		i = int(l.nodes[ni].n) - 1 - back
+	}
+	return ni, l.nodes[ni].offset(i), i
 }
 
 // At returns element i (0 is the head). i must be in [0, Len()). The slice
-// belongs to the list.
-func (l *List) At(i int) []byte { return l.buf[(l.head+i)&(len(l.buf)-1)] }
+// belongs to the list and is valid until the list changes.
+func (l *List) At(i int) []byte {
+	ni, off, _ := l.locate(i)
+	v, _ := entryAt(l.nodes[ni].b, off)
+	return v
+}
 
 // Set replaces element i with a copy of v.
 func (l *List) Set(i int, v []byte) {
-	p := &l.buf[(l.head+i)&(len(l.buf)-1)]
-	l.size += len(v) - len(*p)
-	*p = clone(v)
+	ni, off, _ := l.locate(i)
+	nd := &l.nodes[ni]
+	_, end := entryAt(nd.b, off)
+	before := len(nd.b)
+	nd.splice(off, end, v)
+	l.size += len(nd.b) - before
 }
 
 // PushBack appends a copy of v at the tail.
-func (l *List) PushBack(v []byte) { l.PushBackOwned(clone(v)) }
-
-// PushFront inserts a copy of v at the head.
-func (l *List) PushFront(v []byte) { l.PushFrontOwned(clone(v)) }
-
-// PushBackOwned appends v at the tail; the list keeps v itself.
-func (l *List) PushBackOwned(v []byte) {
-	l.grow()
-	l.buf[(l.head+l.n)&(len(l.buf)-1)] = v
+func (l *List) PushBack(v []byte) {
+	k := len(l.nodes)
+	if k == 0 || !l.fits(&l.nodes[k-1], packedSize(len(v))) {
+		l.nodes = append(l.nodes, listNode{})
+		k++
+	}
+	nd := &l.nodes[k-1]
+	before := len(nd.b)
+	nd.splice(len(nd.b), len(nd.b), v)
+	l.size += len(nd.b) - before
 	l.n++
-	l.size += len(v)
 }
 
-// PushFrontOwned inserts v at the head; the list keeps v itself.
-func (l *List) PushFrontOwned(v []byte) {
-	l.grow()
-	l.head = (l.head - 1) & (len(l.buf) - 1)
-	l.buf[l.head] = v
+// PushFront inserts a copy of v at the head.
+func (l *List) PushFront(v []byte) {
+	if len(l.nodes) == 0 || !l.fits(&l.nodes[0], packedSize(len(v))) {
+		l.nodes = slices.Insert(l.nodes, 0, listNode{})
+	}
+	nd := &l.nodes[0]
+	before := len(nd.b)
+	nd.splice(0, 0, v)
+	l.size += len(nd.b) - before
 	l.n++
-	l.size += len(v)
 }
 
 // PopFront removes and returns the head element, nil when the list is
-// empty. The caller owns the returned slice.
+// empty. The caller owns the returned slice: the node gives up the bytes
+// before its new head and never writes them again.
 func (l *List) PopFront() []byte {
 	if l.n == 0 {
 		return nil
 	}
-	v := l.buf[l.head]
-	l.buf[l.head] = nil
-	l.head = (l.head + 1) & (len(l.buf) - 1)
+	nd := &l.nodes[0]
+	v, next := entryAt(nd.b, 0)
+	nd.b = nd.b[next:]
+	nd.gone += int32(next)
+	nd.n--
+	l.size -= next
 	l.n--
-	l.size -= len(v)
-	l.shrink()
+	if nd.n == 0 {
+		l.dropNode(0)
+	} else {
+		nd.shrink()
+	}
 	return v
 }
 
 // PopBack removes and returns the tail element, nil when the list is empty.
-// The caller owns the returned slice.
+// The caller owns the returned slice, a copy.
 func (l *List) PopBack() []byte {
 	if l.n == 0 {
 		return nil
 	}
-	i := (l.head + l.n - 1) & (len(l.buf) - 1)
-	v := l.buf[i]
-	l.buf[i] = nil
+	k := len(l.nodes) - 1
+	nd := &l.nodes[k]
+	v, start := entryBefore(nd.b, len(nd.b))
+	v = clone(v)
+	l.size -= len(nd.b) - start
+	nd.b = nd.b[:start]
+	nd.n--
 	l.n--
-	l.size -= len(v)
-	l.shrink()
+	if nd.n == 0 {
+		l.dropNode(k)
+	} else {
+		nd.shrink()
+	}
 	return v
 }
 
-// Insert puts a copy of v at position i, 0 <= i <= Len(), shifting the
-// shorter side of the list by one.
+// dropNode removes node k, which the caller has emptied.
+func (l *List) dropNode(k int) {
+	switch {
+	case len(l.nodes) == 1:
+		l.nodes = nil
+	case k == 0:
+		l.nodes[0] = listNode{}
+		l.nodes = l.nodes[1:]
+	default:
+		l.nodes = slices.Delete(l.nodes, k, k+1)
+	}
+}
+
+// Insert puts a copy of v at position i, 0 <= i <= Len(). A node too full
+// to take it is split at the position.
 func (l *List) Insert(i int, v []byte) {
 	if i >= l.n {
 		l.PushBack(v)
@@ -117,161 +191,251 @@ func (l *List) Insert(i int, v []byte) {
 		l.PushFront(v)
 		return
 	}
-	c := clone(v)
-	l.grow()
-	mask := len(l.buf) - 1
-	if i < l.n/2 {
-		// Move the head and elements before i one slot to the left.
-		l.head = (l.head - 1) & mask
-		for j := 0; j < i; j++ {
-			l.buf[(l.head+j)&mask] = l.buf[(l.head+j+1)&mask]
-		}
-	} else {
-		for j := l.n; j > i; j-- {
-			l.buf[(l.head+j)&mask] = l.buf[(l.head+j-1)&mask]
+	ni, off, j := l.locate(i)
+	sz := packedSize(len(v))
+	if j == 0 && l.fits(&l.nodes[ni-1], sz) {
+		// Append to the previous node instead.
+		ni, off = ni-1, len(l.nodes[ni-1].b)
+	} else if !l.fits(&l.nodes[ni], sz) {
+		nd := &l.nodes[ni]
+		right := listNode{b: slices.Clone(nd.b[off:]), n: nd.n - int32(j)}
+		nd.b, nd.n = slices.Clip(nd.b[:off]), int32(j)
+		if j == 0 {
+			// An empty left part takes v alone.
+			l.nodes[ni] = right
+			l.nodes = slices.Insert(l.nodes, ni, listNode{})
+			off = 0
+		} else {
+			l.nodes = slices.Insert(l.nodes, ni+1, right)
 		}
 	}
-	l.buf[(l.head+i)&mask] = c
+	nd := &l.nodes[ni]
+	before := len(nd.b)
+	nd.splice(off, off, v)
+	l.size += len(nd.b) - before
 	l.n++
-	l.size += len(c)
 }
 
 // Trim keeps elements [start, stop] (inclusive, 0 <= start <= stop < Len())
 // and drops the rest.
 func (l *List) Trim(start, stop int) {
-	for l.n > stop+1 {
-		l.PopBack()
+	l.dropBack(l.n - 1 - stop)
+	l.dropFront(start)
+}
+
+// dropFront removes the first k elements.
+func (l *List) dropFront(k int) {
+	for k > 0 {
+		nd := &l.nodes[0]
+		if int(nd.n) <= k {
+			k -= int(nd.n)
+			l.n -= int(nd.n)
+			l.size -= len(nd.b)
+			l.dropNode(0)
+			continue
+		}
+		off := nd.offset(k)
+		l.size -= off
+		nd.b, nd.gone = slices.Clone(nd.b[off:]), 0
+		nd.n -= int32(k)
+		l.n -= k
+		return
 	}
-	for k := 0; k < start; k++ {
-		l.PopFront()
+}
+
+// dropBack removes the last k elements.
+func (l *List) dropBack(k int) {
+	for k > 0 {
+		last := len(l.nodes) - 1
+		nd := &l.nodes[last]
+		if int(nd.n) <= k {
+			k -= int(nd.n)
+			l.n -= int(nd.n)
+			l.size -= len(nd.b)
+			l.dropNode(last)
+			continue
+		}
+		off := nd.offset(int(nd.n) - k)
+		l.size -= len(nd.b) - off
+		nd.b = nd.b[:off]
+		nd.n -= int32(k)
+		l.n -= k
+		nd.shrink()
+		return
 	}
 }
 
 // Clear removes every element.
 func (l *List) Clear() {
-	l.buf, l.head, l.n, l.size = nil, 0, 0, 0
+	l.nodes, l.n, l.size = nil, 0, 0
 }
 
 // Remove deletes elements equal to v and returns how many it deleted, as
 // LREM does: count > 0 deletes up to count matches from the head, count < 0
 // up to -count from the tail, count == 0 every match.
 func (l *List) Remove(count int64, v []byte) int64 {
+	// The matches to delete are the ones numbered [skip, skip+limit) from
+	// the head: from the tail, the last -count of them.
+	limit, skip := count, int64(0)
+	if count <= 0 {
+		var total int64
+		l.Iter(0, false, func(_ int, e []byte) bool {
+			if string(e) == string(v) {
+				total++
+			}
+			return true
+		})
+		limit = total
+		if count < 0 && -count > 0 && -count < total { // -minimum int64 stays negative: all
+			limit = -count
+			skip = total - limit
+		}
+	}
+	var seen, removed int64
+	kept := l.nodes[:0]
+	for _, nd := range l.nodes {
+		var out listNode
+		changed := false
+		for off := 0; off < len(nd.b); {
+			e, next := entryAt(nd.b, off)
+			match := string(e) == string(v) && removed < limit
+			if match {
+				seen++
+				match = seen > skip
+			}
+			if match {
+				if !changed {
+					out.b = append(make([]byte, 0, len(nd.b)), nd.b[:off]...)
+					changed = true
+				}
+				removed++
+			} else {
+				if changed {
+					out.b = append(out.b, nd.b[off:next]...)
+				}
+				out.n++
+			}
+			off = next
+		}
+		if !changed {
+			out = nd
+		}
+		if out.n > 0 {
+			out.shrink()
+			kept = append(kept, out)
+		}
+	}
+	clear(l.nodes[len(kept):])
+	l.nodes = kept
+	l.n -= int(removed)
+	l.size = 0
+	for _, nd := range l.nodes {
+		l.size += len(nd.b)
+	}
 	if l.n == 0 {
-		return 0
+		l.nodes = nil
 	}
-	mask := len(l.buf) - 1
-	limit := count
-	if limit < 0 {
-		limit = -limit
-	}
-	if limit < 0 { // count was the minimum int64
-		limit = 1<<63 - 1
-	}
-	var removed int64
-	if count >= 0 {
-		// Compact towards the head, walking forwards.
-		w := 0
-		for r := 0; r < l.n; r++ {
-			e := l.buf[(l.head+r)&mask]
-			if (count == 0 || removed < limit) && string(e) == string(v) {
-				removed++
-				l.size -= len(e)
-				continue
-			}
-			l.buf[(l.head+w)&mask] = e
-			w++
-		}
-		for j := w; j < l.n; j++ {
-			l.buf[(l.head+j)&mask] = nil
-		}
-		l.n = w
-	} else {
-		// Compact towards the tail, walking backwards.
-		w := l.n - 1
-		for r := l.n - 1; r >= 0; r-- {
-			e := l.buf[(l.head+r)&mask]
-			if removed < limit && string(e) == string(v) {
-				removed++
-				l.size -= len(e)
-				continue
-			}
-			l.buf[(l.head+w)&mask] = e
-			w--
-		}
-		gap := w + 1
-		for j := 0; j < gap; j++ {
-			l.buf[(l.head+j)&mask] = nil
-		}
-		l.head = (l.head + gap) & mask
-		l.n -= gap
-	}
-	l.shrink()
 	return removed
 }
 
 // Range calls fn for each element from head to tail until fn returns false.
-// The slices belong to the list.
+// The slices belong to the list; fn must not modify it.
 func (l *List) Range(fn func(v []byte) bool) {
-	mask := len(l.buf) - 1
-	for i := 0; i < l.n; i++ {
-		if !fn(l.buf[(l.head+i)&mask]) {
-			return
+	for _, nd := range l.nodes {
+		for off := 0; off < len(nd.b); {
+			v, next := entryAt(nd.b, off)
+			if !fn(v) {
+				return
+			}
+			off = next
 		}
 	}
+}
+
+// Iter calls fn with the position and value of each element from position
+// i, 0 <= i < Len(), towards the tail, or with reverse towards the head,
+// until fn returns false. The slices belong to the list; fn must not
+// modify it.
+func (l *List) Iter(i int, reverse bool, fn func(pos int, v []byte) bool) {
+	if i < 0 || i >= l.n {
+		return
+	}
+	ni, off, _ := l.locate(i)
+	if !reverse {
+		for ; ni < len(l.nodes); ni, off = ni+1, 0 {
+			b := l.nodes[ni].b
+			for off < len(b) {
+				v, next := entryAt(b, off)
+				if !fn(i, v) {
+					return
+				}
+				i++
+				off = next
+			}
+		}
+		return
+	}
+	_, end := entryAt(l.nodes[ni].b, off)
+	for {
+		b := l.nodes[ni].b
+		for end > 0 {
+			v, start := entryBefore(b, end)
+			if !fn(i, v) {
+				return
+			}
+			i--
+			end = start
+		}
+		if ni == 0 {
+			return
+		}
+		ni--
+		end = len(l.nodes[ni].b)
+	}
+}
+
+// ListCursor walks a list from a position towards the tail, without a
+// call per element: LRANGE's loop.
+type ListCursor struct {
+	l   *List
+	ni  int
+	b   []byte // node ni's elements
+	off int
+}
+
+// Cursor returns a cursor at element i, 0 <= i < Len().
+func (l *List) Cursor(i int) ListCursor {
+	ni, off, _ := l.locate(i)
+	return ListCursor{l: l, ni: ni, b: l.nodes[ni].b, off: off}
+}
+
+// Next returns the element at the cursor and moves past it. The caller
+// stops at the tail; the slice belongs to the list and is valid until the
+// list changes.
+func (c *ListCursor) Next() []byte {
+	if c.off == len(c.b) {
+		c.ni++
+		c.b, c.off = c.l.nodes[c.ni].b, 0
+	}
+	b, off := c.b, c.off
+	if n := int(b[off]); n < 0x80 {
+		end := off + 1 + n
+		c.off = end + 1
+		return b[off+1 : end : end]
+	}
+	v, next := entryAt(b, off)
+	c.off = next
+	return v
 }
 
 // Copy returns a deep copy of the list.
 func (l *List) Copy() Object {
-	c := &List{size: l.size, n: l.n}
-	if l.n == 0 {
-		return c
-	}
-	c.buf = make([][]byte, ringSize(l.n))
-	mask := len(l.buf) - 1
-	for i := 0; i < l.n; i++ {
-		c.buf[i] = clone(l.buf[(l.head+i)&mask])
-	}
-	return c
-}
-
-// grow makes room for one more element.
-func (l *List) grow() {
-	if l.n < len(l.buf) {
-		return
-	}
-	l.resize(max(minListCap, 2*len(l.buf)))
-}
-
-// shrink halves the ring while it is less than a quarter full.
-func (l *List) shrink() {
-	if l.n == 0 {
-		l.buf, l.head = nil, 0
-		return
-	}
-	if len(l.buf) > 64 && l.n < len(l.buf)/4 {
-		l.resize(len(l.buf) / 2)
-	}
-}
-
-// resize moves the elements into a ring of size c, head first.
-func (l *List) resize(c int) {
-	nb := make([][]byte, c)
+	c := &List{n: l.n, size: l.size, fill: l.fill}
 	if l.n > 0 {
-		mask := len(l.buf) - 1
-		first := copy(nb, l.buf[l.head:min(len(l.buf), l.head+l.n)])
-		if first < l.n {
-			copy(nb[first:], l.buf[:(l.head+l.n)&mask])
+		c.nodes = make([]listNode, len(l.nodes))
+		for i, nd := range l.nodes {
+			c.nodes[i] = listNode{b: slices.Clone(nd.b), n: nd.n}
 		}
-	}
-	l.buf, l.head = nb, 0
-}
-
-// ringSize returns the smallest power of two, at least minListCap, that
-// holds n elements.
-func ringSize(n int) int {
-	c := minListCap
-	for c < n {
-		c *= 2
 	}
 	return c
 }

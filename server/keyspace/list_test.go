@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -28,15 +31,76 @@ func checkList(t *testing.T, step string, l *List, model []string) {
 	if l.Len() != len(model) {
 		t.Fatalf("%s: Len %d, want %d", step, l.Len(), len(model))
 	}
-	size := 0
-	for i, v := range model {
-		size += len(v)
-		if string(l.At(i)) != v {
-			t.Fatalf("%s: At(%d) = %q, want %q", step, i, l.At(i), v)
+	for i := 0; i < len(model); i += 1 + len(model)/16 {
+		if string(l.At(i)) != model[i] {
+			t.Fatalf("%s: At(%d) = %q, want %q", step, i, l.At(i), model[i])
 		}
 	}
-	if l.Bytes() != size {
-		t.Fatalf("%s: Bytes %d, want %d", step, l.Bytes(), size)
+	if n := len(model); n > 0 && string(l.At(n-1)) != model[n-1] {
+		t.Fatalf("%s: At(%d) = %q, want %q", step, n-1, l.At(n-1), model[n-1])
+	}
+	checkNodes(t, step, l)
+	if len(model) == 0 {
+		return
+	}
+	// Iter from a few positions, both ways.
+	for _, from := range []int{0, len(model) / 3, len(model) - 1} {
+		var fwd, rev []string
+		l.Iter(from, false, func(pos int, v []byte) bool {
+			if pos != from+len(fwd) {
+				t.Fatalf("%s: Iter from %d gave position %d", step, from, pos)
+			}
+			fwd = append(fwd, string(v))
+			return true
+		})
+		l.Iter(from, true, func(pos int, v []byte) bool {
+			if pos != from-len(rev) {
+				t.Fatalf("%s: reverse Iter from %d gave position %d", step, from, pos)
+			}
+			rev = append(rev, string(v))
+			return true
+		})
+		slices.Reverse(rev)
+		if !slices.Equal(fwd, model[from:]) || !slices.Equal(rev, model[:from+1]) {
+			t.Fatalf("%s: Iter from %d: %q and %q", step, from, fwd, rev)
+		}
+	}
+}
+
+// checkNodes checks the quicklist's invariants: no empty node, the counts
+// and sizes add up, every node walks the same forwards and backwards, and
+// no node holds more than the fill allows unless one element alone does.
+func checkNodes(t *testing.T, step string, l *List) {
+	t.Helper()
+	n, size := 0, 0
+	for k, nd := range l.nodes {
+		if nd.n == 0 {
+			t.Fatalf("%s: node %d is empty", step, k)
+		}
+		var fwd []string
+		for off := 0; off < len(nd.b); {
+			v, next := entryAt(nd.b, off)
+			fwd = append(fwd, string(v))
+			off = next
+		}
+		var rev []string
+		for end := len(nd.b); end > 0; {
+			v, start := entryBefore(nd.b, end)
+			rev = append(rev, string(v))
+			end = start
+		}
+		slices.Reverse(rev)
+		if len(fwd) != int(nd.n) || !slices.Equal(fwd, rev) {
+			t.Fatalf("%s: node %d of count %d walks as %q and %q", step, k, nd.n, fwd, rev)
+		}
+		if l.fill > 0 && nd.n > l.fill {
+			t.Fatalf("%s: node %d holds %d elements, fill %d", step, k, nd.n, l.fill)
+		}
+		n += int(nd.n)
+		size += len(nd.b)
+	}
+	if n != l.n || size != l.size {
+		t.Fatalf("%s: nodes hold %d elements and %d bytes, list says %d and %d", step, n, size, l.n, l.size)
 	}
 }
 
@@ -132,7 +196,7 @@ func TestListOperations(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			l := NewList()
+			l := NewList(ListMaxListpackSize)
 			tc.run(l)
 			checkList(t, tc.name, l, tc.want)
 		})
@@ -140,14 +204,25 @@ func TestListOperations(t *testing.T) {
 }
 
 // TestListModel runs random operations on a list and on a slice and
-// compares them after each step, wrapping the ring around many times.
+// compares them after each step, for fills that make one node, nodes of a
+// few elements and nodes of a few hundred bytes, with elements whose
+// lengths take one and two bytes to pack.
 func TestListModel(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	l := NewList()
+	for _, fill := range []int{-2, -1, 1, 2, 3, 16} {
+		t.Run(fmt.Sprint("fill=", fill), func(t *testing.T) { listModel(t, fill) })
+	}
+}
+
+func listModel(t *testing.T, fill int) {
+	rng := rand.New(rand.NewPCG(1, uint64(fill+10)))
+	l := NewList(fill)
 	var model []string
-	for step := 0; step < 20000; step++ {
+	for step := 0; step < 6000; step++ {
 		v := fmt.Sprint(rng.IntN(50))
-		op := rng.IntN(9)
+		if rng.IntN(8) == 0 {
+			v += strings.Repeat("x", rng.IntN(300))
+		}
+		op := rng.IntN(10)
 		switch {
 		case op == 0 || op == 1:
 			l.PushBack([]byte(v))
@@ -182,6 +257,10 @@ func TestListModel(t *testing.T) {
 			b := a + rng.IntN(len(model)-a)
 			l.Trim(a, b)
 			model = model[a : b+1]
+		case op == 9 && len(model) > 0:
+			i := rng.IntN(len(model))
+			l.Set(i, []byte(v))
+			model[i] = v
 		}
 		checkList(t, fmt.Sprintf("step %d", step), l, model)
 	}
@@ -221,7 +300,7 @@ func removeModel(m *[]string, count int64, v string) int64 {
 }
 
 func TestListCopiesElements(t *testing.T) {
-	l := NewList()
+	l := NewList(ListMaxListpackSize)
 	buf := []byte("abc")
 	l.PushBack(buf)
 	l.PushFront(buf)
@@ -239,15 +318,15 @@ func TestListCopiesElements(t *testing.T) {
 }
 
 func TestListShrinks(t *testing.T) {
-	l := NewList()
+	l := NewList(ListMaxListpackSize)
 	for i := 0; i < 10000; i++ {
 		l.PushBack([]byte("x"))
 	}
 	for i := 0; i < 9990; i++ {
 		l.PopFront()
 	}
-	if len(l.buf) > 64 {
-		t.Fatalf("ring of %d slots for %d elements", len(l.buf), l.Len())
+	if len(l.nodes) != 1 || cap(l.nodes[0].b) > 64 {
+		t.Fatalf("%d nodes, the first of %d bytes, for %d elements", len(l.nodes), cap(l.nodes[0].b), l.Len())
 	}
 	if l.MemoryUsage() <= 0 {
 		t.Fatal("no memory usage")
@@ -255,7 +334,7 @@ func TestListShrinks(t *testing.T) {
 }
 
 func BenchmarkListPushPop(b *testing.B) {
-	l := NewList()
+	l := NewList(ListMaxListpackSize)
 	v := []byte("value")
 	for i := 0; i < b.N; i++ {
 		l.PushBack(v)
@@ -266,7 +345,7 @@ func BenchmarkListPushPop(b *testing.B) {
 }
 
 func BenchmarkListAt(b *testing.B) {
-	l := NewList()
+	l := NewList(ListMaxListpackSize)
 	for i := 0; i < 600; i++ {
 		l.PushBack(bytes.Repeat([]byte("x"), 3))
 	}
@@ -278,4 +357,111 @@ func BenchmarkListAt(b *testing.B) {
 		}
 	}
 	_ = n
+}
+
+// FuzzList drives a list and a slice model with the operations the input
+// spells, one byte each (with an element length and a fill from the
+// input), and checks every packed node walks the same both ways and
+// agrees with the model: the packed encoder and decoder on arbitrary
+// element sizes and node boundaries.
+func FuzzList(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7}, int8(-2))
+	f.Add([]byte{0, 0, 0, 0, 6, 6, 7, 3, 3, 5, 200, 130, 4}, int8(2))
+	f.Add([]byte{1, 1, 1, 129, 0, 255, 2, 2, 8, 9}, int8(1))
+	f.Add([]byte{}, int8(0))
+	f.Fuzz(func(t *testing.T, ops []byte, fill int8) {
+		l := NewList(int(fill))
+		var model []string
+		for k, op := range ops {
+			if k > 300 {
+				break
+			}
+			// The element's length comes from the op's high bits: up to
+			// 200 bytes, so that lengths take one or two bytes to pack.
+			v := strings.Repeat(string(rune('a'+k%26)), int(op>>4)*13+k%3)
+			i := 0
+			if len(model) > 0 {
+				i = int(op) % len(model)
+			}
+			switch op % 10 {
+			case 0, 1:
+				l.PushBack([]byte(v))
+				model = append(model, v)
+			case 2:
+				l.PushFront([]byte(v))
+				model = slices.Insert(model, 0, v)
+			case 3:
+				if got, want := l.PopFront(), first(model); string(got) != want {
+					t.Fatalf("op %d: PopFront %q, want %q", k, got, want)
+				}
+				if len(model) > 0 {
+					model = model[1:]
+				}
+			case 4:
+				if len(model) > 0 {
+					if got := l.PopBack(); string(got) != model[len(model)-1] {
+						t.Fatalf("op %d: PopBack %q", k, got)
+					}
+					model = model[:len(model)-1]
+				}
+			case 5:
+				l.Insert(i, []byte(v))
+				model = slices.Insert(model, i, v)
+			case 6:
+				if len(model) > 0 {
+					l.Set(i, []byte(v))
+					model[i] = v
+				}
+			case 7:
+				if len(model) > 0 {
+					want := removeModel(&model, int64(op%5)-2, model[i])
+					if got := l.Remove(int64(op%5)-2, l.At(i)); got != want {
+						t.Fatalf("op %d: Remove %d, want %d", k, got, want)
+					}
+				}
+			case 8:
+				if len(model) > 0 {
+					stop := i + (len(model)-i)/2
+					l.Trim(i/2, stop)
+					model = model[i/2 : stop+1]
+				}
+			case 9:
+				l = l.Copy().(*List)
+			}
+			checkList(t, fmt.Sprint("op ", k), l, model)
+		}
+	})
+}
+
+// first returns the first element of m, "" when it is empty.
+func first(m []string) string {
+	if len(m) == 0 {
+		return ""
+	}
+	return m[0]
+}
+
+// BenchmarkSmallListBytes reports the heap bytes per list of 10 short
+// elements pushed one RPUSH at a time, the memory row, without the
+// key's entry.
+func BenchmarkSmallListBytes(b *testing.B) {
+	const n = 10000
+	lists := make([]*List, n)
+	var before, after runtime.MemStats
+	for range b.N {
+		clear(lists)
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for i := range lists {
+			l := NewList(ListMaxListpackSize)
+			for j := range 10 {
+				l.PushBack([]byte("item:" + strconv.Itoa(i*10+j)))
+			}
+			lists[i] = l
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+	}
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "B/list")
+	runtime.KeepAlive(lists)
 }

@@ -380,15 +380,15 @@ func (ks *Keyspace) SetIdle(e *Entry, idle uint32) {
 
 // FreeEffort is how many allocations freeing e's value takes, as Redis's
 // lazyfreeGetFreeEffort counts them: a hash table's or skip list's
-// elements, a list's nodes (a quicklist node of 8 KB holds about 128 short
-// elements here), a stream's nodes plus, per consumer group, one and the
-// first group's pending entries; 1 for a string or a compact encoding.
+// elements, a list's nodes, a stream's nodes plus, per consumer group,
+// one and the first group's pending entries; 1 for a string or a compact
+// encoding.
 // Redis frees a value off its event loop (lazyfreed_objects) when the
 // effort is over 64.
 func FreeEffort(e *Entry) int {
 	switch o := e.Obj.(type) {
 	case *List:
-		return o.Len()/128 + 1
+		return max(len(o.nodes), 1)
 	case *Set:
 		if o.Encoding() == "hashtable" {
 			return o.Len()

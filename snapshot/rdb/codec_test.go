@@ -267,7 +267,7 @@ func corpus(t testing.TB) []byte {
 	if err := w.SelectDB(0, 6, 1); err != nil {
 		t.Fatal(err)
 	}
-	l := keyspace.NewList()
+	l := keyspace.NewList(keyspace.ListMaxListpackSize)
 	s := keyspace.NewSet()
 	bigSet := keyspace.NewSet()
 	h := keyspace.NewHash()

@@ -28,7 +28,7 @@ func (d *dec) value(t byte, e *keyspace.Entry) error {
 		return d.err
 	case TypeList:
 		n := d.count("list", 1)
-		l := keyspace.NewList()
+		l := keyspace.NewList(keyspace.ListMaxListpackSize)
 		for i := 0; i < n && d.err == nil; i++ {
 			l.PushBack(d.str("list element"))
 			d.ibuf = d.ibuf[:0]
@@ -139,7 +139,7 @@ func (d *dec) blobValue(t byte) keyspace.Object {
 	}
 	switch t {
 	case TypeListZiplist:
-		l := keyspace.NewList()
+		l := keyspace.NewList(keyspace.ListMaxListpackSize)
 		for _, v := range elems {
 			l.PushBack(v)
 		}
@@ -186,7 +186,7 @@ func (d *dec) blobValue(t byte) keyspace.Object {
 // kind and a listpack or one plain element (type 18).
 func (d *dec) quicklist(t byte) keyspace.Object {
 	n := d.count("quicklist", 2)
-	l := keyspace.NewList()
+	l := keyspace.NewList(keyspace.ListMaxListpackSize)
 	elems := d.elems[:0]
 	defer func() { d.elems = elems[:0] }()
 	for i := 0; i < n && d.err == nil; i++ {
