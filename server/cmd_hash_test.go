@@ -216,3 +216,23 @@ func TestHashLimitsFromConfig(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkHSetTable is redis-benchmark's HSET: random fields of one hash
+// in the hashtable encoding.
+func BenchmarkHSetTable(b *testing.B) {
+	s := plainSession(b)
+	const fields = 100000
+	args := make([][][]byte, 1024)
+	for i := range args {
+		args[i] = toArgs("HSET", "myhash", "element:"+strconv.Itoa(i*97%fields), "xxx")
+	}
+	for i := 0; i < fields; i++ {
+		run(s, "HSET", "myhash", "element:"+strconv.Itoa(i), "xxx")
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s.W.B = s.W.B[:0]
+		s.Exec(args[i&1023])
+	}
+}

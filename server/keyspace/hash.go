@@ -170,33 +170,38 @@ func (h *Hash) convert() {
 	h.lp, h.big = nil, t
 }
 
-// Fit encodes the hash as loading it under lim does in Redis: packed when
-// it has at most lim.Entries fields and none of its fields and values is
-// longer than lim.Value, a hash table otherwise. The loaders call it on
-// every hash they insert, and RESTORE on the one it stores.
+// Fit encodes the hash as Redis encodes it when it loads it under lim,
+// saved in its encoding: a packed hash (a listpack in Redis's file) is
+// converted when it has more than lim.Entries fields, whatever the
+// lengths; a hash table (a plain hash in the file) is packed when it has
+// at most lim.Entries fields and none of its fields and values is longer
+// than lim.Value. The loaders call it on every hash they insert, and
+// RESTORE on the one it stores.
 func (h *Hash) Fit(lim HashLimits) {
-	n := h.Len()
-	fits := n <= lim.Entries
-	if fits {
-		h.Range(func(f, v []byte) bool {
-			fits = len(f) <= lim.Value && len(v) <= lim.Value
-			return fits
-		})
-	}
-	switch {
-	case fits && h.big != nil:
-		size := 0
-		for _, e := range h.big.entries {
-			size += lpElemSize(fieldBytes(e.field)) + lpElemSize(e.value)
+	if h.big == nil {
+		if lpLen(h.lp) > lim.Entries {
+			h.convert()
 		}
-		lp := make([]byte, 0, size)
-		for _, e := range h.big.entries {
-			lp = lpSplice(lp, len(lp), len(lp), fieldBytes(e.field), e.value)
-		}
-		h.lp, h.big = lp, nil
-	case !fits && h.big == nil:
-		h.convert()
+		return
 	}
+	fits := len(h.big.entries) <= lim.Entries
+	size := 0
+	for i := 0; fits && i < len(h.big.entries); i++ {
+		e := &h.big.entries[i]
+		fits = len(e.field) <= lim.Value && len(e.value) <= lim.Value
+		size += lpElemSize(fieldBytes(e.field)) + lpElemSize(e.value)
+	}
+	if !fits {
+		return
+	}
+	lp := make([]byte, 0, size)
+	for _, e := range h.big.entries {
+		lp = lpSplice(lp, len(lp), len(lp), fieldBytes(e.field), e.value)
+	}
+	if len(lp) == 0 {
+		lp = nil
+	}
+	h.lp, h.big = lp, nil
 }
 
 // Delete removes field and reports whether it existed. A packed hash

@@ -151,17 +151,10 @@ func appendSet(b []byte, s *keyspace.Set) ([]byte, byte, error) {
 	return b, TypeSet, nil
 }
 
-// appendHash writes a listpack of fields and values when small, else the
-// plain encoding.
+// appendHash writes a packed hash as a listpack of fields and values and a
+// hash table in the plain encoding, as Redis writes each encoding.
 func appendHash(b []byte, h *keyspace.Hash) ([]byte, byte, error) {
-	small := h.Len() <= maxListpackEntries
-	if small {
-		h.Range(func(f, v []byte) bool {
-			small = len(f) <= maxListpackValue && len(v) <= maxListpackValue
-			return small
-		})
-	}
-	if small {
+	if h.Encoding() == "listpack" {
 		var lp lpWriter
 		lp.reset()
 		h.Range(func(f, v []byte) bool {

@@ -74,6 +74,9 @@ func (d *dec) value(t byte, e *keyspace.Entry) error {
 			}
 			d.ibuf = d.ibuf[:0]
 		}
+		// A plain hash was a hash table where it was saved: the keyspace
+		// packs it again only if it fits (keyspace.Hash.Fit).
+		h.Fit(keyspace.HashLimits{Entries: -1})
 		o = h
 	case TypeHashZipmap, TypeListZiplist, TypeSetIntset, TypeZSetZiplist, TypeHashZiplist, TypeHashListpack, TypeZSetListpack, TypeSetListpack:
 		o = d.blobValue(t)
@@ -173,8 +176,10 @@ func (d *dec) blobValue(t byte) keyspace.Object {
 			d.failAt(start, "hash of an odd number of elements")
 			return nil
 		}
+		// A listpack stays one, whatever its lengths, unless it has too
+		// many entries (keyspace.Hash.Fit).
 		h := keyspace.NewHash()
-		if h.SetPairs(elems, keyspace.DefaultHashLimits()) != len(elems)/2 {
+		if h.SetPairs(elems, keyspace.HashLimits{Entries: keyspace.DefaultHashLimits().Entries, Value: math.MaxInt}) != len(elems)/2 {
 			d.failAt(start, "duplicate hash field")
 			return nil
 		}
