@@ -125,6 +125,7 @@ func (srv *Server) setMaster(host string, port int) bool {
 		}
 		l.close()
 	}
+	srv.unblockAll()
 	l := newMasterLink(srv, host, port)
 	rs.link.Store(l)
 	srv.setReplicaofParam(host + " " + strconv.Itoa(port))
@@ -381,4 +382,28 @@ func (srv *Server) killMasterLink(addr, laddr string) bool {
 	}
 	c.Close()
 	return true
+}
+
+// errForceUnblocked is the reply of the clients a server turning replica
+// unblocks, in Redis's words.
+const errForceUnblocked = "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)"
+
+// unblockAll answers every blocked client (BLPOP, WAIT...) with
+// -UNBLOCKED, as Redis's disconnectAllBlockedClients when it becomes a
+// replica: what they wait for would now come from the master. Clients
+// held by CLIENT PAUSE are not blocked this way and stay held.
+func (srv *Server) unblockAll() {
+	reg := &srv.blocking
+	reg.mu.Lock()
+	ws := make([]*waiter, 0, len(reg.sessions))
+	for _, w := range reg.sessions {
+		ws = append(ws, w)
+	}
+	reg.mu.Unlock()
+	for _, w := range ws {
+		var wr resp.Writer
+		wr.Proto = w.proto
+		wr.Error(errForceUnblocked)
+		srv.endWait(w, wr.B)
+	}
 }

@@ -570,3 +570,26 @@ func TestReplicaOfRecached(t *testing.T) {
 		})
 	}
 }
+
+// TestReplicaOfUnblocks: clients blocked when the server becomes a
+// replica get -UNBLOCKED, as redis-server's do.
+func TestReplicaOfUnblocks(t *testing.T) {
+	if !servertest.HaveRedis() {
+		t.Skip("redis-server not installed")
+	}
+	master := servertest.StartRedis(t)
+	host, port, _ := strings.Cut(master, ":")
+	ours, _ := rStartReplica(t)
+	for _, addr := range []string{servertest.StartRedis(t), ours} {
+		c := servertest.Dial(t, addr)
+		if err := c.Send(servertest.Encode("BLPOP", "list", "0")); err != nil {
+			t.Fatal(err)
+		}
+		rWaitFor(t, "the client to block", func() bool { return rInfo(t, addr, "clients", "blocked_clients") == "1" })
+		rDo(t, addr, "REPLICAOF", host, port)
+		got, err := c.Read()
+		if want := "-" + "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)\r\n"; err != nil || string(got) != want {
+			t.Errorf("%s: BLPOP got %q %v, want %q", addr, got, err, want)
+		}
+	}
+}
