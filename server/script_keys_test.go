@@ -65,3 +65,31 @@ func TestDeclaredKeysOnly(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDeclaredKeysOnly runs the proof over any code gopher-lua parses: it
+// never panics or loops, and gives the same answer every time (it keeps no
+// state between scripts).
+func FuzzDeclaredKeysOnly(f *testing.F) {
+	for _, code := range []string{
+		"return redis.call('incr', KEYS[1])",
+		"for i = 1, #KEYS do redis.call('del', KEYS[i]) end",
+		"local function f(k) return redis.pcall('get', KEYS[k]) end return f(1)",
+		"local t = {a = KEYS[1], [2] = ARGV[1]} return redis.call('mset', KEYS[1], t.a)",
+		"while true do if redis.call('exists', KEYS[1]) == 1 then break end end",
+		"repeat local x = -#KEYS .. 'a' until not x",
+		"function t:m(a, ...) return ... end goto x ::x::",
+		"local r = redis return r.call('incr', 'n')",
+	} {
+		f.Add(code)
+	}
+	tbl := newTable()
+	f.Fuzz(func(t *testing.T, code string) {
+		chunk, err := parse.Parse(strings.NewReader(code), "t")
+		if err != nil {
+			return
+		}
+		if declaredKeysOnly(chunk, tbl) != declaredKeysOnly(chunk, tbl) {
+			t.Fatalf("two answers for %q", code)
+		}
+	})
+}
