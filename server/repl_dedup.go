@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 
+	"github.com/recached/recached/dedup"
 	"github.com/recached/recached/resp"
 )
 
@@ -67,10 +68,15 @@ var (
 	bPING  = []byte("PING")
 )
 
+// appendMarkPing appends the PING that carries e's mark.
 func appendMarkPing(b []byte, e *Effect) []byte {
+	return resp.AppendCommand(b, bPING, appendMarkMsg(e))
+}
+
+// appendMarkMsg is the mark's PING message.
+func appendMarkMsg(e *Effect) []byte {
 	msg := strconv.AppendUint([]byte(markPrefix), e.WireID, 10)
-	msg = append(append(msg, ' '), e.ClientID...)
-	return resp.AppendCommand(b, bPING, msg)
+	return append(append(msg, ' '), e.ClientID...)
 }
 
 // endReplUnit closes, when s's DEDUP command opened or joined the
@@ -97,17 +103,26 @@ func (srv *Server) endReplUnit(s *Session) {
 // carries (a recached replica's master session); other messages are
 // ordinary PINGs.
 func (s *Session) applyStreamMark(msg []byte) {
-	rest, ok := bytes.CutPrefix(msg, []byte(markPrefix))
+	cid, id, ok := parseMark(msg)
 	if !ok {
 		return
 	}
-	wire, cid, ok := bytes.Cut(rest, []byte(" "))
-	id, err := strconv.ParseUint(string(wire), 10, 64)
-	if !ok || err != nil || len(cid) == 0 {
-		return
-	}
-	cid = bytes.Clone(cid)
 	if s.srv.dedup.AdmitAt(cid, id, s.srv.coarseNow.Load()) {
 		s.emitMark(cid, id) // the replica's own log keeps it
 	}
+}
+
+// parseMark reads a mark's PING message: the wire id and a copy of the
+// client id; ok is false for any other message.
+func parseMark(msg []byte) (cid []byte, id uint64, ok bool) {
+	rest, ok := bytes.CutPrefix(msg, []byte(markPrefix))
+	if !ok {
+		return nil, 0, false
+	}
+	wire, c, ok := bytes.Cut(rest, []byte(" "))
+	id, err := strconv.ParseUint(string(wire), 10, 64)
+	if !ok || err != nil || len(c) == 0 || len(c) > dedup.MaxClientID {
+		return nil, 0, false
+	}
+	return bytes.Clone(c), id, true
 }
