@@ -239,7 +239,7 @@ func (db *DB) LookupNoTouch(key []byte) *Entry {
 	if i < 0 {
 		return nil
 	}
-	e := s.t.slots[i]
+	e := s.t.at(i)
 	if e.flags&flagExpires != 0 && s.exp[string(key)] <= db.ks.Now() {
 		if !db.ks.held() {
 			db.expireAt(s, i)
@@ -265,7 +265,7 @@ func (db *DB) Peek(key []byte) *Entry {
 
 // expireAt deletes the expired entry in slot i of s.
 func (db *DB) expireAt(s *Shard, i int) {
-	e := s.t.slots[i]
+	e := s.t.at(i)
 	key := e.Key()
 	db.release(s, e)
 	s.t.remove(i, db.ks.seed)
@@ -283,13 +283,13 @@ func (db *DB) Set(key []byte, e *Entry) *Entry {
 	e = keyed(bytesView(key), e)
 	e.flags &^= flagExpires
 	if i := s.t.find(bytesView(key), h); i >= 0 {
-		old := s.t.slots[i]
+		old := s.t.at(i)
 		if old.flags&flagExpires != 0 {
 			delete(s.exp, string(key))
 		}
 		if old != e {
 			db.release(s, old)
-			s.t.slots[i] = e
+			s.t.put(i, e)
 			db.admit(s, e, old)
 		} else {
 			db.account(s, e)
@@ -307,7 +307,7 @@ func (db *DB) Reserve(n int) {
 	per := n/NumShards + n/NumShards/8 + 1
 	for i := range db.shards {
 		if t := &db.shards[i].t; t.n == 0 {
-			t.resize(per, db.ks.seed)
+			t.reserve(per, db.ks.seed)
 		}
 	}
 }
@@ -322,7 +322,7 @@ func (db *DB) Load(k string, e *Entry, at int64) bool {
 	s := &db.shards[h&(NumShards-1)]
 	e = keyed(k, e)
 	if i := s.t.find(k, h); i >= 0 {
-		s.t.slots[i] = e
+		s.t.put(i, e)
 		return false
 	}
 	s.t.insert(e, h, db.ks.seed)
@@ -392,7 +392,7 @@ func (db *DB) Delete(key []byte) bool {
 	live := db.Lookup(key) != nil
 	s, h := db.locate(key)
 	if i := s.t.find(bytesView(key), h); i >= 0 {
-		db.release(s, s.t.slots[i])
+		db.release(s, s.t.at(i))
 		s.t.remove(i, db.ks.seed)
 		delete(s.exp, string(key))
 	}

@@ -286,7 +286,7 @@ func (db *DB) Evict(i int, key string) bool {
 	if j < 0 {
 		return false
 	}
-	db.release(s, s.t.slots[j])
+	db.release(s, s.t.at(j))
 	s.t.remove(j, db.ks.seed)
 	delete(s.exp, key)
 	return true

@@ -6,8 +6,8 @@ import (
 	"unsafe"
 )
 
-// table is a shard's keys: an open-addressing hash table (linear probing)
-// of entries, each of which holds its own key (entry.go). A slot is a
+// part is one of a table's parts: an open-addressing hash table (linear
+// probing) of entries, each of which holds its own key (entry.go). A slot is a
 // pointer and a tag byte, 9 bytes, where map[string]*Entry spends 25 bytes
 // a slot on a string header, a pointer and a control byte. A table grows
 // by half when it is 4/5 full, to sizes 2^k and 3*2^(k-1) in turn, so it
@@ -18,7 +18,7 @@ import (
 // an empty slot, which ends a probe, and 1 a deleted one, which does not.
 // The hash is the keyspace's: its low bits choose the shard (ShardOf), the
 // seven above them the tag, its high 32 bits the home slot (home).
-type table struct {
+type part struct {
 	tags  []uint8
 	slots []*Entry
 	n     int // live entries
@@ -45,7 +45,7 @@ func home(h uint64, size int) int { return int((h >> 32) * uint64(size) >> 32) }
 func bytesView(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // find returns the slot of key, whose hash is h, or -1.
-func (t *table) find(key string, h uint64) int {
+func (t *part) find(key string, h uint64) int {
 	if t.n == 0 {
 		return -1
 	}
@@ -63,7 +63,7 @@ func (t *table) find(key string, h uint64) int {
 }
 
 // next is the slot after i, wrapping around.
-func (t *table) next(i int) int {
+func (t *part) next(i int) int {
 	if i++; i == len(t.tags) {
 		return 0
 	}
@@ -71,7 +71,7 @@ func (t *table) next(i int) int {
 }
 
 // get returns the entry of key, or nil.
-func (t *table) get(key string, h uint64) *Entry {
+func (t *part) get(key string, h uint64) *Entry {
 	if i := t.find(key, h); i >= 0 {
 		return t.slots[i]
 	}
@@ -79,7 +79,7 @@ func (t *table) get(key string, h uint64) *Entry {
 }
 
 // insert adds e, whose key (hash h) the table does not hold yet.
-func (t *table) insert(e *Entry, h uint64, seed maphash.Seed) {
+func (t *part) insert(e *Entry, h uint64, seed maphash.Seed) {
 	if (t.used+1)*5 > len(t.tags)*4 {
 		t.resize(t.n+1, seed)
 	}
@@ -98,7 +98,7 @@ func (t *table) insert(e *Entry, h uint64, seed maphash.Seed) {
 // remove empties slot i. A run of deleted slots that ends at an empty one
 // becomes empty again, so that probes stay short; a table left less than
 // a tenth full shrinks, as Redis's does.
-func (t *table) remove(i int, seed maphash.Seed) {
+func (t *part) remove(i int, seed maphash.Seed) {
 	t.slots[i] = nil
 	t.n--
 	if t.tags[t.next(i)] != tagEmpty {
@@ -120,7 +120,7 @@ func (t *table) remove(i int, seed maphash.Seed) {
 // resize rehashes the table into the smallest size of the sequence 8,
 // 12, 16, 24, 32, … that holds n entries at most 11/20 full (an empty
 // table has no slots): a table grown at 4/5 full is then 8/15 full.
-func (t *table) resize(n int, seed maphash.Seed) {
+func (t *part) resize(n int, seed maphash.Seed) {
 	size := 0
 	if n > 0 {
 		size = minTable
@@ -156,12 +156,13 @@ func (t *table) resize(n int, seed maphash.Seed) {
 }
 
 // each calls fn for every entry, from a random slot on when random is
-// set, until fn returns false. fn may delete entries (then some may be
-// passed to it after their deletion, once) but not add any.
-func (t *table) each(random bool, fn func(e *Entry) bool) {
+// set, until fn returns false, and reports whether fn never did. fn may
+// delete entries (then some may be passed to it after their deletion,
+// once) but not add any.
+func (t *part) each(random bool, fn func(e *Entry) bool) bool {
 	slots := t.slots
 	if len(slots) == 0 {
-		return
+		return true
 	}
 	start := 0
 	if random {
@@ -170,10 +171,81 @@ func (t *table) each(random bool, fn func(e *Entry) bool) {
 	i := start
 	for range slots {
 		if e := slots[i]; e != nil && !fn(e) {
-			return
+			return false
 		}
 		if i++; i == len(slots) {
 			i = 0
+		}
+	}
+	return true
+}
+
+// table is a shard's keys, split by hash into tableParts parts that grow
+// and shrink on their own: a part rehashes all its entries at once, so
+// the split bounds the pause of a growing shard to a sixteenth of it.
+// A slot index of the table is the part's index times 1<<partShift plus
+// the slot's in the part.
+type table struct {
+	parts [tableParts]part
+	n     int // live entries in all parts
+}
+
+const (
+	tableParts = 16
+	partShift  = 40
+)
+
+// partOf is the part of hash h: four bits above the tag's.
+func partOf(h uint64) int { return int(h>>(shardBits+7)) & (tableParts - 1) }
+
+// find returns the slot of key, whose hash is h, or -1.
+func (t *table) find(key string, h uint64) int {
+	p := partOf(h)
+	if i := t.parts[p].find(key, h); i >= 0 {
+		return p<<partShift | i
+	}
+	return -1
+}
+
+// get returns the entry of key, or nil.
+func (t *table) get(key string, h uint64) *Entry { return t.parts[partOf(h)].get(key, h) }
+
+// at returns the entry in slot i, which find returned.
+func (t *table) at(i int) *Entry { return t.parts[i>>partShift].slots[i&(1<<partShift-1)] }
+
+// put replaces the entry in slot i, which find returned, by e.
+func (t *table) put(i int, e *Entry) { t.parts[i>>partShift].slots[i&(1<<partShift-1)] = e }
+
+// insert adds e, whose key (hash h) the table does not hold yet.
+func (t *table) insert(e *Entry, h uint64, seed maphash.Seed) {
+	t.parts[partOf(h)].insert(e, h, seed)
+	t.n++
+}
+
+// remove empties slot i, which find returned.
+func (t *table) remove(i int, seed maphash.Seed) {
+	t.parts[i>>partShift].remove(i&(1<<partShift-1), seed)
+	t.n--
+}
+
+// reserve sizes an empty table for n entries.
+func (t *table) reserve(n int, seed maphash.Seed) {
+	for p := range t.parts {
+		t.parts[p].resize(n/tableParts+1, seed)
+	}
+}
+
+// each calls fn for every entry, from a random place on when random is
+// set, until fn returns false; fn may delete entries but not add any
+// (part.each).
+func (t *table) each(random bool, fn func(e *Entry) bool) {
+	start := 0
+	if random {
+		start = rand.IntN(tableParts)
+	}
+	for j := range tableParts {
+		if !t.parts[(start+j)%tableParts].each(random && j == 0, fn) {
+			return
 		}
 	}
 }

@@ -56,9 +56,16 @@ func checkModel(t *testing.T, db *DB, model map[string]string) {
 	n := 0
 	for i := 0; i < NumShards; i++ {
 		n += db.Len(i)
-		tb := &db.shards[i].t
-		if tb.used >= len(tb.tags) && len(tb.tags) > 0 {
-			t.Fatalf("shard %d: %d of %d slots used, none empty", i, tb.used, len(tb.tags))
+		parts := 0
+		for p := range db.shards[i].t.parts {
+			tb := &db.shards[i].t.parts[p]
+			if tb.used >= len(tb.tags) && len(tb.tags) > 0 {
+				t.Fatalf("shard %d part %d: %d of %d slots used, none empty", i, p, tb.used, len(tb.tags))
+			}
+			parts += tb.n
+		}
+		if parts != db.Len(i) {
+			t.Fatalf("shard %d: parts hold %d entries, the table counts %d", i, parts, db.Len(i))
 		}
 		db.Range(i, func(k string, e *Entry) bool {
 			if v, ok := model[k]; !ok || v != string(e.Str) {
