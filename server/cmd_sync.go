@@ -31,7 +31,17 @@ func syncCommands() []*Command {
 // SYNC with no argument is Redis's replication command.
 func cmdSync(s *Session) {
 	if len(s.Args) == 1 {
-		s.srv.replSync(s, "", 0, false) // Redis's SYNC (repl_primary.go)
+		// Redis's SYNC (repl_primary.go): the whole dataset, so never for
+		// a scoped or browser connection, and only for a user PSYNC is
+		// allowed to.
+		if s.scope != nil || s.WS {
+			s.W.Error("ERR wrong number of arguments for 'sync' command")
+			return
+		}
+		if p := s.lookup([]byte("psync"), false); p != nil && !s.aclAllows(s.user.Load().state(), p) {
+			return
+		}
+		s.srv.replSync(s, "", 0, false)
 		return
 	}
 	sy := s.srv.syncer

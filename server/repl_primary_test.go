@@ -18,6 +18,7 @@ import (
 	"github.com/recached/recached/server"
 	"github.com/recached/recached/server/servertest"
 	"github.com/recached/recached/server/tcp"
+	recsync "github.com/recached/recached/sync"
 )
 
 // replShape reduces an INFO replication section or a ROLE reply to what
@@ -655,5 +656,32 @@ func TestDedupMarksReplicate(t *testing.T) {
 		if got := servertest.MustDo(t, cb, w.args...); got != w.want {
 			t.Errorf("after the promotion %q = %q, want %q", w.args, got, w.want)
 		}
+	}
+}
+
+// TestBareSyncGuarded: SYNC with no argument hands over the whole
+// dataset, so a token-scoped connection gets the old arity error and a
+// user without PSYNC gets NOPERM.
+func TestBareSyncGuarded(t *testing.T) {
+	cfg := server.DefaultConfig()
+	cfg.TokenSecret = "s3cret"
+	addr, _ := servertest.StartRecached(t, cfg)
+	c := servertest.Dial(t, addr)
+	servertest.MustDo(t, c, "acl", "setuser", "app", "on", ">pw", "+@all", "-psync", "~*")
+	tok, err := recsync.SignToken([]byte("s3cret"), []string{"user:*"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scoped := servertest.Dial(t, addr)
+	if got := servertest.MustDo(t, scoped, "sync", "token", tok); got != "+OK\r\n" {
+		t.Fatalf("SYNC TOKEN: %q", got)
+	}
+	if got := servertest.MustDo(t, scoped, "sync"); got != "-ERR wrong number of arguments for 'sync' command\r\n" {
+		t.Errorf("scoped SYNC: %q", got)
+	}
+	app := servertest.Dial(t, addr)
+	servertest.MustDo(t, app, "auth", "app", "pw")
+	if got := servertest.MustDo(t, app, "sync"); !strings.HasPrefix(got, "-NOPERM") {
+		t.Errorf("SYNC without PSYNC's permission: %q", got)
 	}
 }
