@@ -614,7 +614,7 @@ func cmdConfigSet(s *Session) {
 			p.apply(s.srv, string(s.Args[3+2*i]))
 		}
 	}
-	if name, err := s.srv.relisten(prev); err != nil {
+	if name, why := s.srv.relisten(prev); why != "" {
 		// As Redis: every parameter of the command gets its value back.
 		s.srv.cfg = prev
 		for i, p := range params {
@@ -625,7 +625,7 @@ func cmdConfigSet(s *Session) {
 				p.apply(s.srv, curs[i])
 			}
 		}
-		s.W.Error(fmt.Sprintf("ERR CONFIG SET failed (possibly related to argument '%s') - %v", name, err))
+		s.W.Error(fmt.Sprintf("ERR CONFIG SET failed (possibly related to argument '%s') - %s", name, why))
 		return
 	}
 	s.srv.cfgMu.Unlock()

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"log"
 	"math"
 	"strconv"
@@ -319,21 +318,21 @@ func (srv *Server) SetRelistener(r Relistener) {
 }
 
 // relisten moves the RESP listener when a CONFIG SET changed port or bind
-// from prev; under cfgMu. Its error names the parameter and carries
-// Redis's text (config.c's applyPort and applyBind).
-func (srv *Server) relisten(prev Config) (param string, err error) {
+// from prev; under cfgMu. When it cannot, it returns the parameter to name
+// and Redis's text (config.c's applyPort and applyBind); "" when it could.
+func (srv *Server) relisten(prev Config) (param, why string) {
 	cfg := srv.cfg
 	r := srv.live.relistener
 	if r == nil || cfg.Port == prev.Port && cfg.Bind == prev.Bind {
-		return "", nil
+		return "", ""
 	}
 	if err := r.Relisten(strings.Fields(cfg.Bind), cfg.Port); err != nil {
 		if cfg.Port != prev.Port {
-			return "port", errors.New("Unable to listen on this port. Check server logs.")
+			return "port", "Unable to listen on this port. Check server logs."
 		}
-		return "bind", errors.New("Failed to bind to specified addresses.")
+		return "bind", "Failed to bind to specified addresses."
 	}
-	return "", nil
+	return "", ""
 }
 
 // queryFreer is implemented by transports whose connections keep a query
