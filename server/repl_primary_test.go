@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -364,7 +365,11 @@ func TestRedisReplicaContinues(t *testing.T) {
 	liveWrites(t, addr, 2000, 3)
 	rep, _ = redisReplica(t, addr, dir, port)
 	linkUp(t, rep)
-	waitFor(t, "sync_partial_ok:2", func() bool { return infoInt(t, c, "stats", "sync_partial_ok") == 2 })
+	if infoInt(t, c, "stats", "sync_partial_ok") != 2 {
+		log, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
+		t.Fatalf("no partial resync after the restart: sync_full %d, sync_partial_err %d; replica's log:\n%s",
+			infoInt(t, c, "stats", "sync_full"), infoInt(t, c, "stats", "sync_partial_err"), log)
+	}
 	caughtUp(t, addr, rep)
 	sameData(t, addr, rep)
 	if n := infoInt(t, c, "stats", "sync_full"); n != 1 {
