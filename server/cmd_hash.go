@@ -49,21 +49,10 @@ func hashCommands() []*Command {
 // hash-max-listpack-value take effect. The caller holds cfgMu, and the new
 // value is in params.
 func applyHashLimits(srv *Server, _ string) {
-	param := func(name string, def int) int {
-		v, ok := srv.params[name]
-		if !ok {
-			return def
-		}
-		if n, ok := resp.ParseInt([]byte(v)); ok {
-			return int(n)
-		}
-		n, _ := parseMemory(v)
-		return int(min(n, math.MaxInt64))
-	}
 	def := keyspace.DefaultHashLimits()
 	srv.ks.SetHashLimits(keyspace.HashLimits{
-		Entries: param("hash-max-listpack-entries", def.Entries),
-		Value:   param("hash-max-listpack-value", def.Value),
+		Entries: srv.intParam("hash-max-listpack-entries", def.Entries),
+		Value:   srv.intParam("hash-max-listpack-value", def.Value),
 	})
 }
 
