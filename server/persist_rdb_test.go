@@ -125,23 +125,7 @@ func TestRDBBaseCrash(t *testing.T) {
 	pexec(s, "DEL", "k2")
 	pexec(s, "SET", "new", "x")
 	want := describeServer(srv)
-	image := t.TempDir()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		if e.Name() == "recached.lock" {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(image, e.Name()), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	image := copyFiles(t, dir)
 	if _, err := os.Stat(filepath.Join(image, rdbBaseName)); err != nil {
 		t.Fatalf("no %s while the first save runs: %v", rdbBaseName, err)
 	}
