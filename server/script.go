@@ -460,6 +460,8 @@ func newLuaState(rng *luaRand) *luaState {
 		st.globals.RawSetString(name, lua.LNil)
 	}
 	st.globals.RawSetString("redis", st.redisTable())
+	openProtectedCalls(L, st.globals)
+	openDump(L, st.globals)
 	lualib.OpenAll(L) // cjson, cmsgpack, bit and struct
 
 	rng.open(L, st.globals.RawGetString("math").(*lua.LTable))
@@ -1191,7 +1193,11 @@ func (st *luaState) errorHandler(L *lua.LState) int {
 		}
 	}
 	if msg == "" {
-		msg = "ERR " + obj.String()
+		text := obj.String()
+		if s, ok := obj.(lua.LString); ok {
+			text = luaFaultText(L, 1, string(s))
+		}
+		msg = "ERR " + text
 	}
 	if run := st.run; run != nil {
 		switch {
