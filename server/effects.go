@@ -173,6 +173,10 @@ func (s *Session) emitKey(key []byte, args ...[]byte) {
 	e.Kind, e.DB, e.Key, e.Origin = EffectKey, s.DBIndex, key, s
 	e.Args = append(e.Args[:0], args...)
 	s.markEffect(e)
+	if s.scriptHold != nil {
+		s.scriptHold.holdEffect(e)
+		return
+	}
 	s.srv.publish(e)
 }
 
@@ -184,6 +188,10 @@ func (s *Session) emitDB(db int, args ...string) {
 		e.Args = append(e.Args, []byte(a))
 	}
 	s.markEffect(e)
+	if s.scriptHold != nil {
+		s.scriptHold.holdEffect(e)
+		return
+	}
 	s.srv.publish(e)
 }
 
@@ -384,6 +392,10 @@ func (s *Session) takeAbsent(key []byte) bool {
 // It runs under the writer's shard locks and takes the pub/sub registry's
 // read lock inside them (LOCKS.md).
 func (srv *Server) publishKeyEvent(pub *Session, flags uint32, event string, db int, key []byte) {
+	if pub != nil && pub.scriptHold != nil {
+		pub.scriptHold.holdEvent(flags, event, db, key)
+		return
+	}
 	if flags&notifyKeyspace != 0 {
 		ch := make([]byte, 0, len("__keyspace@__:")+4+len(key))
 		ch = append(ch, "__keyspace@"...)

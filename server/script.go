@@ -780,6 +780,10 @@ func (st *luaState) call(L *lua.LState, raise bool) int {
 		luaError(L, run.fatal)
 	}
 	if cmd.Flags&FlagWrite != 0 {
+		if s.scriptHold != nil && !s.scriptHold.save(s, cmd) {
+			s.W, s.Args = savedW, savedArgs
+			return fail("ERR a key of this type cannot be written by a scoped script")
+		}
 		run.wrote.Store(true)
 	}
 	s.lastCmd.Store(cmd)
@@ -1346,6 +1350,20 @@ func (srv *Server) runLua(s *Session, st *luaState, fn *lua.LFunction, name *scr
 	L.SetContext(run)
 	db, inExec := s.DBIndex, s.inExec
 	s.inExec = true
+	if s.scope != nil && s.srv.checkScope != nil && s.scriptHold == nil {
+		// A scoped session's script shows nothing until it ends: an
+		// out-of-scope key must find nothing written (script_hold.go).
+		hold := &scriptHold{emitted: s.emitted}
+		s.scriptHold = hold
+		defer func() {
+			s.scriptHold = nil
+			if run.fatal != "" {
+				hold.undo(s)
+			} else {
+				hold.release(s)
+			}
+		}()
+	}
 	defer func() {
 		// Also after a panic: the session must not stay in the script's
 		// lock mode or database.

@@ -43,8 +43,10 @@ func TestScriptEffects(t *testing.T) {
 
 // TestScriptScope checks strict sync scopes: KEYS out of the scope refuse
 // the script before it runs, and an undeclared out-of-scope key in a
-// redis.call aborts the script with -NOPERM before that command runs, even
-// under redis.pcall.
+// redis.call aborts the script with -NOPERM, even under redis.pcall, with
+// nothing written: the keys the script wrote before are as they were
+// (values and times to live) and no effect was published. A script of a
+// scoped session that fails otherwise keeps its writes, as Redis's do.
 func TestScriptScope(t *testing.T) {
 	r := newEffectRecorder(t)
 	r.s.setScope(recsync.NewScope([]string{"user:1:*"}))
@@ -57,23 +59,46 @@ func TestScriptScope(t *testing.T) {
 		{"declared in scope", []string{"EVAL", "return redis.call('set', KEYS[1], 'v')", "1", "user:1:a"}, "+OK\r\n",
 			[][]string{{"SET", "user:1:a", "v"}}},
 		{"declared out of scope", []string{"EVAL", "return redis.call('set', 'user:1:b', 'v')", "1", "other"}, "-" + errScopeKey + "\r\n", nil},
-		{"undeclared out of scope", []string{"EVAL", "redis.call('set', 'user:1:c', 'v') redis.call('set', 'other', 'v') redis.call('set', 'user:1:d', 'v')", "0"}, "-" + errScopeKey + "\r\n",
-			[][]string{{"SET", "user:1:c", "v"}}},
+		{"undeclared out of scope", []string{"EVAL", "redis.call('set', 'user:1:c', 'v') redis.call('set', 'other', 'v') redis.call('set', 'user:1:d', 'v')", "0"}, "-" + errScopeKey + "\r\n", nil},
+		{"overwrites undone", []string{"EVAL", "redis.call('set', KEYS[1], 'changed') redis.call('persist', KEYS[2]) redis.call('del', KEYS[3]) redis.call('rpush', KEYS[3], 'z') redis.call('hset', KEYS[4], 'f', 'changed') redis.call('incr', 'other')", "4", "user:1:a", "user:1:ttl", "user:1:list", "user:1:hash"}, "-" + errScopeKey + "\r\n", nil},
+		{"failing otherwise keeps its writes", []string{"EVAL", "redis.call('set', 'user:1:g', 'v') redis.call('incr', 'user:1:hash')", "0"}, "",
+			[][]string{{"SET", "user:1:g", "v"}}},
 		{"under pcall", []string{"EVAL", "redis.pcall('get', 'other') redis.call('set', 'user:1:e', 'v')", "0"}, "-" + errScopeKey + "\r\n", nil},
 		{"caught by a Lua pcall", []string{"EVAL", "pcall(redis.call, 'get', 'other') redis.call('set', 'user:1:f', 'v')", "0"}, "-" + errScopeKey + "\r\n", nil},
 	}
+	for _, cmd := range [][]string{{"SET", "user:1:ttl", "t", "EX", "1000"}, {"RPUSH", "user:1:list", "x", "y"}, {"HSET", "user:1:hash", "f", "v"}} {
+		run(r.s, cmd...)
+	}
+	r.s.setScope(recsync.NewScope([]string{"user:1:*"}))
 	for _, tc := range tests {
 		reply, got := r.run(tc.args...)
-		if reply != tc.reply {
+		if tc.reply != "" && reply != tc.reply || tc.reply == "" && !strings.HasPrefix(reply, "-WRONGTYPE") {
 			t.Errorf("%s: reply %q, want %q", tc.name, reply, tc.reply)
 		}
 		checkEffects(t, []string{tc.name}, got, tc.effects)
 	}
 	r.s.setScope(nil)
-	for _, k := range []string{"other", "user:1:b", "user:1:d", "user:1:e", "user:1:f"} {
+	for _, k := range []string{"other", "user:1:b", "user:1:c", "user:1:d", "user:1:e", "user:1:f"} {
 		if got := run(r.s, "EXISTS", k); got != ":0\r\n" {
 			t.Errorf("%s was written: EXISTS %q", k, got)
 		}
+	}
+	for _, c := range []struct {
+		cmd  []string
+		want string
+	}{
+		{[]string{"GET", "user:1:a"}, bulk("v")},
+		{[]string{"GET", "user:1:g"}, bulk("v")},
+		{[]string{"LRANGE", "user:1:list", "0", "-1"}, "*2\r\n$1\r\nx\r\n$1\r\ny\r\n"},
+		{[]string{"HGET", "user:1:hash", "f"}, bulk("v")},
+		{[]string{"GET", "user:1:ttl"}, bulk("t")},
+	} {
+		if got := run(r.s, c.cmd...); got != c.want {
+			t.Errorf("%q = %q, want %q", c.cmd, got, c.want)
+		}
+	}
+	if got := run(r.s, "TTL", "user:1:ttl"); got == ":-1\r\n" || got == ":-2\r\n" {
+		t.Errorf("user:1:ttl lost its time to live: TTL %q", got)
 	}
 }
 

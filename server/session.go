@@ -104,6 +104,9 @@ type Session struct {
 	// locks are released (CONFIG SET appendonly).
 	afterExec []func()
 	eff       Effect
+	// scriptHold, set while a scoped session's script runs, holds its effects
+	// and saves the keys it writes (script_hold.go).
+	scriptHold *scriptHold
 
 	// inDedup is set while a DEDUP-wrapped command runs, with its mark.
 	inDedup     bool

@@ -159,3 +159,94 @@ func TestScopeDedupMarks(t *testing.T) {
 	withTok.expect("+DUP\r\n", "DEDUP", "mine", "1", "SET", "a:1", "w")
 	withTok.expect("$1\r\nv\r\n", "GET", "a:1")
 }
+
+// TestScopeScriptAbortsUnwritten checks strict mode's promise for scripts
+// over a real scoped WebSocket connection: a redis.call naming a key
+// outside the token's scope aborts the script with -NOPERM before anything
+// is written. The keys the script wrote before that key are as they were
+// (value and time to live), and nobody heard of those writes: no sync push
+// to another scoped client, no keyspace notification, no change counted
+// for the log (rdb_changes_since_last_save, which every effect the log
+// records counts). A script failing for another reason keeps its writes,
+// as in Redis, and they are published.
+func TestScopeScriptAbortsUnwritten(t *testing.T) {
+	const secret = "k"
+	const outKey = "-NOPERM this user has no permissions to access one of the keys used as arguments\r\n"
+	e := start(t, server.Config{TokenSecret: secret})
+	tok, _ := recsync.SignToken([]byte(secret), []string{"a:*"}, 0)
+	tc := e.tcpClient(t)
+	for _, cmd := range [][]string{
+		{"CONFIG", "SET", "notify-keyspace-events", "KA"},
+		{"SET", "a:x", "old", "EX", "1000"},
+		{"HSET", "a:h", "f", "v"},
+	} {
+		tcpDo(t, tc, cmd...)
+	}
+	sub := e.tcpClient(t)
+	if got := tcpDo(t, sub, "PSUBSCRIBE", "__key*__:*"); !strings.HasPrefix(got, "*3\r\n") {
+		t.Fatalf("PSUBSCRIBE = %q", got)
+	}
+	writer, watcher := e.dial(t), e.dial(t)
+	writer.expect("+OK\r\n", "SYNC", "TOKEN", tok)
+	watcher.expect("+OK\r\n", "SYNC", "TOKEN", tok)
+	changes := func() string {
+		info := tcpDo(t, tc, "INFO", "persistence")
+		i := strings.Index(info, "rdb_changes_since_last_save:")
+		if i < 0 {
+			t.Fatalf("INFO persistence: %q", info)
+		}
+		v, _, _ := strings.Cut(info[i:], "\r\n")
+		return v
+	}
+	before := changes()
+
+	tests := []struct {
+		name, script string
+	}{
+		{"undeclared key out of scope", "redis.call('set', 'a:x', 'new') redis.call('hset', 'a:h', 'f', 'w', 'g', 'x') redis.call('set', 'a:y', '1') redis.call('get', 'b:1')"},
+		{"out of scope under redis.pcall", "redis.call('del', 'a:x') redis.pcall('set', 'b:1', 'x')"},
+		{"out of scope under a Lua pcall", "redis.call('persist', 'a:x') pcall(redis.call, 'incr', 'b:2')"},
+	}
+	for _, tc := range tests {
+		writer.expect(outKey, "EVAL", tc.script, "0")
+	}
+	for _, c := range []struct{ cmd, want string }{
+		{"GET a:x", bulk("old")},
+		{"HGETALL a:h", arr("f", "v")},
+		{"EXISTS a:y", ":0\r\n"},
+		{"EXISTS b:1", ":0\r\n"},
+	} {
+		if got := tcpDo(t, tc, strings.Fields(c.cmd)...); got != c.want {
+			t.Errorf("%s = %q, want %q", c.cmd, got, c.want)
+		}
+	}
+	if got := tcpDo(t, tc, "TTL", "a:x"); got == ":-1\r\n" || got == ":-2\r\n" {
+		t.Errorf("a:x lost its time to live: TTL %q", got)
+	}
+	if after := changes(); after != before {
+		t.Errorf("aborted scripts reached the log: %s, then %s", before, after)
+	}
+	watcher.noFrame()
+
+	// A script failing for another reason keeps its writes: the watcher,
+	// the notifications and the log hear of them, in order.
+	if got := writer.do("EVAL", "redis.call('set', 'a:z', '1') redis.call('incr', 'a:h')", "0"); !strings.HasPrefix(got, "-WRONGTYPE") {
+		t.Fatalf("failing script: %q", got)
+	}
+	if got := watcher.read(); got != push("SET", "a:z", "1") {
+		t.Fatalf("watcher: %q, want the kept write's push", got)
+	}
+	watcher.noFrame()
+	// The writer's subscription hears of its scripts' writes as of
+	// anybody's (scriptSession): of the kept one, first.
+	if got := writer.read(); got != push("SET", "a:z", "1") {
+		t.Fatalf("writer: %q, want the kept write's push", got)
+	}
+	writer.noFrame()
+	if got, err := sub.Read(); err != nil || !strings.Contains(string(got), "__keyspace@0__:a:z") {
+		t.Fatalf("first notification after the aborted scripts: %q, %v", got, err)
+	}
+	if after := changes(); after == before {
+		t.Errorf("the kept write was not counted: %s", after)
+	}
+}
