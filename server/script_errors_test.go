@@ -3,8 +3,6 @@ package server
 import (
 	"strings"
 	"testing"
-
-	lua "github.com/yuin/gopher-lua"
 )
 
 // TestLuaFaultText checks what pcall catches in the sandbox: Lua 5.1's
@@ -62,5 +60,4 @@ func TestStringDump(t *testing.T) {
 	if f != "nil" || msg != `[string "`+"\x1bLuaQ"+`"]:1: unexpected symbol near 'char(27)'` {
 		t.Errorf("loadstring: %s %q", f, msg)
 	}
-	var _ lua.LValue
 }
