@@ -25,6 +25,11 @@ type Write struct {
 	err      error
 	sent     bool // on the current connection (guarded by Client.mu)
 	finished bool // guarded by Client.mu
+	// With WaitReplicas (guarded by Client.mu): answered once a reply
+	// came on any connection, then kept in reply and dup; acked while
+	// that reply came on the current connection and waits for a WAIT.
+	answered bool
+	acked    bool
 }
 
 // finish resolves w once. The caller holds Client.mu.
