@@ -18,6 +18,7 @@ import (
 
 	"github.com/recached/recached/resp"
 	"github.com/recached/recached/server/servertest"
+	recsync "github.com/recached/recached/sync"
 )
 
 // The tests of this file start real processes: recached primaries and
@@ -26,10 +27,10 @@ import (
 // startNode starts a recached process on free loopback ports, a replica of
 // primary when it is not empty, with a configuration file that Sentinel's
 // CONFIG REWRITE can rewrite.
-func startNode(t *testing.T, bin, primary string) *process {
+func startNode(t *testing.T, bin, primary string, extra ...string) *process {
 	t.Helper()
 	p := &process{t: t, bin: bin, dir: t.TempDir(), port: servertest.FreePort(t), wsPort: servertest.FreePort(t),
-		extra: []string{"--realtime-port", "0", "--amaquet-port", "0"}}
+		extra: append([]string{"--realtime-port", "0", "--amaquet-port", "0"}, extra...)}
 	p.conf = filepath.Join(p.dir, "recached.conf")
 	if err := os.WriteFile(p.conf, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -203,45 +204,64 @@ func TestFailoverURLs(t *testing.T) {
 // TestFailoverReplicaOK: a client allowed to stay on a replica hydrates
 // its live query there and follows the primary's writes through the
 // replicated stream's pushes; its first write is answered -READONLY, and
-// it moves to the primary, which runs the write once.
+// it moves to the primary, which runs the write once. A token-scoped
+// client, which may not ask ROLE, does the same without ReplicaOK.
 func TestFailoverReplicaOK(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the recached binary")
 	}
 	bin := recachedBinary(t)
-	a := startNode(t, bin, "")
-	b := startNode(t, bin, a.addr())
-	if _, err := query(a.addr(), "SET", "k:1", "before"); err != nil {
+	secret := "failover-secret"
+	token, err := recsync.SignToken([]byte(secret), []string{"k:*"}, time.Now().Add(time.Hour).Unix())
+	if err != nil {
 		t.Fatal(err)
 	}
-	waitCaughtUp(t, a.addr(), b.addr())
-	opened := make(chan string, 16)
-	c := newClient(t, Options{URL: b.wsURL(), URLs: []string{a.wsURL()}, ReplicaOK: true, OutboxSaveInterval: -1,
-		OnState: func(e Event) {
-			if e.State == StateOpen {
-				opened <- e.Addr
+	for _, tt := range []struct {
+		name  string
+		extra []string
+		opts  Options
+	}{
+		{"replica-ok", nil, Options{ReplicaOK: true}},
+		{"token", []string{"--token-secret", secret}, Options{Token: token}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := startNode(t, bin, "", tt.extra...)
+			b := startNode(t, bin, a.addr(), tt.extra...)
+			if _, err := query(a.addr(), "SET", "k:1", "before"); err != nil {
+				t.Fatal(err)
 			}
-		}})
-	c.Query("k:*", func(string, Value) {})
-	if got := <-opened; got != b.wsURL() {
-		t.Fatalf("session opened on %s, want the replica %s", got, b.wsURL())
-	}
-	waitFor(t, "the replica's qstate", func() bool { v, ok := c.Get("k:1"); return ok && string(v.Str) == "before" })
-	if _, err := query(a.addr(), "SET", "k:2", "pushed"); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the replica's push", func() bool { v, ok := c.Get("k:2"); return ok && string(v.Str) == "pushed" })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	v, err := c.Write("INCR", "k:n").Wait(ctx)
-	if err != nil || v.Int != 1 {
-		t.Fatalf("INCR through the replica: %v %v, want 1", v, err)
-	}
-	if got := <-opened; got != a.wsURL() {
-		t.Fatalf("session reopened on %s, want the primary %s", got, a.wsURL())
-	}
-	if v, err := query(a.addr(), "GET", "k:n"); err != nil || string(v.Str) != "1" {
-		t.Fatalf("GET k:n on the primary: %q %v, want 1", v.Str, err)
+			waitCaughtUp(t, a.addr(), b.addr())
+			opened := make(chan string, 16)
+			opts := tt.opts
+			opts.URL, opts.URLs, opts.OutboxSaveInterval = b.wsURL(), []string{a.wsURL()}, -1
+			opts.OnState = func(e Event) {
+				if e.State == StateOpen {
+					opened <- e.Addr
+				}
+			}
+			c := newClient(t, opts)
+			c.Query("k:*", func(string, Value) {})
+			if got := <-opened; got != b.wsURL() {
+				t.Fatalf("session opened on %s, want the replica %s", got, b.wsURL())
+			}
+			waitFor(t, "the replica's qstate", func() bool { v, ok := c.Get("k:1"); return ok && string(v.Str) == "before" })
+			if _, err := query(a.addr(), "SET", "k:2", "pushed"); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the replica's push", func() bool { v, ok := c.Get("k:2"); return ok && string(v.Str) == "pushed" })
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			v, err := c.Write("INCR", "k:n").Wait(ctx)
+			if err != nil || v.Int != 1 {
+				t.Fatalf("INCR through the replica: %v %v, want 1", v, err)
+			}
+			if got := <-opened; got != a.wsURL() {
+				t.Fatalf("session reopened on %s, want the primary %s", got, a.wsURL())
+			}
+			if v, err := query(a.addr(), "GET", "k:n"); err != nil || string(v.Str) != "1" {
+				t.Fatalf("GET k:n on the primary: %q %v, want 1", v.Str, err)
+			}
+		})
 	}
 }
 

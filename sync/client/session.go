@@ -406,7 +406,8 @@ func (c *Client) reply(cn *conn, v resp.Value) error {
 		role, primary := roleOf(v)
 		switch {
 		case v.IsError():
-			fatal = fmt.Errorf("client: ROLE refused: %w", v.Err())
+			// Refused (a token-scoped bridge connection may not ask):
+			// the role is unknown, and a write's -READONLY will tell.
 		case role != "master" && (!c.opts.ReplicaOK || c.needPrimary):
 			if c.scheme == "tcp" && primary != "" && len(c.opts.Sentinels) == 0 {
 				c.hint = primary
@@ -446,7 +447,7 @@ func (c *Client) reply(cn *conn, v resp.Value) error {
 		}
 		retain = true
 	}
-	if fatal == nil && p.kind != pendWrite && p.kind != pendCall && p.kind != pendFatal && v.IsError() {
+	if fatal == nil && p.kind != pendWrite && p.kind != pendCall && p.kind != pendFatal && p.kind != pendRole && v.IsError() {
 		refused = fmt.Errorf("client: %s refused: %w", p.what, v.Err())
 	}
 	if p.setup && fatal == nil {

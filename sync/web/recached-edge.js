@@ -4564,8 +4564,10 @@ export class Client {
       }
       case 'role': {
         const role = v.type === '*' && v.value && v.value.length > 0 ? String(toJS(v.value[0])) : '';
-        if (err || (role !== 'master' && (!this.options.replicaOK || this._needPrimary))) {
-          this._dropped(err ? `ROLE refused: ${v.value}` : `${this.url} is a ${role}, not the primary`);
+        // A refusal (a token-scoped connection may not ask) leaves the
+        // role unknown: a write's -READONLY will tell.
+        if (!err && role !== 'master' && (!this.options.replicaOK || this._needPrimary)) {
+          this._dropped(`${this.url} is a ${role}, not the primary`);
           return;
         }
         break;

@@ -133,3 +133,25 @@ test('waitReplicas: writes resolve once WAIT confirms them, and a failover befor
   assert.equal(client.get('n'), '2');
   await client.close();
 });
+
+test('a refused ROLE (token-scoped) leaves the role to -READONLY', async () => {
+  const { net, client, states } = setup({ token: 'dG9rZW4.sig' });
+  let s = await net.socket(0);
+  assert.deepEqual(await s.next(2), [cmd('ROLE'), cmd('SYNC', 'TOKEN', 'dG9rZW4.sig')]);
+  s.push("-NOPERM this user has no permissions to run the 'role' command\r\n");
+  s.push('+OK\r\n');
+  await until(() => client.state === 'open');
+  const w = client.set('k', 'v');
+  assert.deepEqual(await s.next(1), [dedup(client, 1, 'SET', 'k', 'v')]);
+  s.push(readOnly);
+  s = await net.socket(1);
+  assert.equal(s.url, B);
+  assert.deepEqual(await s.next(2), [cmd('ROLE'), cmd('SYNC', 'TOKEN', 'dG9rZW4.sig')]);
+  s.push("-NOPERM this user has no permissions to run the 'role' command\r\n");
+  s.push('+OK\r\n');
+  assert.deepEqual(await s.next(1), [dedup(client, 1, 'SET', 'k', 'v')]);
+  s.push('+OK\r\n');
+  assert.equal(await w, 'OK');
+  assert.deepEqual(states.filter((e) => e.state === 'open').map((e) => e.url), [A, B]);
+  await client.close();
+});
