@@ -204,6 +204,7 @@ type Stats struct {
 	Connects       int64 // sessions established
 	Replies        int64 // replies received
 	Dups           int64 // writes acknowledged by +DUP
+	Resent         int64 // writes sent again on a later connection (replays)
 	Dropped        int64 // writes dropped from a full outbox
 	Mutations      int64 // mutation pushes received
 	UnknownEffects int64 // mutation pushes the store did not understand
@@ -273,7 +274,7 @@ type Client struct {
 	unwatching map[string]int // KUNWATCH sent, not yet answered
 	unquerying map[string]int // QUNSUB sent, not yet answered
 
-	connects, replies, dups, dropped         atomic.Int64
+	connects, replies, dups, dropped, resent atomic.Int64
 	mutations, unknown, keychanges, messages atomic.Int64
 	ignored                                  atomic.Int64
 }
@@ -468,7 +469,7 @@ func (c *Client) Stats() Stats {
 	n := c.writes
 	c.mu.Unlock()
 	return Stats{
-		Connects: c.connects.Load(), Replies: c.replies.Load(), Dups: c.dups.Load(),
+		Connects: c.connects.Load(), Replies: c.replies.Load(), Dups: c.dups.Load(), Resent: c.resent.Load(),
 		Dropped: c.dropped.Load(), Mutations: c.mutations.Load(), UnknownEffects: c.unknown.Load(),
 		Keychanges: c.keychanges.Load(), Messages: c.messages.Load(), Ignored: c.ignored.Load(),
 		Outbox: n,

@@ -217,8 +217,11 @@ func (c *Client) openLocked(cn *conn) {
 		it := c.queue.at(i)
 		switch {
 		case it.w != nil && !it.w.sent:
+			if it.w.tried {
+				c.resent.Add(1)
+			}
 			cn.sendWrite(c.dedupHead, it.w)
-			it.w.sent = true
+			it.w.sent, it.w.tried = true, true
 		case it.c != nil && !it.c.sent:
 			cn.sendCall(it.c)
 			it.c.sent = true
