@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/recached/recached/resp"
 
+	"github.com/recached/recached/resp"
 	"github.com/recached/recached/server/servertest"
 	"github.com/recached/recached/server/servertest/browsertest"
 	recsync "github.com/recached/recached/sync"
@@ -154,6 +154,18 @@ func waitCaughtUp(t *testing.T, primary, replica string) {
 	})
 }
 
+// recordOpens makes opts send the address of every session it opens on
+// the returned channel.
+func recordOpens(opts *Options) <-chan string {
+	opened := make(chan string, 16)
+	opts.OnState = func(e Event) {
+		if e.State == StateOpen {
+			opened <- e.Addr
+		}
+	}
+	return opened
+}
+
 // TestFailoverURLs: a WebSocket client given the bridges of a replica and
 // its primary, the replica first, establishes its session on the primary
 // (ROLE). The two swap roles by hand (REPLICAOF): the client's next write
@@ -167,13 +179,9 @@ func TestFailoverURLs(t *testing.T) {
 	a := startNode(t, bin, "")
 	b := startNode(t, bin, a.addr())
 	waitCaughtUp(t, a.addr(), b.addr())
-	opened := make(chan string, 16)
-	c := newClient(t, Options{URL: b.wsURL(), URLs: []string{a.wsURL()}, OutboxSaveInterval: -1,
-		OnState: func(e Event) {
-			if e.State == StateOpen {
-				opened <- e.Addr
-			}
-		}})
+	opts := Options{URL: b.wsURL(), URLs: []string{a.wsURL()}, OutboxSaveInterval: -1}
+	opened := recordOpens(&opts)
+	c := newClient(t, opts)
 	if got := <-opened; got != a.wsURL() {
 		t.Fatalf("session opened on %s, want the primary %s", got, a.wsURL())
 	}
@@ -235,14 +243,9 @@ func TestFailoverReplicaOK(t *testing.T) {
 				t.Fatal(err)
 			}
 			waitCaughtUp(t, a.addr(), b.addr())
-			opened := make(chan string, 16)
 			opts := tt.opts
 			opts.URL, opts.URLs, opts.OutboxSaveInterval = b.wsURL(), []string{a.wsURL()}, -1
-			opts.OnState = func(e Event) {
-				if e.State == StateOpen {
-					opened <- e.Addr
-				}
-			}
+			opened := recordOpens(&opts)
 			c := newClient(t, opts)
 			c.Query("k:*", func(string, Value) {})
 			if got := <-opened; got != b.wsURL() {
