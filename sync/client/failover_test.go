@@ -20,6 +20,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/recached/recached/resp"
+	"github.com/recached/recached/server"
 	"github.com/recached/recached/server/servertest"
 	"github.com/recached/recached/server/servertest/browsertest"
 	recsync "github.com/recached/recached/sync"
@@ -451,4 +452,37 @@ func browserReader(t *testing.T, origin *process, urls []string) *browsertest.Pa
 	  return true;
 	})`, nil)
 	return p
+}
+
+// TestWaitReplicas: with WaitReplicas, a write answered by a primary that
+// has no replica stays in the outbox, unresolved, while WAIT answers 0 and
+// is asked again; once a replica (redis-server, REPLICAOF the recached
+// primary) acknowledges, the write resolves with its own reply, over both
+// transports.
+func TestWaitReplicas(t *testing.T) {
+	s := startServer(t, server.Config{})
+	writes := make(map[string]*Write)
+	for _, tr := range transports {
+		c := newClient(t, Options{URL: s.url(tr), WaitReplicas: 1, WaitTimeout: 20 * time.Millisecond, OutboxSaveInterval: -1})
+		writes[tr] = c.Write("INCR", "wait:"+tr)
+		waitFor(t, "the "+tr+" write to run", func() bool { v, _ := query(s.tcp, "GET", "wait:"+tr); return string(v.Str) == "1" })
+	}
+	time.Sleep(200 * time.Millisecond)
+	for tr, w := range writes {
+		select {
+		case <-w.Done():
+			t.Fatalf("%s: the write resolved with no replica to confirm it", tr)
+		default:
+		}
+	}
+	host, port, _ := strings.Cut(s.tcp, ":")
+	servertest.StartRedis(t, "--replicaof", host, port)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for tr, w := range writes {
+		v, err := w.Wait(ctx)
+		if err != nil || v.Int != 1 || w.Dup() {
+			t.Errorf("%s: the write resolved with %v %v, want 1", tr, v, err)
+		}
+	}
 }
