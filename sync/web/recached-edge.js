@@ -4541,6 +4541,7 @@ export class Client {
           // Resolved when a WAIT confirms it. +DUP to a replay keeps the
           // reply of the execution it stands for, when known.
           const dup = v.type === '+' && v.value === 'DUP';
+          if (dup && w.answer) this.stats.dups++;
           if (!dup || !w.answer) w.answer = v;
           w.acked = true;
           break;
