@@ -19,6 +19,13 @@
 // connection sent it and lost the reply): the write is then acknowledged as
 // a success. Replayed writes therefore apply exactly once.
 //
+// With replication (a primary, its replicas, maybe Redis Sentinel) the
+// client is given every address (Options.URLs) or the Sentinels, asks ROLE
+// on every connection and follows the primary: a write answered -READONLY
+// stays in the outbox and is replayed to the new primary with its wire id
+// (failover.go, sync/CLIENTS.md section 8). With Options.WaitReplicas a
+// write is resolved only once WAIT confirms it, so a failover loses none.
+//
 // Every frame the server sends is classified by the seed's taxonomy
 // (Classify): replies retire the oldest command sent, mutation pushes and
 // keychange frames update the local Store, qstate replies hydrate it, and

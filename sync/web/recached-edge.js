@@ -4,7 +4,10 @@
 // live local copy of the keys it syncs, and writes through an outbox that
 // survives reloads and reconnects: every write is wrapped as
 // DEDUP <client-id> <wire-id> <command> <args…> and replayed, oldest first,
-// until the server's reply retires it, so it applies exactly once.
+// until the server's reply retires it, so it applies exactly once. Given
+// the bridges of a primary and its replicas (options.urls), it follows the
+// primary: ROLE on every connection, and a write answered -READONLY is
+// replayed to the next address (sync/CLIENTS.md section 8).
 //
 // The normative contract is the "Wire Protocol" page (seed 004) and SPEC
 // sections 3 to 5 and 8; sync/PROTOCOL.md shows the bytes. This module has no
