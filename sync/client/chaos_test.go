@@ -172,11 +172,15 @@ func recachedBinary(t *testing.T) string {
 	return bin
 }
 
-// process is a recached process on fixed ports and a data directory.
+// process is a recached process on fixed ports and a data directory:
+// started with conf as its configuration file when set (CONFIG REWRITE
+// needs one), then the flags, then extra.
 type process struct {
 	t              *testing.T
 	bin, dir       string
 	port, wsPort   int
+	conf           string
+	extra          []string
 	cmd            *exec.Cmd
 	out            servertest.SafeBuffer
 	serveWebSocket bool
@@ -184,9 +188,14 @@ type process struct {
 
 func (p *process) start() {
 	p.t.Helper()
-	p.cmd = exec.Command(p.bin, "--bind", "127.0.0.1", "--port", strconv.Itoa(p.port),
+	var args []string
+	if p.conf != "" {
+		args = append(args, p.conf)
+	}
+	args = append(args, "--bind", "127.0.0.1", "--port", strconv.Itoa(p.port),
 		"--ws-port", strconv.Itoa(p.wsPort), "--dir", p.dir, "--appendonly", "yes",
 		"--appendfsync", "always", "--save", "")
+	p.cmd = exec.Command(p.bin, append(args, p.extra...)...)
 	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
 	if err := p.cmd.Start(); err != nil {
 		p.t.Fatal(err)

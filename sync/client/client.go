@@ -19,6 +19,13 @@
 // connection sent it and lost the reply): the write is then acknowledged as
 // a success. Replayed writes therefore apply exactly once.
 //
+// With replication (a primary, its replicas, maybe Redis Sentinel) the
+// client is given every address (Options.URLs) or the Sentinels, asks ROLE
+// on every connection and follows the primary: a write answered -READONLY
+// stays in the outbox and is replayed to the new primary with its wire id
+// (failover.go, sync/CLIENTS.md section 8). With Options.WaitReplicas a
+// write is resolved only once WAIT confirms it, so a failover loses none.
+//
 // Every frame the server sends is classified by the seed's taxonomy
 // (Classify): replies retire the oldest command sent, mutation pushes and
 // keychange frames update the local Store, qstate replies hydrate it, and
@@ -59,6 +66,7 @@ const (
 	DefaultWriteTimeout       = 30 * time.Second
 	DefaultReadTimeout        = 60 * time.Second
 	DefaultOutboxSaveInterval = time.Second
+	DefaultWaitTimeout        = time.Second
 )
 
 // Errors a write or a call can end with.
@@ -81,6 +89,37 @@ type Options struct {
 	// URL is the server: "ws://host:port/" (or wss://) for the WebSocket
 	// bridge, "tcp://host:port" for the RESP port.
 	URL string
+	// URLs are more addresses of the same deployment, in URL's scheme:
+	// the primary and its replicas. With more than one address, the
+	// client asks ROLE on every connection and establishes its session
+	// only on the primary (unless ReplicaOK); it moves to the next
+	// address in turn when the server is a replica, when a write is
+	// answered -READONLY, or when the connection fails, and replays its
+	// outbox there with the same wire ids (CLIENTS.md section 8).
+	URLs []string
+	// Sentinels are Redis Sentinel addresses (host:port) monitoring the
+	// deployment under MasterName: before each connection the client asks
+	// them for the primary's address and dials it. Only for the tcp
+	// scheme, since Sentinel names RESP addresses; a WebSocket client
+	// lists the bridges in URLs instead.
+	Sentinels        []string
+	MasterName       string
+	SentinelPassword string
+	// ReplicaOK lets a session with several addresses stay on a replica
+	// (it serves SYNC, QSUB, KWATCH and the pushes of the replicated
+	// stream) until a write is answered -READONLY; from then on the
+	// client looks for the primary. For clients that mostly read.
+	ReplicaOK bool
+	// WaitReplicas, when positive, makes each write durable on that many
+	// replicas before it is resolved: after the writes it sends, the
+	// client sends WAIT <WaitReplicas> <WaitTimeout>, and keeps the writes
+	// in its outbox until a WAIT answers at least WaitReplicas. A write
+	// whose primary died before the WAIT is replayed to the new primary:
+	// +DUP if it had been replicated, run otherwise. With it, exactly-once
+	// holds across a failover with no acknowledged write lost.
+	WaitReplicas int
+	// WaitTimeout is the WAIT timeout (0: DefaultWaitTimeout).
+	WaitTimeout time.Duration
 	// Username and Password are sent with AUTH first on every connection
 	// when Password is set.
 	Username string
@@ -162,6 +201,9 @@ type Event struct {
 	Retry time.Duration
 	// Attempt counts the connection attempts since the last open session.
 	Attempt int
+	// Addr is the server of the attempt: host:port for tcp, the URL for
+	// ws (StateConnecting, StateOpen, StateOffline).
+	Addr string
 }
 
 // Stats are a client's counters.
@@ -169,6 +211,7 @@ type Stats struct {
 	Connects       int64 // sessions established
 	Replies        int64 // replies received
 	Dups           int64 // writes acknowledged by +DUP
+	Resent         int64 // writes sent again on a later connection (replays)
 	Dropped        int64 // writes dropped from a full outbox
 	Mutations      int64 // mutation pushes received
 	UnknownEffects int64 // mutation pushes the store did not understand
@@ -197,9 +240,17 @@ type Message struct {
 type Client struct {
 	opts   Options
 	scheme string
-	addr   string
-	url    string
-	id     string
+	// targets are the addresses the client dials, in turn: host:port for
+	// tcp, the URL for ws. turn counts the attempts (owned by the
+	// connection goroutine); hint is a primary named by a replica's ROLE
+	// reply, dialled next (guarded by mu).
+	targets []string
+	turn    int
+	hint    string
+	// needPrimary is set once a write was refused with -READONLY while
+	// ReplicaOK let the session stay on a replica (guarded by mu).
+	needPrimary bool
+	id          string
 	// dedupHead is the encoded "DEDUP" and client id that start every
 	// wrapped write.
 	dedupHead []byte
@@ -230,7 +281,7 @@ type Client struct {
 	unwatching map[string]int // KUNWATCH sent, not yet answered
 	unquerying map[string]int // QUNSUB sent, not yet answered
 
-	connects, replies, dups, dropped         atomic.Int64
+	connects, replies, dups, dropped, resent atomic.Int64
 	mutations, unknown, keychanges, messages atomic.Int64
 	ignored                                  atomic.Int64
 }
@@ -257,10 +308,22 @@ func New(opts Options) (*Client, error) {
 		unwatching: make(map[string]int),
 		unquerying: make(map[string]int),
 	}
-	if err := c.parseURL(opts.URL); err != nil {
-		return nil, err
+	for _, raw := range append([]string{opts.URL}, opts.URLs...) {
+		scheme, target, err := parseTarget(raw)
+		if err != nil {
+			return nil, err
+		}
+		if c.scheme != "" && scheme != c.scheme {
+			return nil, fmt.Errorf("client: URL %q: every address must use the scheme %s", raw, c.scheme)
+		}
+		c.scheme = scheme
+		c.targets = append(c.targets, target)
+	}
+	if len(opts.Sentinels) > 0 && (c.scheme != "tcp" || opts.MasterName == "") {
+		return nil, errors.New("client: Sentinels need the tcp scheme and a MasterName")
 	}
 	o := &c.opts
+	o.WaitTimeout = cmpOr(o.WaitTimeout, DefaultWaitTimeout)
 	if o.OutboxLimit <= 0 || o.OutboxLimit > MaxOutbox {
 		o.OutboxLimit = MaxOutbox
 	}
@@ -302,30 +365,25 @@ func cmpOr(d, def time.Duration) time.Duration {
 	return d
 }
 
-func (c *Client) parseURL(raw string) error {
+// parseServerURL parses a server URL: ws://, wss:// (the path "/" when
+// empty) or tcp://, with a host.
+func parseServerURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Errorf("client: bad URL %q: %w", raw, err)
+		return nil, fmt.Errorf("client: bad URL %q: %w", raw, err)
 	}
 	switch u.Scheme {
-	case "tcp":
-		if u.Host == "" {
-			return fmt.Errorf("client: bad URL %q: no host", raw)
-		}
-		c.addr = u.Host
-	case "ws", "wss":
-		if u.Host == "" {
-			return fmt.Errorf("client: bad URL %q: no host", raw)
-		}
-		if u.Path == "" {
-			u.Path = "/"
-		}
-		c.url = u.String()
+	case "tcp", "ws", "wss":
 	default:
-		return fmt.Errorf("client: bad URL %q: the scheme must be ws, wss or tcp", raw)
+		return nil, fmt.Errorf("client: bad URL %q: the scheme must be ws, wss or tcp", raw)
 	}
-	c.scheme = u.Scheme
-	return nil
+	if u.Host == "" {
+		return nil, fmt.Errorf("client: bad URL %q: no host", raw)
+	}
+	if u.Path == "" && u.Scheme != "tcp" {
+		u.Path = "/"
+	}
+	return u, nil
 }
 
 // loadIdentity loads the client id (creating a random one on first use)
@@ -418,7 +476,7 @@ func (c *Client) Stats() Stats {
 	n := c.writes
 	c.mu.Unlock()
 	return Stats{
-		Connects: c.connects.Load(), Replies: c.replies.Load(), Dups: c.dups.Load(),
+		Connects: c.connects.Load(), Replies: c.replies.Load(), Dups: c.dups.Load(), Resent: c.resent.Load(),
 		Dropped: c.dropped.Load(), Mutations: c.mutations.Load(), UnknownEffects: c.unknown.Load(),
 		Keychanges: c.keychanges.Load(), Messages: c.messages.Load(), Ignored: c.ignored.Load(),
 		Outbox: n,
@@ -463,11 +521,12 @@ func (c *Client) run() {
 	defer close(c.stopped)
 	attempt := 0
 	for c.ctx.Err() == nil {
-		c.setState(Event{State: StateConnecting, Attempt: attempt})
-		t, err := c.dial()
+		target := c.nextTarget()
+		c.setState(Event{State: StateConnecting, Attempt: attempt, Addr: target})
+		t, err := c.dial(target)
 		if err == nil {
 			var opened bool
-			opened, err = c.serve(t)
+			opened, err = c.serve(t, target)
 			if opened {
 				attempt = 0
 			}
@@ -477,7 +536,7 @@ func (c *Client) run() {
 		}
 		delay := backoff(attempt, c.opts.MinBackoff, c.opts.MaxBackoff)
 		attempt++
-		c.setState(Event{State: StateOffline, Err: err, Retry: delay, Attempt: attempt})
+		c.setState(Event{State: StateOffline, Err: err, Retry: delay, Attempt: attempt, Addr: target})
 		timer := time.NewTimer(delay)
 		select {
 		case <-timer.C:

@@ -157,8 +157,8 @@ func (c *batchConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
-// dial connects to the server of the client's URL.
-func (c *Client) dial() (transport, error) {
+// dial connects to target: host:port for tcp, the URL for ws.
+func (c *Client) dial(target string) (transport, error) {
 	ctx, cancel := context.WithTimeout(c.ctx, c.opts.DialTimeout)
 	defer cancel()
 	netDial := c.opts.NetDial
@@ -168,7 +168,7 @@ func (c *Client) dial() (transport, error) {
 	}
 	switch c.scheme {
 	case "tcp":
-		nc, err := netDial(ctx, "tcp", c.addr)
+		nc, err := netDial(ctx, "tcp", target)
 		if err != nil {
 			return nil, err
 		}
@@ -188,7 +188,7 @@ func (c *Client) dial() (transport, error) {
 			ReadBufferSize:   64 << 10,
 			WriteBufferSize:  64 << 10,
 		}
-		ws, res, err := d.DialContext(ctx, c.url, nil)
+		ws, res, err := d.DialContext(ctx, target, nil)
 		var body []byte
 		if res != nil && res.Body != nil {
 			if err != nil {

@@ -24,7 +24,13 @@ type Write struct {
 	dup      bool
 	err      error
 	sent     bool // on the current connection (guarded by Client.mu)
+	tried    bool // sent on some connection (guarded by Client.mu)
 	finished bool // guarded by Client.mu
+	// With WaitReplicas (guarded by Client.mu): answered once a reply
+	// came on any connection, then kept in reply and dup; acked while
+	// that reply came on the current connection and waits for a WAIT.
+	answered bool
+	acked    bool
 }
 
 // finish resolves w once. The caller holds Client.mu.
@@ -160,7 +166,7 @@ func (c *Client) WriteArgs(args [][]byte) *Write {
 	}
 	if cn := c.cn; cn != nil && cn.open {
 		cn.sendWrite(c.dedupHead, w)
-		w.sent = true
+		w.sent, w.tried = true, true
 	}
 	c.mu.Unlock()
 	if dropped != nil && c.opts.OnDrop != nil {

@@ -23,6 +23,8 @@ const (
 	pendKUnwatch                 // KUNWATCH
 	pendSub                      // SUBSCRIBE, PSUBSCRIBE, UNSUBSCRIBE, PUNSUBSCRIBE
 	pendOther                    // a session command whose error is only reported
+	pendRole                     // ROLE: a replica ends the connection unless it may stay
+	pendWait                     // WAIT: enough replicas retire the writes answered before it
 )
 
 // pending is one command sent on a connection and not yet answered.
@@ -45,14 +47,17 @@ type pending struct {
 // fifo.
 type conn struct {
 	t         transport
+	addr      string // the server's address, for Event.Addr
 	tcp       bool
 	out       []byte
 	ends      []int
 	fifo      queue[pending]
 	setupLeft int
 	open      bool
-	signal    chan struct{}
-	done      chan struct{}
+	// waitNeeded: writes were sent since the last WAIT (WaitReplicas).
+	waitNeeded bool
+	signal     chan struct{}
+	done       chan struct{}
 }
 
 // kick wakes the writer.
@@ -91,6 +96,7 @@ func (cn *conn) sendWrite(head []byte, w *Write) {
 	cn.out = b
 	cn.ends = append(cn.ends, len(b))
 	cn.push(pending{kind: pendWrite, w: w})
+	cn.waitNeeded = true
 }
 
 // sendCall queues a plain command.
@@ -120,6 +126,8 @@ var (
 	bPSUB      = []byte("PSUBSCRIBE")
 	bUNSUB     = []byte("UNSUBSCRIBE")
 	bPUNSUB    = []byte("PUNSUBSCRIBE")
+	bROLE      = []byte("ROLE")
+	bWAIT      = []byte("WAIT")
 )
 
 // maxKWatch is the most keys one KWATCH carries (the server's limit per
@@ -134,8 +142,8 @@ const maxKWatch = 1024
 // (maxclients) answers it with its error, which must not be taken for the
 // reply to the first write. It returns nil when the client was closed
 // meanwhile.
-func (c *Client) startConn(t transport) *conn {
-	cn := &conn{t: t, tcp: c.scheme == "tcp", signal: make(chan struct{}, 1), done: make(chan struct{})}
+func (c *Client) startConn(t transport, addr string) *conn {
+	cn := &conn{t: t, addr: addr, tcp: c.scheme == "tcp", signal: make(chan struct{}, 1), done: make(chan struct{})}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -151,6 +159,9 @@ func (c *Client) startConn(t transport) *conn {
 	}
 	if cn.tcp {
 		cn.send(pending{kind: pendFatal, setup: true, what: "HELLO 3"}, bHELLO, []byte("3"))
+	}
+	if c.checksRole() {
+		cn.send(pending{kind: pendRole, setup: true, what: "ROLE"}, bROLE)
 	}
 	switch {
 	case c.token != "":
@@ -206,8 +217,11 @@ func (c *Client) openLocked(cn *conn) {
 		it := c.queue.at(i)
 		switch {
 		case it.w != nil && !it.w.sent:
+			if it.w.tried {
+				c.resent.Add(1)
+			}
 			cn.sendWrite(c.dedupHead, it.w)
-			it.w.sent = true
+			it.w.sent, it.w.tried = true, true
 		case it.c != nil && !it.c.sent:
 			cn.sendCall(it.c)
 			it.c.sent = true
@@ -218,8 +232,8 @@ func (c *Client) openLocked(cn *conn) {
 // serve runs a connection until it fails, then forgets it: plain calls
 // that were sent fail with ErrConnectionLost, writes wait for the next
 // connection.
-func (c *Client) serve(t transport) (opened bool, err error) {
-	cn := c.startConn(t)
+func (c *Client) serve(t transport, addr string) (opened bool, err error) {
+	cn := c.startConn(t, addr)
 	if cn == nil {
 		t.close()
 		return false, ErrClosed
@@ -234,7 +248,7 @@ func (c *Client) serve(t transport) (opened bool, err error) {
 	var lost []*Call
 	c.queue.filter(func(it item) bool {
 		if it.w != nil {
-			it.w.sent = false
+			it.w.sent, it.w.acked = false, false
 			return true
 		}
 		if it.c.sent {
@@ -264,6 +278,16 @@ func (c *Client) writeLoop(cn *conn) {
 			return
 		}
 		c.mu.Lock()
+		if cn.waitNeeded && c.opts.WaitReplicas > 0 {
+			cn.waitNeeded = false
+			cn.send(pending{kind: pendWait, what: "WAIT"}, bWAIT, []byte(strconv.Itoa(c.opts.WaitReplicas)),
+				[]byte(strconv.FormatInt(c.opts.WaitTimeout.Milliseconds(), 10)))
+			// cn.send kicked the writer: drain that, the WAIT leaves now.
+			select {
+			case <-cn.signal:
+			default:
+			}
+		}
 		batch, ends := cn.out, cn.ends
 		cn.out, cn.ends = spare[:0], spareEnds[:0]
 		c.mu.Unlock()
@@ -344,10 +368,11 @@ func (c *Client) reply(cn *conn, v resp.Value) error {
 	switch p.kind {
 	case pendWrite:
 		w := p.w
-		if f, ok := c.queue.front(); ok && f.w == w {
-			c.queue.pop()
-			c.writes--
-			c.dirty = true
+		if isReadOnly(v) {
+			// A replica: the write did not run and stays in the outbox
+			// for the primary.
+			fatal = c.readOnlyLocked()
+			break
 		}
 		dup := isDup(v)
 		if dup {
@@ -359,12 +384,55 @@ func (c *Client) reply(cn *conn, v resp.Value) error {
 				ownChanged, ownApplied = c.store.Apply(own)
 			}
 		}
+		if c.opts.WaitReplicas > 0 {
+			// Resolved when a WAIT confirms it. +DUP to a replay keeps
+			// the reply of the execution it stands for, when known.
+			if !dup || !w.answered {
+				w.reply, w.dup = v, dup
+			}
+			w.answered, w.acked = true, true
+			break
+		}
+		if f, ok := c.queue.front(); ok && f.w == w {
+			c.queue.pop()
+			c.writes--
+			c.dirty = true
+		}
 		w.finish(v, dup, nil)
 	case pendCall:
-		if f, ok := c.queue.front(); ok && f.c == p.call {
-			c.queue.pop()
-		}
+		c.removeCallLocked(p.call)
 		p.call.finish(v, nil)
+		if isReadOnly(v) {
+			fatal = c.readOnlyLocked()
+		}
+	case pendRole:
+		role, primary := roleOf(v)
+		switch {
+		case v.IsError():
+			// Refused (a token-scoped bridge connection may not ask):
+			// the role is unknown, and a write's -READONLY will tell.
+		case role != "master" && (!c.opts.ReplicaOK || c.needPrimary):
+			if c.scheme == "tcp" && primary != "" && len(c.opts.Sentinels) == 0 {
+				c.hint = primary
+			}
+			fatal = fmt.Errorf("%w (ROLE %s, primary %s)", ErrNotPrimary, role, primary)
+		}
+	case pendWait:
+		switch {
+		case v.IsError():
+			// A demoted primary: "WAIT cannot be used with replica
+			// instances".
+			fatal = fmt.Errorf("client: WAIT refused: %w", v.Err())
+		case v.Int >= int64(c.opts.WaitReplicas):
+			c.confirmLocked()
+		default:
+			// Too few replicas acknowledged: the writes stay, and
+			// another WAIT asks again.
+			if c.ackedLocked() {
+				cn.waitNeeded = true
+				cn.kick()
+			}
+		}
 	case pendFatal:
 		if v.IsError() {
 			fatal = fmt.Errorf("client: %s refused: %w", p.what, v.Err())
@@ -382,7 +450,7 @@ func (c *Client) reply(cn *conn, v resp.Value) error {
 		}
 		retain = true
 	}
-	if p.kind != pendWrite && p.kind != pendCall && p.kind != pendFatal && v.IsError() {
+	if fatal == nil && p.kind != pendWrite && p.kind != pendCall && p.kind != pendFatal && p.kind != pendRole && v.IsError() {
 		refused = fmt.Errorf("client: %s refused: %w", p.what, v.Err())
 	}
 	if p.setup && fatal == nil {
@@ -406,9 +474,58 @@ func (c *Client) reply(cn *conn, v resp.Value) error {
 		c.report(refused)
 	}
 	if opened {
-		c.setState(Event{State: StateOpen})
+		c.setState(Event{State: StateOpen, Addr: cn.addr})
 	}
 	return fatal
+}
+
+// readOnlyLocked notes that the server refused a write as a replica and
+// returns the error that closes the connection. The caller holds mu.
+func (c *Client) readOnlyLocked() error {
+	c.needPrimary = true
+	return errReadOnly
+}
+
+// removeCallLocked removes an answered call from the queue: at its front,
+// or behind writes answered and waiting for a WAIT. The caller holds mu.
+func (c *Client) removeCallLocked(call *Call) {
+	for i := 0; i < c.queue.len(); i++ {
+		it := c.queue.at(i)
+		if it.c == call {
+			c.queue.removeAt(i)
+			return
+		}
+		if it.w == nil || !it.w.acked {
+			return
+		}
+	}
+}
+
+// ackedLocked reports whether the oldest write is answered and waits for
+// a WAIT. The caller holds mu.
+func (c *Client) ackedLocked() bool {
+	for i := 0; i < c.queue.len(); i++ {
+		if w := c.queue.at(i).w; w != nil {
+			return w.acked
+		}
+	}
+	return false
+}
+
+// confirmLocked retires the writes a WAIT confirmed, those answered before
+// it: from the front of the queue up to the first write not answered on
+// this connection. The caller holds mu.
+func (c *Client) confirmLocked() {
+	for c.queue.len() > 0 {
+		it, _ := c.queue.front()
+		if it.w == nil || !it.w.acked {
+			return
+		}
+		c.queue.pop()
+		c.writes--
+		c.dirty = true
+		it.w.finish(it.w.reply, it.w.dup, nil)
+	}
 }
 
 // isDup reports whether v is the +DUP reply.

@@ -292,6 +292,8 @@ export interface StateEvent {
   retryIn?: number;
   /** Connection attempts since the last open session. */
   attempt: number;
+  /** The bridge of the attempt (connecting, open, offline after a failure). */
+  url?: string;
 }
 
 export interface ConnectOptions {
@@ -315,6 +317,19 @@ export interface ConnectOptions {
   WebSocket?: any;
   now?: () => number;
   random?: () => number;
+  /**
+   * More bridge URLs of the same deployment (its primary and replicas).
+   * With several addresses the client asks ROLE on every connection and
+   * keeps its session on the primary (unless replicaOK), moving on when a
+   * server is a replica or answers a write -READONLY.
+   */
+  urls?: string[];
+  /** Let the session stay on a replica until a write is answered -READONLY. */
+  replicaOK?: boolean;
+  /** Resolve a write only once WAIT <waitReplicas> confirms it (0: on its reply). */
+  waitReplicas?: number;
+  /** The WAIT timeout in ms. Default 1000. */
+  waitTimeout?: number;
 }
 
 export interface Handle {
@@ -346,7 +361,10 @@ export interface EventMap {
 
 export class Client {
   constructor(url: string, options?: ConnectOptions);
+  /** The bridge of the current or last connection attempt. */
   readonly url: string;
+  /** Every address the client tries, in turn. */
+  readonly urls: string[];
   readonly state: State;
   readonly outboxSize: number;
   readonly clientId: string;

@@ -4,7 +4,10 @@
 // live local copy of the keys it syncs, and writes through an outbox that
 // survives reloads and reconnects: every write is wrapped as
 // DEDUP <client-id> <wire-id> <command> <args…> and replayed, oldest first,
-// until the server's reply retires it, so it applies exactly once.
+// until the server's reply retires it, so it applies exactly once. Given
+// the bridges of a primary and its replicas (options.urls), it follows the
+// primary: ROLE on every connection, and a write answered -READONLY is
+// replayed to the next address (sync/CLIENTS.md section 8).
 //
 // The normative contract is the "Wire Protocol" page (seed 004) and SPEC
 // sections 3 to 5 and 8; sync/PROTOCOL.md shows the bytes. This module has no
@@ -335,6 +338,14 @@ export function toJS(v) {
 /** @param {RespValue} v */
 function isError(v) {
   return v.type === '-' || v.type === '!';
+}
+
+/**
+ * Reports whether v is Redis's refusal of a write on a read-only replica.
+ * @param {RespValue} v
+ */
+function isReadOnly(v) {
+  return v.type === '-' && v.value.startsWith('READONLY');
 }
 
 /** @param {RespValue} v */
@@ -3239,6 +3250,22 @@ function takeLock(locks, name, opts = {}) {
  * @property {any} [WebSocket] the WebSocket constructor (default globalThis.WebSocket)
  * @property {() => number} [now] the clock, in Unix ms (default Date.now)
  * @property {() => number} [random] a uniform random number in [0, 1) for the backoff jitter
+ * @property {string[]} [urls] more bridge URLs of the same deployment (the
+ *   primary and its replicas). With more than one address the client asks
+ *   ROLE on every connection and establishes its session only on the
+ *   primary (unless replicaOK); it moves to the next address in turn when
+ *   the server is a replica, when a write is answered -READONLY, or when
+ *   the connection fails, and replays its outbox there with the same wire
+ *   ids (CLIENTS.md section 8)
+ * @property {boolean} [replicaOK] with several addresses, let the session
+ *   stay on a replica (it serves SYNC, QSUB, KWATCH and the pushes of the
+ *   replicated stream) until a write is answered -READONLY; from then on
+ *   the client looks for the primary
+ * @property {number} [waitReplicas] when positive, a write is resolved only
+ *   once WAIT <waitReplicas> <waitTimeout>, sent after it, answers at least
+ *   waitReplicas: until then it stays in the outbox, and a failover replays
+ *   it to the new primary (+DUP if it had been replicated, run otherwise)
+ * @property {number} [waitTimeout] the WAIT timeout in ms (default 1000)
  */
 
 /** Error codes that refuse a session's credentials. */
@@ -3735,7 +3762,17 @@ export class Client {
    * @param {ConnectOptions} [options]
    */
   constructor(url, options = {}) {
+    /** The addresses, tried in turn: url first, then options.urls. */
+    this.urls = [url, ...(options.urls || [])];
+    /** The address of the current or last connection attempt. */
     this.url = url;
+    this._turn = 0;
+    /** A write was answered -READONLY: replicaOK no longer applies. */
+    this._needPrimary = false;
+    /** Writes were sent since the last WAIT (waitReplicas). */
+    this._waitNeeded = false;
+    this.waitReplicas = options.waitReplicas || 0;
+    this.waitTimeout = options.waitTimeout ?? 1000;
     this.options = options;
     this.name = options.name || 'default';
     this.outboxLimit = Math.min(options.outboxLimit || MAX_OUTBOX, MAX_OUTBOX);
@@ -4193,7 +4230,8 @@ export class Client {
   _connect() {
     if (this._closed || this._paused || this._halted || this._ws) return;
     this._timer = null;
-    this._setState({ state: 'connecting', attempt: this._attempt });
+    this.url = this.urls[this._turn++ % this.urls.length];
+    this._setState({ state: 'connecting', attempt: this._attempt, url: this.url });
     let ws;
     try {
       ws = new this.WS(this.url);
@@ -4227,6 +4265,7 @@ export class Client {
       const args = this.username ? ['AUTH', this.username, this.password] : ['AUTH', this.password];
       this._send(args, { kind: 'fatal', setup: true, what: 'AUTH' });
     }
+    if (this.urls.length > 1) this._send(['ROLE'], { kind: 'role', setup: true, what: 'ROLE' });
     if (this.token) {
       this._send(['SYNC', 'TOKEN', this.token], { kind: 'fatal', setup: true, what: 'SYNC TOKEN' });
     } else if (this.options.patterns && this.options.patterns.length > 0) {
@@ -4259,9 +4298,28 @@ export class Client {
 
   /** @param {Write|Call} it */
   _sendItem(it) {
-    if (it.kind === 'write') this._send(['DEDUP', it.clientId, it.id, ...it.args], { kind: 'write', setup: false, write: it });
-    else this._send(it.args, { kind: 'call', setup: false, call: it });
+    if (it.kind === 'write') {
+      this._send(['DEDUP', it.clientId, it.id, ...it.args], { kind: 'write', setup: false, write: it });
+      if (this.waitReplicas > 0 && !this._waitNeeded) {
+        // One WAIT after the writes of this turn of the event loop.
+        this._waitNeeded = true;
+        const ws = this._ws;
+        queueMicrotask(() => this._sendWait(ws));
+      }
+    } else {
+      this._send(it.args, { kind: 'call', setup: false, call: it });
+    }
     it.sent = true;
+  }
+
+  /**
+   * Sends WAIT after writes, on the connection ws if it is still the current one.
+   * @param {any} ws
+   */
+  _sendWait(ws) {
+    if (!this._waitNeeded || this._ws !== ws || !this._open) return;
+    this._waitNeeded = false;
+    this._send(['WAIT', this.waitReplicas, this.waitTimeout], { kind: 'wait', setup: false, what: 'WAIT' });
   }
 
   /** The session is established: replay the outbox and the queued calls, in order. */
@@ -4273,7 +4331,7 @@ export class Client {
     // go after the older ones, or its higher wire id would make the server
     // answer them +DUP without running them.
     for (const it of [...this._queue]) if (!it.sent) this._sendItem(it);
-    this._setState({ state: 'open', attempt: 0 });
+    this._setState({ state: 'open', attempt: 0, url: this.url });
   }
 
   /**
@@ -4294,13 +4352,16 @@ export class Client {
       }
     }
     this._fifo = [];
+    this._waitNeeded = false;
     this._unquerying.clear();
     this._unwatching.clear();
-    // Writes wait for the next connection; plain calls that were sent may
-    // or may not have run.
+    // Writes wait for the next connection (answered ones whose WAIT did
+    // not come are sent again); plain calls that were sent may or may not
+    // have run.
     this._queue = this._queue.filter((it) => {
       if (it.kind === 'write') {
         it.sent = false;
+        it.acked = false;
         return true;
       }
       if (it.sent) {
@@ -4327,7 +4388,7 @@ export class Client {
     const ceil = Math.min(this.maxBackoff, this.minBackoff * 2 ** Math.min(this._attempt, 30));
     const delay = Math.floor(this.random() * (ceil + 1));
     this._attempt++;
-    this._setState({ state: 'offline', reason, retryIn: delay, attempt: this._attempt });
+    this._setState({ state: 'offline', reason, retryIn: delay, attempt: this._attempt, url: this.url });
     this._timer = setTimeout(() => this._connect(), delay);
   }
 
@@ -4471,9 +4532,26 @@ export class Client {
     this.stats.replies++;
     const err = isError(v);
     switch (p.kind) {
-      case 'write':
-        this._ackWrite(/** @type {Write} */ (p.write), v);
+      case 'write': {
+        const w = /** @type {Write} */ (p.write);
+        if (isReadOnly(v)) {
+          // A replica: the write did not run and waits for the primary.
+          this._needPrimary = true;
+          this._dropped(`${v.value} (looking for the primary)`);
+          return;
+        }
+        if (this.waitReplicas > 0) {
+          // Resolved when a WAIT confirms it. +DUP to a replay keeps the
+          // reply of the execution it stands for, when known.
+          const dup = v.type === '+' && v.value === 'DUP';
+          if (dup && w.answer) this.stats.dups++;
+          if (!dup || !w.answer) w.answer = v;
+          w.acked = true;
+          break;
+        }
+        this._ackWrite(w, v);
         break;
+      }
       case 'call': {
         const call = /** @type {Call} */ (p.call);
         const i = this._queue.indexOf(call);
@@ -4481,8 +4559,37 @@ export class Client {
         call.finished = true;
         if (err) call.reject(new ReplyError(v.value));
         else call.resolve(toJS(v));
+        if (isReadOnly(v)) {
+          this._needPrimary = true;
+          this._dropped(`${v.value} (looking for the primary)`);
+          return;
+        }
         break;
       }
+      case 'role': {
+        const role = v.type === '*' && v.value && v.value.length > 0 ? String(toJS(v.value[0])) : '';
+        // A refusal (a token-scoped connection may not ask) leaves the
+        // role unknown: a write's -READONLY will tell.
+        if (!err && role !== 'master' && (!this.options.replicaOK || this._needPrimary)) {
+          this._dropped(`${this.url} is a ${role}, not the primary`);
+          return;
+        }
+        break;
+      }
+      case 'wait':
+        if (err) {
+          // A demoted primary: "WAIT cannot be used with replica instances".
+          this._dropped(`WAIT refused: ${v.value}`);
+          return;
+        }
+        if (Number(v.value) >= this.waitReplicas) {
+          this._confirmAnswered();
+        } else if (this._queue.some((it) => it.kind === 'write' && it.acked)) {
+          // Too few replicas acknowledged: ask again.
+          this._waitNeeded = true;
+          this._sendWait(this._ws);
+        }
+        break;
       case 'fatal':
         if (err) {
           // A refusal of the session's credentials ends it until they
@@ -4570,6 +4677,16 @@ export class Client {
       w.resolve(toJS(v));
     }
     this._emit('outbox', this._writes);
+  }
+
+  /** Retires, oldest first, the writes a WAIT confirmed: those answered before it. */
+  _confirmAnswered() {
+    for (const it of [...this._queue]) {
+      if (it.kind !== 'write') continue;
+      if (!it.acked) break;
+      it.acked = false;
+      this._ackWrite(it, it.answer);
+    }
   }
 
   /**
