@@ -29,8 +29,9 @@ type conn struct {
 	l  *Listener
 	ws *websocket.Conn
 	nc net.Conn
-	// raw is nc's socket, which the flusher writes to; nil: no flusher.
-	raw  syscall.RawConn
+	// fd is nc's socket descriptor, which the flusher writes to with
+	// write(2) (see flusher.turn); -1: no flusher.
+	fd   int
 	fl   *flusher
 	sess *server.Session // the engine's record of the connection (session.go)
 	id   string
@@ -58,7 +59,8 @@ type conn struct {
 	// not) are queued: nothing more is queued.
 	final      bool
 	readerGone bool                  // the reader has returned: the writer closes the socket
-	closed     bool                  // the socket is closed
+	closed     bool                  // the socket is closed, or is once the flusher's write returns
+	inWrite    bool                  // the flusher is writing to fd, outside mu
 	recent     [4]*server.BusMessage // the latest publications queued (see deliverOnce)
 	recentPos  int
 	authGen    int // counts Auth swaps, so a stale expiry timer does nothing
@@ -83,9 +85,11 @@ type conn struct {
 }
 
 func newConn(l *Listener, wsc *websocket.Conn, echo bool) *conn {
-	c := &conn{l: l, ws: wsc, nc: wsc.NetConn(), fl: l.flusherFor(), id: newConnectionID(), echo: echo}
+	c := &conn{l: l, ws: wsc, nc: wsc.NetConn(), fd: -1, fl: l.flusherFor(), id: newConnectionID(), echo: echo}
 	if sc, ok := c.nc.(syscall.Conn); ok {
-		c.raw, _ = sc.SyscallConn()
+		if raw, err := sc.SyscallConn(); err == nil {
+			_ = raw.Control(func(fd uintptr) { c.fd = int(fd) })
+		}
 	}
 	now := time.Now().UnixNano()
 	c.lastSend.Store(now)
@@ -169,7 +173,7 @@ func (c *conn) startWriterLocked() {
 	if c.writing || c.scheduled || c.closed {
 		return
 	}
-	if c.raw == nil || c.final {
+	if c.fd < 0 || c.final {
 		c.writing = true
 		go c.flush(nil)
 		return
@@ -222,10 +226,15 @@ func (c *conn) kill() {
 	c.mu.Unlock()
 }
 
+// closeLocked closes the socket, or has the flusher close it when its
+// write returns: the descriptor it writes to is not closed (and so not
+// reused) under it.
 func (c *conn) closeLocked() {
 	if !c.closed {
 		c.closed = true
-		_ = c.nc.Close()
+		if !c.inWrite {
+			_ = c.nc.Close()
+		}
 	}
 }
 

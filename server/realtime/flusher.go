@@ -1,8 +1,6 @@
 package realtime
 
 import (
-	"errors"
-	"net"
 	"runtime"
 	"sync"
 	"syscall"
@@ -31,13 +29,8 @@ type flusher struct {
 	// when the list is empty, and add starts the next one.
 	running bool
 
-	// buf holds the frames of the connection being written; write is the
-	// flusher's syscall.RawConn write function (a method value made
-	// once), n and errno its result.
-	buf   []byte
-	write func(fd uintptr) bool
-	n     int
-	errno syscall.Errno
+	// buf holds the frames of the connection being written.
+	buf []byte
 }
 
 // fastWriteMax bounds what one connection's turn writes through the
@@ -45,23 +38,7 @@ type flusher struct {
 // connection's own writer.
 const fastWriteMax = 64 << 10
 
-func newFlusher() *flusher {
-	f := &flusher{}
-	f.write = f.writeRaw
-	return f
-}
-
-// writeRaw writes buf to the socket once, never waiting for it. (A raw
-// system call, which the runtime cannot hand the flusher's P away from,
-// cost about as much CPU and, on the loaded 2-core machine, cut deliveries
-// per second by a third: a flusher descheduled inside a write held up the
-// publishers.)
-func (f *flusher) writeRaw(fd uintptr) bool {
-	var err error
-	f.n, err = syscall.Write(int(fd), f.buf)
-	f.errno, _ = err.(syscall.Errno)
-	return true
-}
+func newFlusher() *flusher { return &flusher{} }
 
 // add puts c on the list; the caller holds c.mu and has set c.scheduled.
 func (f *flusher) add(c *conn) {
@@ -105,6 +82,15 @@ func (f *flusher) run() {
 }
 
 // turn writes what is queued for c, or hands c to a writer of its own.
+//
+// The write is one write(2) on the socket's descriptor, which is
+// non-blocking: net.RawConn.Write, the runtime's way to it, also takes
+// the descriptor's lock and resets its poller state, a tenth of the
+// flusher's time outside the system call; here inWrite keeps the
+// descriptor open instead (closeLocked). It is a system call the runtime
+// can hand the flusher's P away from: a raw one cost about as much CPU
+// and, on the loaded 2-core machine, cut deliveries per second by a
+// third, a flusher descheduled inside a write holding up the publishers.
 func (f *flusher) turn(c *conn, now int64) {
 	c.mu.Lock()
 	if c.closed {
@@ -134,16 +120,29 @@ func (f *flusher) turn(c *conn, now int64) {
 		c.queue[i] = nil
 	}
 	c.queue, c.qbytes = c.queue[:0], 0
+	// The socket stays open during the write: closeLocked leaves the
+	// close to the flusher while inWrite is set.
+	c.inWrite = true
 	c.mu.Unlock()
 
-	f.buf, f.n, f.errno = b, 0, 0
-	// Write fails only on a closed socket or a past deadline, without
-	// calling f.write.
-	err := c.raw.Write(f.write)
-	n := max(f.n, 0)
-	if errors.Is(err, net.ErrClosed) || err == nil && f.errno != 0 && f.errno != syscall.EAGAIN && f.errno != syscall.EINTR {
-		c.kill()
-		c.mu.Lock()
+	f.buf = b
+	n, err := syscall.Write(c.fd, b)
+	n = max(n, 0)
+	c.mu.Lock()
+	c.inWrite = false
+	if c.closed {
+		// Closed during the write (killed, or its reader is gone).
+		_ = c.nc.Close()
+		c.scheduled = false
+		c.mu.Unlock()
+		return
+	}
+	if err != nil && err != syscall.EAGAIN && err != syscall.EINTR {
+		// The peer is gone: what is queued is dropped.
+		c.final = true
+		clear(c.queue)
+		c.queue, c.qbytes = nil, 0
+		c.closeLocked()
 		c.scheduled = false
 		c.mu.Unlock()
 		return
@@ -151,11 +150,9 @@ func (f *flusher) turn(c *conn, now int64) {
 	if data && n > 0 {
 		c.lastSend.Store(now)
 	}
-	c.mu.Lock()
 	if n < len(b) {
-		// The socket is full (or its write deadline, which only the
-		// connection's own writer sets, has passed): that writer waits
-		// for it, starting with the rest of these bytes.
+		// The socket is full: the connection's own writer waits for it,
+		// starting with the rest of these bytes.
 		c.scheduled = false
 		c.writing = true
 		c.mu.Unlock()
