@@ -126,11 +126,12 @@ func (s *Shard) Unlock() { s.mu.Unlock() }
 
 // DB is one numbered database.
 type DB struct {
-	Index  int
-	ks     *Keyspace
+	Index int
+	ks    *Keyspace
+	// used is the sum of the shards' used (memory.go), the database's
+	// element of the keyspace's usedByDB.
+	used   *atomic.Int64
 	shards [NumShards]Shard
-	// used is the sum of the shards' used (memory.go).
-	used atomic.Int64
 }
 
 // ExpireFunc is called, under the key's shard lock, when a key is found
@@ -157,6 +158,9 @@ type Keyspace struct {
 	hashLimits hashLimits
 	// zsetLimits are those of sorted sets (zset.go).
 	zsetLimits zsetLimits
+	// usedByDB is every database's used, side by side so that Used,
+	// which eviction reads before every command, reads a line or two.
+	usedByDB []atomic.Int64
 	// spare is the evicted entries kept for reuse, and recycling is set
 	// once the first is kept (entry.go).
 	spare     entryPools
@@ -185,8 +189,9 @@ func New(n int, onExpire ExpireFunc) *Keyspace {
 		onExpire: onExpire,
 		Now:      func() int64 { return time.Now().UnixMilli() },
 	}
+	ks.usedByDB = make([]atomic.Int64, n)
 	for i := 0; i < n; i++ {
-		db := &DB{Index: i, ks: ks}
+		db := &DB{Index: i, ks: ks, used: &ks.usedByDB[i]}
 		for j := range db.shards {
 			db.shards[j].exp = make(map[string]int64)
 		}

@@ -135,8 +135,8 @@ func decodeSize(v uint16) int64 { return int64(v&(1<<11-1)) << (v >> 11) }
 // entry's size.
 func (ks *Keyspace) Used() int64 {
 	var n int64
-	for _, db := range ks.DBs {
-		n += db.used.Load()
+	for i := range ks.usedByDB {
+		n += ks.usedByDB[i].Load()
 	}
 	return n
 }
