@@ -92,7 +92,8 @@ type memoryState struct {
 	nextDB int // the random policies' next database
 	// fills counts evictions since the pool was last filled.
 	fills int
-	// eff, args and key are evictKey's effect, reused.
+	// eff and args are evictKey's effect, and key the key evictRandom
+	// evicts, reused.
 	eff  Effect
 	args [2][]byte
 	key  []byte
@@ -107,12 +108,14 @@ const poolRefill = 4
 
 // candidate is a key of the eviction pool: its score (higher is evicted
 // first), and its access time when sampled (a key used since is skipped).
+// key is a copy, in a buffer the pool reuses: the keyspace recycles the
+// entries it evicts, bytes of their keys included.
 type candidate struct {
 	score uint64
 	db    int
 	shard int
 	atime uint32
-	key   string
+	key   []byte
 }
 
 // initMemory sets the eviction defaults and the configuration's maxmemory
@@ -272,9 +275,9 @@ func (srv *Server) evictOne(policy int) bool {
 		m.fills++
 		for m.n > 0 {
 			m.n--
-			c := m.pool[m.n]
-			m.pool[m.n] = candidate{}
-			if srv.evictCandidate(c, policy) {
+			// The candidate stays in place, its key buffer kept for
+			// the next poolInsert.
+			if srv.evictCandidate(&m.pool[m.n], policy) {
 				return true
 			}
 		}
@@ -299,7 +302,7 @@ func (srv *Server) populatePool(policy int) int {
 			sh := db.Shard(i)
 			sh.Lock()
 			n := db.Sample(i, volatile, samples, func(k string, e *keyspace.Entry, at int64) {
-				srv.poolInsert(candidate{score: srv.score(policy, e, at), db: db.Index, shard: i, atime: e.Atime, key: k})
+				srv.poolInsert(srv.score(policy, e, at), db.Index, i, e.Atime, k)
 			})
 			sh.Unlock()
 			if n > 0 {
@@ -325,16 +328,19 @@ func (srv *Server) score(policy int, e *keyspace.Entry, at int64) uint64 {
 }
 
 // poolInsert adds a candidate in score order, best last, dropping the
-// worst when the pool is full. A key sampled twice may sit in the pool
-// twice, as in Redis: the second copy finds it gone and is skipped.
-func (srv *Server) poolInsert(c candidate) {
+// worst when the pool is full; its key is copied into the buffer of the
+// slot that falls out of the pool. A key sampled twice may sit in the
+// pool twice, as in Redis: the second copy finds it gone and is skipped.
+func (srv *Server) poolInsert(score uint64, db, shard int, atime uint32, key string) {
 	m := &srv.mem
 	k := 0
-	for k < m.n && m.pool[k].score < c.score {
+	for k < m.n && m.pool[k].score < score {
 		k++
 	}
+	var buf []byte
 	switch {
 	case m.n < evictPoolSize:
+		buf = m.pool[m.n].key
 		copy(m.pool[k+1:m.n+1], m.pool[k:m.n])
 		m.n++
 	case k == 0:
@@ -342,25 +348,24 @@ func (srv *Server) poolInsert(c candidate) {
 	default:
 		// Drop the worst (first) to make room below k.
 		k--
+		buf = m.pool[0].key
 		copy(m.pool[:k], m.pool[1:k+1])
 	}
-	m.pool[k] = c
+	m.pool[k] = candidate{score: score, db: db, shard: shard, atime: atime, key: append(buf[:0], key...)}
 }
 
 // evictCandidate evicts a pool candidate if it is still there, still
 // fits the policy (a volatile policy needs its time to live) and was not
 // used since it was sampled.
-func (srv *Server) evictCandidate(c candidate, policy int) bool {
+func (srv *Server) evictCandidate(c *candidate, policy int) bool {
 	db := srv.ks.DBs[c.db]
 	sh := db.Shard(c.shard)
 	sh.Lock()
 	defer sh.Unlock()
-	e := db.Get(c.shard, c.key)
-	if e == nil || e.Atime != c.atime || (policyVolatile(policy) && !e.HasExpiry()) {
-		return false
-	}
-	srv.evictKey(db, c.shard, c.key)
-	return true
+	volatile := policyVolatile(policy)
+	return srv.evictKey(db, c.shard, c.key, func(e *keyspace.Entry) bool {
+		return e.Atime != c.atime || (volatile && !e.HasExpiry())
+	})
 }
 
 // evictRandom evicts a random key (with a time to live when volatile) of
@@ -378,9 +383,8 @@ func (srv *Server) evictRandom(volatile bool) bool {
 			i := (start + j) % keyspace.NumShards
 			sh := db.Shard(i)
 			sh.Lock()
-			var key string
-			if db.Sample(i, volatile, 1, func(k string, _ *keyspace.Entry, _ int64) { key = k }) > 0 {
-				srv.evictKey(db, i, key)
+			if db.Sample(i, volatile, 1, func(k string, _ *keyspace.Entry, _ int64) { m.key = append(m.key[:0], k...) }) > 0 {
+				srv.evictKey(db, i, m.key, nil)
 				sh.Unlock()
 				return true
 			}
@@ -391,19 +395,21 @@ func (srv *Server) evictRandom(volatile bool) bool {
 }
 
 // evictKey removes key from shard i of db, which the caller has locked,
-// and reports it: a DEL effect, the "evicted" event, evicted_keys. The
-// caller holds mem.mu, which guards the reused effect.
-func (srv *Server) evictKey(db *keyspace.DB, i int, key string) {
-	if !db.Evict(i, key) {
-		return
+// unless keep holds it back (DB.Evict), and reports it: a DEL effect, the
+// "evicted" event, evicted_keys. key is the caller's copy, not the
+// entry's bytes, which the keyspace may recycle. The caller holds mem.mu,
+// which guards the reused effect.
+func (srv *Server) evictKey(db *keyspace.DB, i int, key []byte, keep func(*keyspace.Entry) bool) bool {
+	if !db.Evict(i, key, keep) {
+		return false
 	}
 	m := &srv.mem
 	m.evicted.Add(1)
-	m.key = append(m.key[:0], key...)
-	m.args = [2][]byte{bDEL, m.key}
-	m.eff = Effect{Kind: EffectExpired, DB: db.Index, Key: m.key, Args: m.args[:]}
+	m.args = [2][]byte{bDEL, key}
+	m.eff = Effect{Kind: EffectExpired, DB: db.Index, Key: key, Args: m.args[:]}
 	srv.publish(&m.eff)
-	srv.notifyServer(notifyEvicted, "evicted", db.Index, m.key)
+	srv.notifyServer(notifyEvicted, "evicted", db.Index, key)
+	return true
 }
 
 // admitMemory runs before a command when maxmemory is set: it evicts as

@@ -1,6 +1,9 @@
 package keyspace
 
-import "unsafe"
+import (
+	"sync"
+	"unsafe"
+)
 
 // Entries hold their keys.
 //
@@ -64,62 +67,58 @@ func allocEntry(key []byte, vlen int) (e *Entry, val []byte) {
 	if need > maxInline {
 		need = 1 + len(key)
 	}
-	var p unsafe.Pointer
-	switch inlineSize(need) {
+	size := inlineSize(need)
+	switch size {
 	case 16:
-		x := new(keyedEntry[[16]byte])
-		e, p = &x.Entry, unsafe.Pointer(&x.b)
+		e = &new(keyedEntry[[16]byte]).Entry
 	case 32:
-		x := new(keyedEntry[[32]byte])
-		e, p = &x.Entry, unsafe.Pointer(&x.b)
+		e = &new(keyedEntry[[32]byte]).Entry
 	case 48:
-		x := new(keyedEntry[[48]byte])
-		e, p = &x.Entry, unsafe.Pointer(&x.b)
+		e = &new(keyedEntry[[48]byte]).Entry
 	case 64:
-		x := new(keyedEntry[[64]byte])
-		e, p = &x.Entry, unsafe.Pointer(&x.b)
+		e = &new(keyedEntry[[64]byte]).Entry
 	case 80:
-		x := new(keyedEntry[[80]byte])
-		e, p = &x.Entry, unsafe.Pointer(&x.b)
+		e = &new(keyedEntry[[80]byte]).Entry
 	case 96:
-		x := new(keyedEntry[[96]byte])
-		e, p = &x.Entry, unsafe.Pointer(&x.b)
+		e = &new(keyedEntry[[96]byte]).Entry
 	case 112:
-		x := new(keyedEntry[[112]byte])
-		e, p = &x.Entry, unsafe.Pointer(&x.b)
+		e = &new(keyedEntry[[112]byte]).Entry
 	case 128:
-		x := new(keyedEntry[[128]byte])
-		e, p = &x.Entry, unsafe.Pointer(&x.b)
+		e = &new(keyedEntry[[128]byte]).Entry
 	case 144:
-		x := new(keyedEntry[[144]byte])
-		e, p = &x.Entry, unsafe.Pointer(&x.b)
+		e = &new(keyedEntry[[144]byte]).Entry
 	case 160:
-		x := new(keyedEntry[[160]byte])
-		e, p = &x.Entry, unsafe.Pointer(&x.b)
+		e = &new(keyedEntry[[160]byte]).Entry
 	case 176:
-		x := new(keyedEntry[[176]byte])
-		e, p = &x.Entry, unsafe.Pointer(&x.b)
+		e = &new(keyedEntry[[176]byte]).Entry
 	case 192:
-		x := new(keyedEntry[[192]byte])
-		e, p = &x.Entry, unsafe.Pointer(&x.b)
+		e = &new(keyedEntry[[192]byte]).Entry
 	default:
-		x := new(keyedEntry[[208]byte])
-		e, p = &x.Entry, unsafe.Pointer(&x.b)
+		e = &new(keyedEntry[[208]byte]).Entry
 	}
-	b := unsafe.Slice((*byte)(p), inlineSize(need))
+	return e, inlineKey(e, size, key, vlen)
+}
+
+// inlineKey writes key into the size bytes after e, an Entry allocated
+// with them, marks it flagInline and returns the room for a vlen-byte
+// value after the key when it fits (of capacity up to the end of the
+// allocation; otherwise nil).
+func inlineKey(e *Entry, size int, key []byte, vlen int) (val []byte) {
+	b := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(e), unsafe.Sizeof(Entry{}))), size)
 	b[0] = byte(len(key))
 	copy(b[1:], key)
 	e.flags = flagInline
 	if 1+len(key)+vlen <= len(b) && 1+len(key) < len(b) {
 		val = b[1+len(key) : 1+len(key) : len(b)]
 	}
-	return e, val
+	return val
 }
 
-// Key returns the key the entry is stored under ("" for an entry not
-// stored). The string shares the entry's bytes: it stays valid as long as
-// it is held, whatever happens to the key.
-func (e *Entry) Key() string {
+// key returns the key the entry is stored under ("" for an entry not
+// stored). The string shares the entry's bytes, which an eviction may
+// recycle (entryPools): a caller that hands it out of the keyspace marks
+// the entry flagKeyShared.
+func (e *Entry) key() string {
 	switch e.flags & (flagInline | flagExtKey) {
 	case flagInline:
 		p := unsafe.Add(unsafe.Pointer(e), unsafe.Sizeof(Entry{}))
@@ -143,7 +142,7 @@ func (e *Entry) allocBytes() int64 {
 		}
 		return int64(unsafe.Sizeof(Entry{})) + int64(inlineSize(1+n))
 	case flagExtKey:
-		return int64(unsafe.Sizeof(entryExt{})) + allocSize(len(e.Key()))
+		return int64(unsafe.Sizeof(entryExt{})) + allocSize(len(e.key()))
 	}
 	return int64(unsafe.Sizeof(Entry{}))
 }
@@ -165,7 +164,7 @@ func (e *Entry) inlineStr() bool {
 // when it already holds key, else a new allocation holding key into which
 // e's fields are copied (a string value that fits is copied inline).
 func keyed(key string, e *Entry) *Entry {
-	if e.flags&(flagInline|flagExtKey) != 0 && e.Key() == key {
+	if e.flags&(flagInline|flagExtKey) != 0 && e.key() == key {
 		return e
 	}
 	var ne *Entry
@@ -182,19 +181,80 @@ func keyed(key string, e *Entry) *Entry {
 		ne.Obj = e.Obj
 	}
 	ne.Atime, ne.freq = e.Atime, e.freq
-	ne.flags |= e.flags &^ (flagInline | flagExtKey)
+	ne.flags |= e.flags &^ (flagInline | flagExtKey | flagKeyShared)
 	return ne
 }
 
-// newStringEntry returns a new entry holding key and a copy of val.
-func newStringEntry(key []byte, val []byte) *Entry {
-	e, room := allocEntry(key, len(val))
+// newStringEntry returns a new entry holding key and a copy of val: an
+// evicted one when the pool of its size has one, else a new allocation.
+func (ks *Keyspace) newStringEntry(key []byte, val []byte) *Entry {
+	var e *Entry
+	var room []byte
+	if ks.recycling.Load() {
+		e, room = ks.spare.get(key, len(val))
+	}
+	if e == nil {
+		e, room = allocEntry(key, len(val))
+	}
 	if room != nil {
 		e.Str = append(room, val...)
 	} else {
 		e.Str = append(make([]byte, 0, len(val)), val...)
 	}
 	return e
+}
+
+// Recycling evicted entries.
+//
+// At maxmemory every SET of a new key evicts a key: allocating the new
+// entry while the evicted one becomes garbage would make the collector
+// run for that churn alone, and under the memory limit that follows
+// maxmemory it runs often. So an evicted string entry whose value is
+// inline goes to a pool of its allocation's size, and newStringEntry takes
+// one from there before it allocates. Two conditions keep the reuse of an
+// entry's key bytes safe:
+//   - Only eviction recycles (DB.Evict): the server holds no pointer to
+//     an entry it evicts (its eviction pool holds copies of the keys),
+//     while a command may go on using an entry it deleted (RENAME moves
+//     it to its new key).
+//   - An entry whose key string was handed out of the keyspace, where it
+//     may be kept (Range), is marked flagKeyShared and never recycled.
+//     Sample's keys are valid only during its callback, and the expiry
+//     map's copy of the key is deleted with it (the map clears a deleted
+//     slot, and never reads one).
+
+// entryPools are the evicted entries ready for reuse, by the size of
+// their inline bytes: 16, 32, … maxInline.
+type entryPools [maxInline / 16]sync.Pool
+
+// put keeps e, just evicted, for reuse when it can be: a string entry
+// holding its key and value inline, whose key was not handed out.
+func (p *entryPools) put(e *Entry) {
+	if e.flags&(flagInline|flagKeyShared) != flagInline || e.Obj != nil || !e.inlineStr() {
+		return
+	}
+	start := uintptr(unsafe.Pointer(e)) + unsafe.Sizeof(Entry{})
+	size := int(uintptr(unsafe.Pointer(unsafe.SliceData(e.Str)))-start) + cap(e.Str)
+	if size%16 != 0 || size > maxInline {
+		return
+	}
+	p[size/16-1].Put(e)
+}
+
+// get returns a recycled entry holding key with inline room for vlen
+// bytes of value, as allocEntry does, or nil when there is none of the
+// size.
+func (p *entryPools) get(key []byte, vlen int) (*Entry, []byte) {
+	if len(key) > maxInlineKey || 1+len(key)+vlen > maxInline {
+		return nil, nil
+	}
+	size := inlineSize(1 + len(key) + vlen)
+	e, _ := p[size/16-1].Get().(*Entry)
+	if e == nil {
+		return nil, nil
+	}
+	*e = Entry{}
+	return e, inlineKey(e, size, key, vlen)
 }
 
 // room returns the empty inline room after the key of an entry holding

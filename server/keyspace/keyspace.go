@@ -70,6 +70,10 @@ const (
 	flagNoInt   // a string stored as text even when it reads as an integer
 	flagInline  // the key follows the Entry in its allocation (entry.go)
 	flagExtKey  // the key is in a string after the Entry (entry.go)
+	// flagKeyShared marks an entry whose key string (which shares its
+	// bytes) was handed out of the keyspace: it is never recycled
+	// (entry.go).
+	flagKeyShared
 )
 
 // Type returns the entry's data type.
@@ -122,11 +126,12 @@ func (s *Shard) Unlock() { s.mu.Unlock() }
 
 // DB is one numbered database.
 type DB struct {
-	Index  int
-	ks     *Keyspace
+	Index int
+	ks    *Keyspace
+	// used is the sum of the shards' used (memory.go), the database's
+	// element of the keyspace's usedByDB.
+	used   *atomic.Int64
 	shards [NumShards]Shard
-	// used is the sum of the shards' used (memory.go).
-	used atomic.Int64
 }
 
 // ExpireFunc is called, under the key's shard lock, when a key is found
@@ -153,6 +158,13 @@ type Keyspace struct {
 	hashLimits hashLimits
 	// zsetLimits are those of sorted sets (zset.go).
 	zsetLimits zsetLimits
+	// usedByDB is every database's used, side by side so that Used,
+	// which eviction reads before every command, reads a line or two.
+	usedByDB []atomic.Int64
+	// spare is the evicted entries kept for reuse, and recycling is set
+	// once the first is kept (entry.go).
+	spare     entryPools
+	recycling atomic.Bool
 }
 
 // HoldExpiry makes lookups report keys whose time to live has passed as
@@ -177,8 +189,9 @@ func New(n int, onExpire ExpireFunc) *Keyspace {
 		onExpire: onExpire,
 		Now:      func() int64 { return time.Now().UnixMilli() },
 	}
+	ks.usedByDB = make([]atomic.Int64, n)
 	for i := 0; i < n; i++ {
-		db := &DB{Index: i, ks: ks}
+		db := &DB{Index: i, ks: ks, used: &ks.usedByDB[i]}
 		for j := range db.shards {
 			db.shards[j].exp = make(map[string]int64)
 		}
@@ -266,7 +279,7 @@ func (db *DB) Peek(key []byte) *Entry {
 // expireAt deletes the expired entry in slot i of s.
 func (db *DB) expireAt(s *Shard, i int) {
 	e := s.t.at(i)
-	key := e.Key()
+	key := e.key()
 	db.release(s, e)
 	s.t.remove(i, db.ks.seed)
 	delete(s.exp, key)
@@ -329,7 +342,7 @@ func (db *DB) Load(k string, e *Entry, at int64) bool {
 	e.flags &^= flagExpires
 	if at != 0 {
 		e.flags |= flagExpires
-		s.exp[e.Key()] = at
+		s.exp[e.key()] = at
 	}
 	db.admit(s, e, nil)
 	return true
@@ -349,7 +362,7 @@ func (db *DB) ReplaceString(key []byte, cur *Entry, val []byte, keepTTL bool) *E
 	e := cur
 	if e == nil {
 		s, h := db.locate(key)
-		e = newStringEntry(key, val)
+		e = db.ks.newStringEntry(key, val)
 		if db.ks.held() && s.t.get(bytesView(key), h) != nil {
 			// An expired key kept by HoldExpiry: replace it properly.
 			return db.Set(key, e)
@@ -410,7 +423,7 @@ func (db *DB) SetExpiry(key []byte, at int64) {
 		e.flags |= flagExpires
 		db.account(s, e)
 	}
-	s.exp[e.Key()] = at
+	s.exp[e.key()] = at
 }
 
 // Persist removes key's time to live and reports whether it had one.
@@ -444,12 +457,13 @@ func (db *DB) Len(i int) int { return db.shards[i].t.n }
 func (db *DB) Expires(i int) int { return len(db.shards[i].exp) }
 
 // Range calls fn for every live key of shard i until fn returns false. fn
-// may delete keys but not add any.
+// may delete keys but not add any, and may keep the keys.
 func (db *DB) Range(i int, fn func(key string, e *Entry) bool) {
 	s := &db.shards[i]
 	now := int64(0)
 	s.t.each(false, func(e *Entry) bool {
-		k := e.Key()
+		k := e.key()
+		e.flags |= flagKeyShared
 		if e.flags&flagExpires != 0 {
 			if now == 0 {
 				now = db.ks.Now()

@@ -135,8 +135,8 @@ func decodeSize(v uint16) int64 { return int64(v&(1<<11-1)) << (v >> 11) }
 // entry's size.
 func (ks *Keyspace) Used() int64 {
 	var n int64
-	for _, db := range ks.DBs {
-		n += db.used.Load()
+	for i := range ks.usedByDB {
+		n += ks.usedByDB[i].Load()
 	}
 	return n
 }
@@ -204,7 +204,9 @@ func (db *DB) Used(i int) int64 { return db.shards[i].used }
 // volatile of the keys with a time to live (from a random place of the
 // expiry map, where Go starts each walk), with their expiry (0 for none).
 // Consecutive keys from there are a sample as Redis's dictGetSomeKeys
-// takes one. It returns how many keys it passed to fn.
+// takes one. It returns how many keys it passed to fn. A key passed to fn
+// is valid only until fn returns (it shares its entry's bytes, which an
+// eviction may recycle): fn copies it to keep it.
 //
 // Reading a sampled entry is a cache miss: the entries are taken from the
 // table first, then read in a loop of independent loads that the
@@ -219,7 +221,7 @@ func (db *DB) Sample(i int, volatile bool, n int, fn func(key string, e *Entry, 
 		for j := range buf[:got] {
 			c := &buf[j]
 			c.flags = c.e.flags
-			c.key = c.e.Key()
+			c.key = c.e.key()
 		}
 		for j := range buf[:got] {
 			c := &buf[j]
@@ -273,22 +275,29 @@ func (db *DB) sampleKeys(s *Shard, volatile bool, buf []sampled) int {
 	return got
 }
 
-// Get returns the entry of key in shard i, which the caller has locked,
-// expired or not, without counting an access.
-func (db *DB) Get(i int, key string) *Entry { return db.shards[i].t.get(key, db.hashString(key)) }
-
 // Evict removes key from shard i, which the caller has locked, whatever
-// its expiry, and reports whether it was there. The server turns it into
-// a DEL effect.
-func (db *DB) Evict(i int, key string) bool {
+// its expiry, unless keep (when not nil) holds its entry back, and reports
+// whether it did. The server turns it into a DEL effect. The entry may be
+// recycled (entry.go), so the caller must not keep it.
+func (db *DB) Evict(i int, key []byte, keep func(e *Entry) bool) bool {
 	s := &db.shards[i]
-	j := s.t.find(key, db.hashString(key))
+	j := s.t.find(bytesView(key), db.hashString(bytesView(key)))
 	if j < 0 {
 		return false
 	}
-	db.release(s, s.t.at(j))
+	e := s.t.at(j)
+	if keep != nil && keep(e) {
+		return false
+	}
+	db.release(s, e)
 	s.t.remove(j, db.ks.seed)
-	delete(s.exp, key)
+	if e.flags&flagExpires != 0 {
+		delete(s.exp, bytesView(key))
+	}
+	db.ks.spare.put(e)
+	if !db.ks.recycling.Load() {
+		db.ks.recycling.Store(true)
+	}
 	return true
 }
 

@@ -83,8 +83,8 @@ func TestUsedFollowsEntries(t *testing.T) {
 				db.Delete([]byte(fmt.Sprint("k", i)))
 			}
 			for i := 1; i < 500; i += 7 {
-				k := fmt.Sprint("k", i)
-				db.Evict(ks.ShardOf([]byte(k)), k)
+				k := []byte(fmt.Sprint("k", i))
+				db.Evict(ks.ShardOf(k), k, nil)
 			}
 		}},
 		{"swap", func() { Swap(ks.DBs[0], ks.DBs[1]); Swap(ks.DBs[0], ks.DBs[1]) }},
@@ -146,12 +146,13 @@ func BenchmarkSampleChurn(b *testing.B) {
 	}
 	b.ResetTimer()
 	next := 20000
+	var victim []byte
 	for i := 0; i < b.N; i++ {
 		sh := i % NumShards
-		var victim string
-		db.Sample(sh, false, 5, func(k string, _ *Entry, _ int64) { victim = k })
-		if victim != "" {
-			db.Evict(sh, victim)
+		victim = victim[:0]
+		db.Sample(sh, false, 5, func(k string, _ *Entry, _ int64) { victim = append(victim[:0], k...) })
+		if len(victim) > 0 {
+			db.Evict(sh, victim, nil)
 		}
 		db.SetString([]byte(fmt.Sprint("key:", next)), val, false)
 		next++

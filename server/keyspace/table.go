@@ -55,7 +55,7 @@ func (t *part) find(key string, h uint64) int {
 		case tagEmpty:
 			return -1
 		case tag:
-			if t.slots[i].Key() == key {
+			if t.slots[i].key() == key {
 				return i
 			}
 		}
@@ -143,7 +143,7 @@ func (t *part) resize(n int, seed maphash.Seed) {
 		if e == nil {
 			continue
 		}
-		h := maphash.String(seed, e.Key())
+		h := maphash.String(seed, e.key())
 		i := home(h, size)
 		for t.tags[i] != tagEmpty {
 			i = t.next(i)
