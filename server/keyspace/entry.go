@@ -25,9 +25,10 @@ import (
 //
 // An Entry the keyspace did not allocate (a caller's &Entry{...}) has
 // neither flag; storing it (Set, Load) copies it into one that holds the
-// key, and Set returns that copy. The key's bytes never change while the
-// allocation lives, so Key returns a string that shares them; an Entry is
-// never copied by value (a copy would claim the bytes after it).
+// key, and Set returns that copy. The key's bytes change only when an
+// evicted entry is recycled for another key (entryPools below), so key
+// returns a string that shares them; an Entry is never copied by value (a
+// copy would claim the bytes after it).
 
 // keyedEntry is the Entry of an allocation that holds key bytes after it.
 type keyedEntry[T any] struct {
