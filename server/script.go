@@ -825,6 +825,10 @@ func (st *luaState) refusal(cmd *Command, args [][]byte) string {
 		return "ERR " + errScriptReadonly
 	case cmd.Flags&FlagWrite != 0 && s.srv.replica.gate.Load()&gateReadOnly != 0 && !s.srv.isReplicaMaster(s):
 		return errReadOnlyReplica
+	case cmd.Flags&FlagWrite != 0 && !run.wrote.Load() && s.scriptLacksReplicas():
+		// A script without flags is refused at its first write; once it
+		// wrote, it runs to its end (repl_good.go).
+		return errNoReplicas
 	case run.narrow && !s.holdKeys(cmd, args):
 		return "ERR a script touched a key it did not declare while another client held it"
 	case (cmd.Name == "xread" || cmd.Name == "xreadgroup") && blockOption(args):
