@@ -482,6 +482,9 @@ func (srv *Server) feedEffect(e *Effect) {
 		o = o.scriptOf
 	}
 	b := r.scratch[:0]
+	if o != nil && !o.replUnit && e.Kind != EffectMark && o.replWrap.Load() > 0 {
+		b = r.openUnit(b, o) // an EXEC's or a script's first effect
+	}
 	if e.ClientID != nil {
 		b = r.appendMark(b, e, o)
 	}

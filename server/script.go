@@ -1344,6 +1344,18 @@ func (srv *Server) runLua(s *Session, st *luaState, fn *lua.LFunction, name *scr
 	L.SetContext(run)
 	db, inExec := s.DBIndex, s.inExec
 	s.inExec = true
+	// The replicas get the script's effects as one MULTI … EXEC
+	// (repl_dedup.go), closed before the script's shards are unlocked.
+	o := s
+	if s.scriptOf != nil {
+		o = s.scriptOf
+	}
+	o.replWrap.Add(1)
+	defer func() {
+		if o.replWrap.Add(-1) == 0 {
+			srv.endReplUnit(o)
+		}
+	}()
 	defer func() {
 		// Also after a panic: the session must not stay in the script's
 		// lock mode or database.
