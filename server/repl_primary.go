@@ -341,9 +341,6 @@ func (srv *Server) sendImage(l *replicaLink, psync bool) error {
 	if err == nil {
 		err = sink.w.Close()
 	}
-	if sink.skipped > 0 {
-		log.Printf("recached: %d keys of types RDB cannot hold (JSON, rate limiters) left out of the replica's image", sink.skipped)
-	}
 	if err != nil {
 		return err
 	}

@@ -311,3 +311,87 @@ func readCommand(r *bufio.Reader) []string {
 	}
 	return args
 }
+
+// TestFullSyncCarriesJSONAndRateLimits: JSON documents and rate limiters,
+// which RDB has no type for, travel in the full-sync image as AUX fields
+// (snapshot/rdb/extras.go): a recached replica, disk-based and diskless,
+// has them with their expiry; a redis-server replica of the same primary
+// loads the image with every other key and without them.
+func TestFullSyncCarriesJSONAndRateLimits(t *testing.T) {
+	if !servertest.HaveRedis() {
+		t.Skip("redis-server not installed")
+	}
+	for _, diskless := range []string{"yes", "no"} {
+		t.Run("diskless="+diskless, func(t *testing.T) {
+			cfg := server.DefaultConfig()
+			cfg.Dir = t.TempDir()
+			a, _ := servertest.StartRecached(t, cfg)
+			ca := servertest.Dial(t, a)
+			servertest.MustDo(t, ca, "config", "set", "repl-diskless-sync", diskless)
+			far := strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10)
+			big := `{"list":[` + strings.Repeat(`"item",`, 2000) + `1],"n":9007199254740993,"s":"\u00e9\n"}`
+			setup := [][]string{
+				{"set", "plain", "1"},
+				{"jset", "doc", "$", big},
+				{"jset", "ttl", "$", `{"a":[1,2,{"b":null}]}`}, {"pexpireat", "ttl", far},
+				{"throttle", "rl", "10", "10", "3600", "3"},
+				{"select", "2"},
+				{"jset", "doc2", "$", `"x"`},
+				{"throttle", "rl2", "5", "1", "60"}, {"pexpireat", "rl2", far},
+				{"select", "0"},
+			}
+			for _, c := range setup {
+				if got := servertest.MustDo(t, ca, c...); strings.HasPrefix(got, "-") {
+					t.Fatalf("%q: %s", c, got)
+				}
+			}
+			cfg.Dir = t.TempDir()
+			b, _ := servertest.StartRecached(t, cfg)
+			cb := servertest.Dial(t, b)
+			ah, ap, _ := net.SplitHostPort(a)
+			servertest.MustDo(t, cb, "replicaof", ah, ap)
+			port, _ := tcp.FreePort()
+			rr, _ := redisReplica(t, a, t.TempDir(), port)
+			linkUp(t, b)
+			linkUp(t, rr)
+			for _, db := range []string{"0", "2"} {
+				servertest.MustDo(t, ca, "select", db)
+				servertest.MustDo(t, cb, "select", db)
+				keys := map[string][]string{"0": {"plain", "doc", "ttl", "rl"}, "2": {"doc2", "rl2"}}[db]
+				for _, k := range keys {
+					for _, q := range [][]string{{"type", k}, {"pexpiretime", k}, {"jget", k}} {
+						if q[0] == "jget" && strings.HasPrefix(k, "rl") || q[0] == "jget" && k == "plain" {
+							continue
+						}
+						if got, want := servertest.MustDo(t, cb, q...), servertest.MustDo(t, ca, q...); got != want {
+							t.Errorf("db %s: %q on the replica %.100q, on the primary %.100q", db, q, got, want)
+						}
+					}
+				}
+			}
+			// The limiters' state: promoted, the replica answers THROTTLE
+			// as the primary does.
+			servertest.MustDo(t, cb, "replicaof", "no", "one")
+			for _, db := range []string{"0", "2"} {
+				servertest.MustDo(t, ca, "select", db)
+				servertest.MustDo(t, cb, "select", db)
+				k := map[string]string{"0": "rl", "2": "rl2"}[db]
+				q := []string{"throttle", k, "10", "10", "3600", "0"}
+				if db == "2" {
+					q = []string{"throttle", k, "5", "1", "60", "0"}
+				}
+				if got, want := servertest.MustDo(t, cb, q...), servertest.MustDo(t, ca, q...); got != want {
+					t.Errorf("db %s: %q on the promoted replica %q, on the primary %q", db, q, got, want)
+				}
+			}
+			cr := servertest.Dial(t, rr)
+			if got := servertest.MustDo(t, cr, "mget", "plain", "doc"); got != "*2\r\n$1\r\n1\r\n$-1\r\n" {
+				t.Errorf("redis-server replica: plain, doc = %q", got)
+			}
+			servertest.MustDo(t, cr, "select", "2")
+			if got := servertest.MustDo(t, cr, "dbsize"); got != ":0\r\n" {
+				t.Errorf("redis-server replica: db 2 holds %q keys", got)
+			}
+		})
+	}
+}
