@@ -185,6 +185,9 @@ func (s *Session) Blocked() bool {
 	if s.blocked.Load() == blockServed {
 		s.W.Raw(s.blockReply)
 		s.blockReply = nil
+		if s.quitAfterWait.Swap(false) {
+			s.Quit = true // the transport closes after this reply
+		}
 		s.blocked.Store(blockNone)
 		s.conn.Wake()
 	}
@@ -330,7 +333,7 @@ func (srv *Server) finishWait(w *waiter, reply []byte, quit bool) bool {
 		w.timer.Stop()
 	}
 	if quit {
-		w.s.Quit = true // read by the transport after blockServed
+		w.s.quitAfterWait.Store(true) // Blocked turns it into Quit
 	}
 	w.answer(reply)
 	return true

@@ -128,6 +128,10 @@ type Session struct {
 	replWrap             atomic.Int32
 	replica              atomic.Pointer[replicaLink]
 	woff                 atomic.Int64
+	// quitAfterWait: the blocking command's answer ends the connection
+	// (-UNBLOCKED, repl_replica.go); set by the answering goroutine,
+	// turned into Quit by Blocked in the session's own.
+	quitAfterWait atomic.Bool
 	// scriptOf is, in a script session, the connection's session.
 	scriptOf *Session
 	// job is, in a script session, the script startScript hands over.
