@@ -114,6 +114,24 @@ func (sr *streamReader) verbs(n int) string {
 	return strings.Join(v, " ")
 }
 
+// primaryAndReplicas starts a recached primary with a recached replica and
+// a redis-server replica, both linked up, and returns their addresses.
+func primaryAndReplicas(t *testing.T) (primary, recachedReplica, redisReplicaAddr string) {
+	t.Helper()
+	cfg := server.DefaultConfig()
+	cfg.Dir = t.TempDir()
+	a, _ := servertest.StartRecached(t, cfg)
+	cfg.Dir = t.TempDir()
+	b, _ := servertest.StartRecached(t, cfg)
+	ah, ap, _ := net.SplitHostPort(a)
+	servertest.MustDo(t, servertest.Dial(t, b), "replicaof", ah, ap)
+	port, _ := tcp.FreePort()
+	rr, _ := redisReplica(t, a, t.TempDir(), port)
+	linkUp(t, b)
+	linkUp(t, rr)
+	return a, b, rr
+}
+
 // TestTransactionsReplicateAsUnits: the writes of EXEC, of a script
 // (EVAL, FCALL) and of DEDUP-wrapped commands inside EXEC reach the
 // replicas as one MULTI … EXEC, as Redis 7.0 propagates them, so that a
@@ -125,18 +143,8 @@ func TestTransactionsReplicateAsUnits(t *testing.T) {
 	if !servertest.HaveRedis() {
 		t.Skip("redis-server not installed")
 	}
-	cfg := server.DefaultConfig()
-	cfg.Dir = t.TempDir()
-	a, _ := servertest.StartRecached(t, cfg)
-	cfg.Dir = t.TempDir()
-	b, _ := servertest.StartRecached(t, cfg)
+	a, b, rr := primaryAndReplicas(t)
 	ca, cb := servertest.Dial(t, a), servertest.Dial(t, b)
-	ah, ap, _ := net.SplitHostPort(a)
-	servertest.MustDo(t, cb, "replicaof", ah, ap)
-	port, _ := tcp.FreePort()
-	rr, _ := redisReplica(t, a, t.TempDir(), port)
-	linkUp(t, b)
-	linkUp(t, rr)
 	sr := rawReplica(t, a)
 	servertest.MustDo(t, ca, "function", "load", "#!lua name=lib\nredis.register_function('two', function(keys) redis.call('set', keys[1], 'f') return redis.call('incr', keys[2]) end)")
 	if got := sr.verbs(2); got != "SELECT FUNCTION" {
