@@ -23,7 +23,7 @@ echo "== redis-benchmark: strings, then collections, streams, HyperLogLog and GE
 	-ext "pubsub fan-out 200 subs P=16|deliveries|bin/pubsubbench -subs 200 -messages 50000 -pipeline 16" \
 	"$@"
 
-for prog in pubsub fanout persist amaquet realtime rdb; do
+for prog in pubsub fanout persist amaquet realtime rdb repl; do
 	if [ -f "bench/$prog/main.go" ] && [ -x "scripts/bench-$prog.sh" ]; then
 		echo
 		echo "== $prog"

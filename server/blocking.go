@@ -185,6 +185,9 @@ func (s *Session) Blocked() bool {
 	if s.blocked.Load() == blockServed {
 		s.W.Raw(s.blockReply)
 		s.blockReply = nil
+		if s.quitAfterWait.Swap(false) {
+			s.Quit = true // the transport closes after this reply
+		}
 		s.blocked.Store(blockNone)
 		s.conn.Wake()
 	}
@@ -309,6 +312,12 @@ func (w *waiter) answer(reply []byte) {
 // endWait ends w's wait with reply unless it has already ended; it reports
 // whether it did (timeouts, CLIENT UNBLOCK).
 func (srv *Server) endWait(w *waiter, reply []byte) bool {
+	return srv.finishWait(w, reply, false)
+}
+
+// finishWait is endWait; with quit, the connection closes once the reply
+// is written, as QUIT closes it.
+func (srv *Server) finishWait(w *waiter, reply []byte, quit bool) bool {
 	reg := &srv.blocking
 	reg.mu.Lock()
 	if !w.live {
@@ -322,6 +331,9 @@ func (srv *Server) endWait(w *waiter, reply []byte) bool {
 	reg.mu.Unlock()
 	if w.timer != nil {
 		w.timer.Stop()
+	}
+	if quit {
+		w.s.quitAfterWait.Store(true) // Blocked turns it into Quit
 	}
 	w.answer(reply)
 	return true

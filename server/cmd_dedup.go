@@ -60,10 +60,14 @@ func cmdDedup(s *Session) {
 		cmd = s.prepare(args)
 	}
 	emitted := s.emitted
+	s.replWrap.Add(1)
 	if cmd != nil {
 		s.callLocked(cmd)
 	}
-	s.srv.endReplUnit(s) // the replication stream's unit (repl_dedup.go)
+	s.replMarked = false
+	if s.replWrap.Add(-1) == 0 {
+		s.srv.endReplUnit(s) // the replication stream's unit (repl_dedup.go)
+	}
 	s.inDedup = false
 	if s.emitted == emitted {
 		// The wrapped command changed nothing (it failed, or was a read):

@@ -87,6 +87,10 @@ func cmdEval(s *Session, bySHA, readonly bool) {
 			s.W.Error("ERR Can not execute a script with write flag using *_ro command.")
 			return
 		}
+		if sc.flags&scriptNoWrites == 0 && s.scriptLacksReplicas() {
+			s.W.Error(errNoReplicas)
+			return
+		}
 		readonly = readonly || sc.flags&scriptNoWrites != 0
 		if s.scriptOOM(sc.flags) {
 			s.W.Error(errOOM)

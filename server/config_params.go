@@ -78,8 +78,10 @@ type configParam struct {
 	// the form CONFIG GET shows may say less: notify-keyspace-events "KEAn"
 	// shows as "AKE" and still turns on the new event, as in Redis.
 	apply func(srv *Server, v string)
-	// act, when set, makes a new value take effect with work that takes
-	// every shard's lock (appendonly writes a snapshot): CONFIG SET calls
+	// act, when set, makes a new value take effect with work that may not
+	// run under cfgMu (appendonly writes a snapshot with every shard
+	// locked; min-replicas-max-lag recounts the replicas under
+	// replState.mu, which is taken outside cfgMu): CONFIG SET calls
 	// it once cfgMu is released and no shard is locked (inside EXEC, once
 	// the transaction's locks are released, before its reply leaves). When
 	// it fails the parameter gets its previous value back.
@@ -339,8 +341,8 @@ func configParamList() []*configParam {
 		intParam("key-load-delay", "", hid, math.MinInt32, maxInt32, 0),
 		intParam("active-expire-effort", "", 0, 1, 10, 1),
 		{name: "hz", kind: kindInt, min: 0, max: maxInt32, def: "10", check: clampHz, apply: applyHz},
-		intParam("min-replicas-to-write", "min-slaves-to-write", 0, 0, maxInt32, 0),
-		intParam("min-replicas-max-lag", "min-slaves-max-lag", 0, 0, maxInt32, 10),
+		withApply(intParam("min-replicas-to-write", "min-slaves-to-write", 0, 0, maxInt32, 0), applyMinReplicas),
+		minReplicasLagParam(),
 		intParam("watchdog-period", "", hid, 0, maxInt32, 0),
 		intParam("shutdown-timeout", "", 0, 0, maxInt32, 10),
 		intParam("repl-diskless-sync-max-replicas", "", 0, 0, maxInt32, 0),

@@ -83,6 +83,10 @@ func (s *Session) exec(args [][]byte) {
 	if s.srv.mem.limit.Load() != 0 && !s.admitMemory(cmd) {
 		return
 	}
+	// A primary with too few good replicas refuses writes (repl_good.go).
+	if s.srv.repl.minWrite.Load() != 0 && s.refusesNoReplicas(cmd) {
+		return
+	}
 	if s.multi != nil && cmd.Flags&FlagNoMulti == 0 {
 		s.queue(cmd)
 		return

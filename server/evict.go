@@ -439,10 +439,7 @@ func (s *Session) admitMemory(cmd *Command) bool {
 			}
 		}
 		if deny {
-			s.multi = nil
-			s.multiLen.Store(0)
-			s.unwatchAll()
-			s.reject(cmd, "EXECABORT Transaction discarded because of: "+errOOM)
+			s.abortExec(cmd, errOOM)
 			return false
 		}
 	case "discard", "quit", "reset":

@@ -90,6 +90,9 @@ func cmdExec(s *Session) {
 	}
 	s.unwatchAll()
 	s.inExec = true
+	// The replicas get the transaction's effects as one MULTI … EXEC
+	// (repl_dedup.go).
+	s.replWrap.Add(1)
 	s.W.Array(len(m.cmds))
 	for _, q := range m.cmds {
 		s.Args = q.args
@@ -98,6 +101,9 @@ func cmdExec(s *Session) {
 			continue
 		}
 		s.call(q.cmd)
+	}
+	if s.replWrap.Add(-1) == 0 {
+		s.srv.endReplUnit(s)
 	}
 	s.inExec = false
 	s.unlock()

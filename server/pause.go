@@ -131,21 +131,8 @@ func (srv *Server) scriptMayWrite(cmd *Command, args [][]byte) bool {
 	if strings.HasSuffix(cmd.Name, "_ro") || len(args) < 2 {
 		return false
 	}
-	e := &srv.scripts
-	switch cmd.Name {
-	case "eval":
-		flags, _, _ := parseShebang(string(args[1]))
-		return flags&scriptShebang == 0 || flags&scriptNoWrites == 0
-	case "evalsha":
-		sc := e.lookup(args[1])
-		return sc == nil || sc.flags&scriptShebang == 0 || sc.flags&scriptNoWrites == 0
-	case "fcall":
-		e.mu.Lock()
-		f := e.funcs[strings.ToLower(string(args[1]))]
-		e.mu.Unlock()
-		return f == nil || f.flags&scriptNoWrites == 0
-	}
-	return true
+	flags, ok := srv.declaredScriptFlags(cmd, args)
+	return !ok || flags&scriptShebang == 0 || flags&scriptNoWrites == 0
 }
 
 // hold makes s wait for the end of the pause with args, its request; the

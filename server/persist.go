@@ -808,9 +808,6 @@ func (p *persister) saveLocked(kind int32, enable bool) (err error) {
 		if err := st.rdb.commit(); err != nil {
 			return fmt.Errorf("writing the RDB file %s: %w", st.rdb.path, err)
 		}
-		if st.rdb.skipped > 0 {
-			log.Printf("recached: %s: %d keys of types RDB cannot hold (JSON, rate limiters) left out", st.rdb.path, st.rdb.skipped)
-		}
 	}
 	srv.lastSave.Store(time.Now().Unix())
 	if enable {

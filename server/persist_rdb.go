@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,7 +20,6 @@ type rdbSink struct {
 	f         *os.File
 	w         *rdb.Writer
 	db        int
-	skipped   int64 // keys of types RDB cannot hold (JSON, rate limiters)
 	// sizes, when set, are each database's key and expiry counts, which
 	// RESIZEDB announces so that a loader sizes its tables once.
 	sizes [][2]uint64
@@ -74,43 +72,27 @@ func (r *rdbSink) selectDB(db int) error {
 	return r.w.SelectDB(db, 0, 0)
 }
 
-// key writes one key of database db; a type RDB cannot hold is counted
-// and left out.
+// key writes one key of database db. JSON documents and rate limiters,
+// which RDB has no type for, are AUX fields that redis-server ignores and
+// a recached replica loads (snapshot/rdb/extras.go).
 func (r *rdbSink) key(db int, key []byte, e *keyspace.Entry, exp int64) error {
 	if err := r.selectDB(db); err != nil {
 		return err
 	}
-	err := r.w.Key(key, e, exp)
-	var unsup rdb.ErrUnsupported
-	if errors.As(err, &unsup) {
-		r.skipped++
-		return nil
-	}
-	return err
+	return r.w.Key(key, e, exp)
 }
 
-// raw writes a record rdbRecord made; an empty one stands for a key RDB
-// cannot hold.
+// raw writes a record rdbRecord made.
 func (r *rdbSink) raw(db int, rec []byte) error {
-	if len(rec) == 0 {
-		r.skipped++
-		return nil
-	}
 	if err := r.selectDB(db); err != nil {
 		return err
 	}
 	return r.w.Raw(rec)
 }
 
-// rdbRecord encodes a key's pre-image for the RDB file: empty (not nil)
-// for a value RDB cannot hold.
+// rdbRecord encodes a key's pre-image for the RDB file.
 func rdbRecord(key []byte, e *keyspace.Entry, exp int64) ([]byte, error) {
-	rec, err := rdb.AppendRecord(nil, key, e, exp)
-	var unsup rdb.ErrUnsupported
-	if errors.As(err, &unsup) {
-		return []byte{}, nil
-	}
-	return rec, err
+	return rdb.AppendRecord(nil, key, e, exp)
 }
 
 // commit ends the file, fsyncs it and renames it into place.

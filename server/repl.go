@@ -61,6 +61,11 @@ type replState struct {
 	cronLoops   int64
 	lonelySince int64
 
+	// minWrite and minLag are min-replicas-to-write and
+	// min-replicas-max-lag; good is how many replicas were good when last
+	// counted (repl_good.go).
+	minWrite, minLag, good atomic.Int64
+
 	// syncFull, syncPartialOK and syncPartialErr count full
 	// resynchronisations and accepted and refused partial ones (INFO
 	// stats sync_full, sync_partial_ok, sync_partial_err).
@@ -161,6 +166,9 @@ func (srv *Server) replicationInfo() [][2]string {
 		out = append(out, [2]string{"role", "master"})
 	}
 	out = append(out, [2]string{"connected_slaves", strconv.Itoa(len(r.replicas))})
+	if r.minReplicasOn() {
+		out = append(out, [2]string{"min_slaves_good_slaves", strconv.FormatInt(r.good.Load(), 10)})
+	}
 	now := time.Now().Unix()
 	for i, l := range r.replicas {
 		v := "ip=" + l.ip + ",port=" + strconv.Itoa(l.port) + ",state=" + l.state +

@@ -8,8 +8,20 @@ import (
 	"github.com/recached/recached/resp"
 )
 
-// DEDUP marks in the replication stream. A DEDUP-wrapped write reaches
-// the replicas as one transaction holding the mark and the change:
+// Transactions in the replication stream. The effects of an EXEC, of a
+// script (EVAL, FCALL) and of a DEDUP-wrapped command reach the replicas
+// as one MULTI … EXEC, as Redis 7.0 propagates a transaction or a script,
+// so that a replica applies them atomically. The unit opens at the
+// command's first effect (a command that changes nothing sends nothing)
+// and closes when the outermost of these commands ends, before its shards
+// are unlocked; Redis leaves a single propagated write bare, recached
+// wraps it too, which changes nothing for the replica. A replica moves its
+// offset only at EXEC, so a link cut inside a unit makes it drop the part
+// it received, and the primary sends the whole unit again
+// (repl_replica_link.go).
+//
+// DEDUP marks. A DEDUP-wrapped write reaches the replicas as one
+// transaction holding the mark and the change:
 //
 //	MULTI
 //	PING "recached-dedup <wire-id> <client-id>"
@@ -37,29 +49,41 @@ import (
 // the write nor the mark survived.
 //
 // Effects from other clients published while a transaction is open land
-// in it (the stream is one sequence in the order changes were applied);
-// they are applied in the same EXEC, which changes nothing in the result.
+// in it (the stream is one sequence in the order changes were applied;
+// they touch other shards, since the unit's command holds its own); they
+// are applied in the same EXEC, which changes nothing in the result.
 
 // markPrefix opens the PING message that carries a mark.
 const markPrefix = "recached-dedup "
 
-// appendMark appends, for a marked effect of session o, MULTI (unless a
-// transaction is open) and the mark's PING, once per DEDUP command; the
-// caller holds r.mu. A mark with no change (EffectMark) is the PING
-// alone, inside a transaction when one is open.
+// appendMark appends, for a marked effect of session o, the stream's
+// transaction's MULTI (unless one is open) and the mark's PING, once per
+// DEDUP command; the caller holds r.mu. A mark with no change
+// (EffectMark) is the PING alone, inside a transaction when one is open.
 func (r *replState) appendMark(b []byte, e *Effect, o *Session) []byte {
 	if e.Kind == EffectMark {
 		return appendMarkPing(b, e) // after the command: no EXEC to wait for
 	}
-	if o == nil || o.replUnit {
+	if o == nil || o.replMarked {
 		return b // this command's mark is in the transaction already
+	}
+	b = r.openUnit(b, o)
+	o.replMarked = true
+	return appendMarkPing(b, e)
+}
+
+// openUnit makes session o hold the stream's transaction, appending MULTI
+// when none is open; the caller holds r.mu. endReplUnit lets it go.
+func (r *replState) openUnit(b []byte, o *Session) []byte {
+	if o.replUnit {
+		return b
 	}
 	if r.unit == 0 {
 		b = resp.AppendCommand(b, bMULTI)
 	}
 	r.unit++
 	o.replUnit = true
-	return appendMarkPing(b, e)
+	return b
 }
 
 var (
@@ -79,9 +103,9 @@ func appendMarkMsg(e *Effect) []byte {
 	return append(append(msg, ' '), e.ClientID...)
 }
 
-// endReplUnit closes, when s's DEDUP command opened or joined the
-// stream's transaction, its part of it: EXEC once every command in it
-// has ended.
+// endReplUnit closes, when s's command opened or joined the stream's
+// transaction, its part of it: EXEC once every command in it has ended.
+// The command calls it before its shards are unlocked.
 func (srv *Server) endReplUnit(s *Session) {
 	if !s.replUnit {
 		return

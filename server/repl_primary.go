@@ -228,6 +228,7 @@ func (r *replState) tryContinue(l *replicaLink, id string, off int64) bool {
 	l.ackOffset = off - 1
 	r.replicas = append(r.replicas, l)
 	l.s.replica.Store(l)
+	r.refreshGoodLocked(time.Now().Unix())
 	r.syncPartialOK.Add(1)
 	return true
 }
@@ -256,6 +257,7 @@ func (srv *Server) fullSync(l *replicaLink, psync bool) {
 	}
 	l.state = "online"
 	l.ackTime = time.Now().Unix()
+	r.refreshGoodLocked(l.ackTime)
 	if !l.eofMode {
 		l.conn.Push(l.pending)
 		l.pending, l.stream = nil, streamLive
@@ -339,9 +341,6 @@ func (srv *Server) sendImage(l *replicaLink, psync bool) error {
 	if err == nil {
 		err = sink.w.Close()
 	}
-	if sink.skipped > 0 {
-		log.Printf("recached: %d keys of types RDB cannot hold (JSON, rate limiters) left out of the replica's image", sink.skipped)
-	}
 	if err != nil {
 		return err
 	}
@@ -351,6 +350,7 @@ func (srv *Server) sendImage(l *replicaLink, psync bool) error {
 		l.conn.Push([]byte(mark))
 		l.state = "online"
 		l.ackTime = time.Now().Unix()
+		r.refreshGoodLocked(l.ackTime)
 		r.mu.Unlock()
 		return nil
 	}
@@ -458,9 +458,11 @@ func (r *replState) removeLocked(l *replicaLink) {
 			break
 		}
 	}
+	now := time.Now().Unix()
 	if len(r.replicas) == 0 {
-		r.lonelySince = time.Now().Unix()
+		r.lonelySince = now
 	}
+	r.refreshGoodLocked(now)
 }
 
 // feedEffect adds e to the stream. publish calls it, under e's shard
@@ -477,6 +479,9 @@ func (srv *Server) feedEffect(e *Effect) {
 		o = o.scriptOf
 	}
 	b := r.scratch[:0]
+	if o != nil && !o.replUnit && e.Kind != EffectMark && o.replWrap.Load() > 0 {
+		b = r.openUnit(b, o) // an EXEC's or a script's first effect
+	}
 	if e.ClientID != nil {
 		b = r.appendMark(b, e, o)
 	}
@@ -575,6 +580,7 @@ func (srv *Server) replCron(now time.Time) {
 			stale = append(stale, l)
 		}
 	}
+	r.refreshGoodLocked(sec)
 	if r.backlog != nil && int64(len(r.backlog.buf)) != size {
 		r.backlog = r.backlog.resized(size)
 	}

@@ -602,18 +602,8 @@ func TestDedupMarksReplicate(t *testing.T) {
 	if !servertest.HaveRedis() {
 		t.Skip("redis-server not installed")
 	}
-	cfg := server.DefaultConfig()
-	cfg.Dir = t.TempDir()
-	a, _ := servertest.StartRecached(t, cfg)
-	cfg.Dir = t.TempDir()
-	b, _ := servertest.StartRecached(t, cfg)
+	a, b, c := primaryAndReplicas(t)
 	ca, cb := servertest.Dial(t, a), servertest.Dial(t, b)
-	ah, ap, _ := net.SplitHostPort(a)
-	servertest.MustDo(t, cb, "replicaof", ah, ap)
-	port, _ := tcp.FreePort()
-	c, _ := redisReplica(t, a, t.TempDir(), port)
-	linkUp(t, b)
-	linkUp(t, c)
 	writes := []struct {
 		args []string
 		want string

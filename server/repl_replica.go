@@ -88,7 +88,7 @@ func cmdReplicaOf(s *Session) {
 		s.W.Error("ERR Invalid master port")
 		return
 	}
-	if !s.srv.setMaster(host, int(p)) {
+	if !s.srv.setMaster(host, int(p), false) {
 		log.Printf("REPLICAOF would result into synchronization with the master we are already connected with. No operation performed.")
 		s.W.Simple("OK Already connected to specified master")
 		return
@@ -115,7 +115,13 @@ func (srv *Server) isReplicaMaster(s *Session) bool {
 // to another master; it reports false when that is the master already
 // followed. The server keeps its replication id and offset, which the
 // link offers the master with PSYNC, as Redis's cached master.
-func (srv *Server) setMaster(host string, port int) bool {
+//
+// atStart is set for the master the configuration names: as a Redis
+// started with replicaof and no replication state to resume, the link
+// shows offset 1 (slave_repl_offset, slave_read_repl_offset) until its
+// first sync, where REPLICAOF at run time shows the server's own offset
+// (Redis's replicationCacheMasterUsingMyself).
+func (srv *Server) setMaster(host string, port int, atStart bool) bool {
 	rs := &srv.replica
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
@@ -126,7 +132,7 @@ func (srv *Server) setMaster(host string, port int) bool {
 		l.close()
 	}
 	srv.unblockAll()
-	l := newMasterLink(srv, host, port)
+	l := newMasterLink(srv, host, port, atStart)
 	rs.link.Store(l)
 	srv.setReplicaofParam(host + " " + strconv.Itoa(port))
 	srv.SetMasterLink(l)
@@ -203,7 +209,7 @@ func (srv *Server) startReplication() {
 		log.Printf("recached: replicaof %q: bad port", v)
 		return
 	}
-	srv.setMaster(f[0], p)
+	srv.setMaster(f[0], p, true)
 }
 
 // stopReplication stops the link to the master, if any, and waits for its
@@ -390,8 +396,9 @@ const errForceUnblocked = "UNBLOCKED force unblock from blocking operation, inst
 
 // unblockAll answers every blocked client (BLPOP, WAIT...) with
 // -UNBLOCKED, as Redis's disconnectAllBlockedClients when it becomes a
-// replica: what they wait for would now come from the master. Clients
-// held by CLIENT PAUSE are not blocked this way and stay held.
+// replica: what they wait for would now come from the master. As there,
+// the connection closes after that reply (CLIENT_CLOSE_AFTER_REPLY).
+// Clients held by CLIENT PAUSE are not blocked this way and stay held.
 func (srv *Server) unblockAll() {
 	reg := &srv.blocking
 	reg.mu.Lock()
@@ -404,6 +411,6 @@ func (srv *Server) unblockAll() {
 		var wr resp.Writer
 		wr.Proto = w.proto
 		wr.Error(errForceUnblocked)
-		srv.endWait(w, wr.B)
+		srv.finishWait(w, wr.B, true)
 	}
 }

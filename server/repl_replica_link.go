@@ -70,11 +70,14 @@ const linkChunk = 64 << 10
 // eofMarkLen is the length of a diskless payload's end mark.
 const eofMarkLen = 40
 
-func newMasterLink(srv *Server, host string, port int) *masterLink {
+func newMasterLink(srv *Server, host string, port int, atStart bool) *masterLink {
 	l := &masterLink{srv: srv, host: host, port: port, stop: make(chan struct{}), done: make(chan struct{})}
 	srv.repl.mu.Lock()
 	off := srv.repl.offset
 	srv.repl.mu.Unlock()
+	if atStart && off == 0 {
+		off = 1 // no state to resume: Redis's default until the first sync
+	}
 	l.readOff.Store(off)
 	l.procOff.Store(off)
 	return l

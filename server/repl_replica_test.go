@@ -43,18 +43,28 @@ func rClient(addr string, db int) *redis.Client {
 // rInfo returns one field of INFO section on addr.
 func rInfo(t *testing.T, addr, section, field string) string {
 	t.Helper()
+	v, err := rInfoTry(addr, section, field)
+	if err != nil {
+		t.Fatalf("INFO %s on %s: %v", section, addr, err)
+	}
+	return v
+}
+
+// rInfoTry is rInfo for a server that may close the connection (Sentinel
+// reconfiguring it sends CLIENT KILL TYPE normal).
+func rInfoTry(addr, section, field string) (string, error) {
 	c := rClient(addr, 0)
 	defer c.Close()
 	s, err := c.Info(context.Background(), section).Result()
 	if err != nil {
-		t.Fatalf("INFO %s on %s: %v", section, addr, err)
+		return "", err
 	}
 	for _, line := range strings.Split(s, "\r\n") {
 		if k, v, ok := strings.Cut(line, ":"); ok && k == field {
-			return v
+			return v, nil
 		}
 	}
-	return ""
+	return "", nil
 }
 
 // rWaitFor polls cond every 10 ms for up to 15 s.

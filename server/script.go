@@ -831,6 +831,10 @@ func (st *luaState) refusal(cmd *Command, args [][]byte) string {
 		return "ERR " + errScriptReadonly
 	case cmd.Flags&FlagWrite != 0 && s.srv.replica.gate.Load()&gateReadOnly != 0 && !s.srv.isReplicaMaster(s):
 		return errReadOnlyReplica
+	case cmd.Flags&FlagWrite != 0 && !run.wrote.Load() && s.scriptLacksReplicas():
+		// A script without flags is refused at its first write; once it
+		// wrote, it runs to its end (repl_good.go).
+		return errNoReplicas
 	case run.narrow && !s.holdKeys(cmd, args):
 		return "ERR a script touched a key it did not declare while another client held it"
 	case (cmd.Name == "xread" || cmd.Name == "xreadgroup") && blockOption(args):
@@ -1350,6 +1354,20 @@ func (srv *Server) runLua(s *Session, st *luaState, fn *lua.LFunction, name *scr
 	L.SetContext(run)
 	db, inExec := s.DBIndex, s.inExec
 	s.inExec = true
+	// The replicas get the script's effects as one MULTI … EXEC
+	// (repl_dedup.go), closed before the script's shards are unlocked.
+	// Registered before the hold below, so that a held script's effects
+	// are released inside the unit.
+	o := s
+	if s.scriptOf != nil {
+		o = s.scriptOf
+	}
+	o.replWrap.Add(1)
+	defer func() {
+		if o.replWrap.Add(-1) == 0 {
+			srv.endReplUnit(o)
+		}
+	}()
 	if s.scope != nil && s.srv.checkScope != nil && s.scriptHold == nil {
 		// A scoped session's script shows nothing until it ends: an
 		// out-of-scope key must find nothing written (script_hold.go).

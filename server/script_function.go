@@ -370,6 +370,10 @@ func cmdFcall(s *Session, readonly bool) {
 		s.W.Error("ERR Can not execute a script with write flag using *_ro command.")
 		return
 	}
+	if f.flags&scriptNoWrites == 0 && s.scriptLacksReplicas() {
+		s.W.Error(errNoReplicas)
+		return
+	}
 	if s.scriptOOM(f.flags | scriptShebang) {
 		s.W.Error(errOOM)
 		return

@@ -122,11 +122,19 @@ type Session struct {
 	// connection is a replica, woff the replication offset after the
 	// session's last write, which WAIT waits for (repl_primary.go).
 	replHello *replHello
-	// replUnit: the running DEDUP command's mark is in the stream's open
-	// transaction (repl_dedup.go); under replState.mu.
-	replUnit bool
-	replica  atomic.Pointer[replicaLink]
-	woff     atomic.Int64
+	// replUnit: the session holds the stream's open transaction (one of
+	// replState.unit); replMarked: the running DEDUP command's mark is in
+	// it. Both under replState.mu (repl_dedup.go). replWrap counts the
+	// commands running now whose effects go to the replicas as one
+	// transaction (EXEC, a script, DEDUP).
+	replUnit, replMarked bool
+	replWrap             atomic.Int32
+	replica              atomic.Pointer[replicaLink]
+	woff                 atomic.Int64
+	// quitAfterWait: the blocking command's answer ends the connection
+	// (-UNBLOCKED, repl_replica.go); set by the answering goroutine,
+	// turned into Quit by Blocked in the session's own.
+	quitAfterWait atomic.Bool
 	// scriptOf is, in a script session, the connection's session.
 	scriptOf *Session
 	// job is, in a script session, the script startScript hands over.

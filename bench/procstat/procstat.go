@@ -14,19 +14,31 @@ const TicksPerSecond = 100
 
 // CPUTicks returns the process's utime+stime in clock ticks (0 when it
 // cannot be read).
-func CPUTicks(pid int) int64 {
+func CPUTicks(pid int) int64 { return statSum(pid, 11, 12) }
+
+// CPUTicksWithChildren is CPUTicks plus the CPU time of the process's
+// children it has waited for (cutime+cstime): redis-server's forked
+// children (a diskless full sync's image) count for it.
+func CPUTicksWithChildren(pid int) int64 { return statSum(pid, 11, 12, 13, 14) }
+
+// statSum adds fields of /proc/PID/stat, counted from the one after the
+// command name's parenthesis (0 when the file cannot be read).
+func statSum(pid int, fields ...int) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}
 	s := string(b)
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	if len(f) < 13 {
-		return 0
+	var n int64
+	for _, i := range fields {
+		if i >= len(f) {
+			return 0
+		}
+		v, _ := strconv.ParseInt(f[i], 10, 64)
+		n += v
 	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return ut + st
+	return n
 }
 
 // NsPer converts a CPU time in ticks to nanoseconds per one of n units.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -62,8 +61,8 @@ func runImport(args []string, stdout, stderr io.Writer) int {
 // runExport is "recached export [--dir DIR] FILE": it loads the data
 // directory (snapshot and logs) and writes every key and function library
 // as a Redis RDB file (version 10), which redis-server 7.0 starts on.
-// Values RDB has no type for (JSON documents, rate limiters) are left out
-// and counted.
+// Values RDB has no type for (JSON documents, rate limiters) are AUX
+// fields, which redis-server ignores and recached import loads.
 func runExport(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("recached export", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -88,26 +87,22 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer srv.ClosePersistence()
-	written, skipped, err := writeRDB(file, srv.Keyspace(), srv.LibraryCodes())
+	written, err := writeRDB(file, srv.Keyspace(), srv.LibraryCodes())
 	if err != nil {
 		fmt.Fprintf(stderr, "recached export: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "exported %d keys to %s", written, file)
-	if skipped > 0 {
-		fmt.Fprintf(stdout, " (%d keys of types RDB cannot hold left out)", skipped)
-	}
-	fmt.Fprintln(stdout)
+	fmt.Fprintf(stdout, "exported %d keys to %s\n", written, file)
 	return 0
 }
 
 // writeRDB writes ks and the libraries to path through a temporary file
 // renamed into place.
-func writeRDB(path string, ks *keyspace.Keyspace, libs []string) (written, skipped int64, err error) {
+func writeRDB(path string, ks *keyspace.Keyspace, libs []string) (written int64, err error) {
 	tmp := path + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {
-		return 0, 0, err
+		return 0, err
 	}
 	defer os.Remove(tmp)
 	w := rdb.NewWriter(f, time.Now().Unix())
@@ -129,17 +124,10 @@ func writeRDB(path string, ks *keyspace.Keyspace, libs []string) (written, skipp
 		for s := 0; s < keyspace.NumShards && err == nil; s++ {
 			db.Range(s, func(k string, e *keyspace.Entry) bool {
 				at, _ := db.Expiry([]byte(k))
-				kerr := w.Key([]byte(k), e, at)
-				var unsup rdb.ErrUnsupported
-				switch {
-				case errors.As(kerr, &unsup):
-					skipped++
-				case kerr != nil:
-					err = kerr
+				if err = w.Key([]byte(k), e, at); err != nil {
 					return false
-				default:
-					written++
 				}
+				written++
 				return true
 			})
 		}
@@ -156,7 +144,7 @@ func writeRDB(path string, ks *keyspace.Keyspace, libs []string) (written, skipp
 	if err == nil {
 		err = os.Rename(tmp, path)
 	}
-	return written, skipped, err
+	return written, err
 }
 
 // keys counts the keys of every database.

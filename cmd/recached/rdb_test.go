@@ -151,7 +151,8 @@ func TestCorruptRedisDump(t *testing.T) {
 
 // TestSaveRDB: with --snapshot-format rdb, SAVE and BGSAVE also write
 // dump.rdb, which redis-server starts on with the same data; a JSON key,
-// which RDB cannot hold, is left out.
+// which RDB has no type for and the file holds as an AUX field, is left
+// out by redis-server.
 func TestSaveRDB(t *testing.T) {
 	bin := build(t)
 	for _, save := range []string{"SAVE", "BGSAVE"} {

@@ -422,6 +422,14 @@ func (l *Listener) OnTraffic(gc gnet.Conn) gnet.Action {
 		cc.publish()
 		return gnet.None
 	}
+	if cc.s.Quit {
+		// Answered -UNBLOCKED by a change of role (repl_replica.go):
+		// closed after the reply, with nothing more run, as QUIT.
+		cc.publish()
+		l.srv.Commit()
+		l.flush(gc, cc.s)
+		return gnet.Close
+	}
 	if need := cc.p.Need(); need > 0 && len(buf) < need {
 		cc.s.NoteInput() // part of a request: the client is not idle
 		cc.publish()

@@ -271,6 +271,15 @@ func (c *conn) readLoop() (graceful bool) {
 	for {
 		typ, r, err := c.ws.NextReader()
 		if err != nil {
+			if unblocked != nil {
+				select {
+				case <-unblocked:
+					// Answered -UNBLOCKED by a change of role: the
+					// reply goes, then the connection closes.
+					return closed || c.s.Quit
+				default:
+				}
+			}
 			return closed
 		}
 		// Until the client authenticates, Redis's small request bounds
@@ -349,7 +358,16 @@ func (c *conn) failInvalidText() {
 func (c *conn) awaitUnblock() chan struct{} {
 	ch := make(chan struct{})
 	go func() {
-		defer close(ch)
+		quit := false
+		defer func() {
+			close(ch)
+			if quit {
+				// -UNBLOCKED (repl_replica.go): the connection closes
+				// after the reply, as Redis closes it; the reader's wait
+				// for a frame ends now.
+				_ = c.ws.SetReadDeadline(time.Now())
+			}
+		}()
 		for c.s.Blocked() {
 			select {
 			case <-c.wake:
@@ -358,6 +376,7 @@ func (c *conn) awaitUnblock() chan struct{} {
 			}
 		}
 		c.flushLate()
+		quit = c.s.Quit
 	}()
 	return ch
 }

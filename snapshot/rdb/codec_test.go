@@ -398,6 +398,7 @@ func TestDumpPayload(t *testing.T) {
 func FuzzReader(f *testing.F) {
 	data := corpus(f)
 	f.Add(data)
+	f.Add(extrasFile(f))
 	f.Add(file(4, record(rdb.TypeListZiplist, "k", rstr(string(ziplist("a", "12", "-100", "9000000000"))))))
 	f.Add(file(2, record(rdb.TypeHashZipmap, "k", rstr(string(zipmap("f", "v"))))))
 	f.Add(file(4, record(rdb.TypeSetIntset, "k", rstr(string(intset(4, -1, 70000))))))

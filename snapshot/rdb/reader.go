@@ -119,6 +119,11 @@ func (r *Reader) Next() (*Record, error) {
 			k := d.str("aux field")
 			k = append([]byte(nil), k...) // the value may reuse the integer buffer
 			v := d.str("aux value")
+			if d.err == nil && isExtra(k) {
+				// A key of a type RDB has no type for (extras.go).
+				d.ibuf = d.ibuf[:0]
+				return r.extra(k, v, start)
+			}
 			if d.err == nil {
 				r.Aux = append(r.Aux, [2]string{string(k), string(v)})
 			}

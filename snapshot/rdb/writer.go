@@ -88,7 +88,8 @@ func (w *Writer) SelectDB(db int, keys, expires uint64) error {
 
 // Key writes one key of the current database; expire is the absolute
 // expiry in unix ms, 0 for none. A value of a type RDB cannot hold is
-// skipped with ErrUnsupported and nothing written.
+// skipped with ErrUnsupported and nothing written (JSON documents and rate
+// limiters are written, as AUX fields: extras.go).
 func (w *Writer) Key(key []byte, e *keyspace.Entry, expire int64) error {
 	if w.err != nil {
 		return w.err
@@ -111,9 +112,13 @@ func (w *Writer) Raw(rec []byte) error {
 }
 
 // AppendRecord appends the file record of one key (its expiry, type, key
-// and value) to dst: what Key writes. A value of a type RDB cannot hold is
+// and value) to dst: what Key writes. A JSON document or a rate limiter is
+// an AUX field (extras.go); any other value of a type RDB cannot hold is
 // ErrUnsupported, dst unchanged.
 func AppendRecord(dst, key []byte, e *keyspace.Entry, expire int64) ([]byte, error) {
+	if b, ok := appendExtra(dst, key, e, expire); ok {
+		return b, nil
+	}
 	b := dst
 	if expire > 0 {
 		b = append(b, opExpireMs)
