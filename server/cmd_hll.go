@@ -3,7 +3,7 @@ package server
 import (
 	"math"
 	"math/rand/v2"
-	"strconv"
+	"sync/atomic"
 
 	"github.com/recached/recached/resp"
 	"github.com/recached/recached/server/keyspace"
@@ -19,12 +19,6 @@ const (
 	errInvalidHLL = "INVALIDOBJ Corrupted HLL object detected"
 )
 
-// hllSparseMaxParam is the parameter bounding a sparse HyperLogLog.
-var hllSparseMaxParam = paramTable.lookup("hll-sparse-max-bytes")
-
-// hllDefaultSparseMax is hll-sparse-max-bytes' default.
-const hllDefaultSparseMax = 3000
-
 func hllCommands() []*Command {
 	k1 := keysIn("hyperloglog", 1, 1)
 	return []*Command{
@@ -36,20 +30,13 @@ func hllCommands() []*Command {
 	}
 }
 
-// hllSparseMax returns hll-sparse-max-bytes, read through the CONFIG
-// parameter table.
+// applyHLLSparseMax makes hll-sparse-max-bytes the bound PFADD reads, once
+// per command, without parsing the parameter's text.
+var applyHLLSparseMax = applyInt(func(l *liveConfig) *atomic.Int64 { return &l.hllSparseMax })
+
+// hllSparseMax returns hll-sparse-max-bytes.
 func (srv *Server) hllSparseMax() int {
-	if hllSparseMaxParam == nil {
-		return hllDefaultSparseMax
-	}
-	srv.cfgMu.RLock()
-	v := srv.paramValue(hllSparseMaxParam)
-	srv.cfgMu.RUnlock()
-	n, err := strconv.ParseUint(v, 10, 64)
-	if err != nil {
-		return hllDefaultSparseMax
-	}
-	return int(min(n, math.MaxInt32))
+	return int(min(srv.live.hllSparseMax.Load(), math.MaxInt32))
 }
 
 // lookupHLL returns key's entry, nil when absent; bad reports (and replies

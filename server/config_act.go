@@ -45,6 +45,8 @@ type liveConfig struct {
 	relistener Relistener
 	// listFill is list-max-listpack-size (cmd_list.go).
 	listFill atomic.Int64
+	// hllSparseMax is hll-sparse-max-bytes (cmd_hll.go).
+	hllSparseMax atomic.Int64
 }
 
 // Output classes, in client-output-buffer-limit's order.

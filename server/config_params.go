@@ -391,7 +391,7 @@ func configParamList() []*configParam {
 		withApply(memParam("hash-max-listpack-value", "hash-max-ziplist-value", 0, 0, maxInt64, 64, true), applyHashLimits),
 		memParam("stream-node-max-bytes", "", 0, 0, maxInt64, 4096, true),
 		withApply(memParam("zset-max-listpack-value", "zset-max-ziplist-value", 0, 0, maxInt64, 64, true), applyZSetLimits),
-		memParam("hll-sparse-max-bytes", "", 0, 0, maxInt64, 3000, true),
+		withApply(memParam("hll-sparse-max-bytes", "", 0, 0, maxInt64, 3000, true), applyHLLSparseMax),
 		withApply(uintParam("tracking-table-max-keys", "", 0, 0, maxInt64, 1000000), func(srv *Server, v string) {
 			n, _ := strconv.ParseInt(v, 10, 64)
 			srv.tracking.maxKeys.Store(n)

@@ -10,29 +10,33 @@ import (
 // elements.
 const skipMaxLevel = 32
 
-// zlevel is one forward link of a node. span counts the elements the link
-// jumps over, the target included, which is what makes rank queries
-// O(log n). The span of a link whose next is nil is never read.
+// zlevel is one forward link of a node. score is the score of next, so
+// that a search decides whether to step along the link without loading
+// the next node: in a large set every node it does not step to is a cache
+// miss saved. span counts the elements the link jumps over, the target
+// included, which is what makes rank queries O(log n). The score and span
+// of a link whose next is nil are never read.
 type zlevel struct {
-	next *znode
-	span int
+	next  *znode
+	score float64
+	span  int
 }
 
-// znode is one element of a skip list, in (score, member) order. Nodes are
-// owned by their ZSet: read them only while the set is not modified.
+// znode is one element of a skip list, in (score, member) order. Its
+// height links follow it in the same allocation (the zNodeN types), so a
+// search hop touches one object, and a node of height 1 is 64 bytes, one
+// cache line. Nodes are owned by their ZSet: read them only while the set
+// is not modified.
 type znode struct {
-	// score and the links first: a search reads them on every hop. A
-	// node of height 1 is then 64 bytes, one cache line.
 	score  float64
-	links  unsafe.Pointer // the node's height links, in its own allocation
 	member string
 	prev   *znode
 	height int
 }
 
-// The allocations of nodes up to four levels high (99.6% of them), which
-// keep the links in the node's own memory: a search hop then touches one
-// object instead of a node and its separate array of links.
+// The allocations of nodes by height: 1 to 4 levels (99.6% of nodes) are
+// exact, taller nodes round up to 8 or to skipMaxLevel. Every one is a
+// znode followed by its links, which level finds at zlinksOffset.
 type (
 	zNode1 struct {
 		node znode
@@ -50,35 +54,51 @@ type (
 		node znode
 		lv   [4]zlevel
 	}
+	zNode8 struct {
+		node znode
+		lv   [8]zlevel
+	}
+	zNodeMax struct {
+		node znode
+		lv   [skipMaxLevel]zlevel
+	}
 )
+
+// zlinksOffset is where a node's links start in its allocation, the same
+// in every zNodeN type (TestZNodeLayout checks it).
+const zlinksOffset = unsafe.Offsetof(zNode1{}.lv)
 
 // level returns the node's link at level i < height.
 func (n *znode) level(i int) *zlevel {
-	return &unsafe.Slice((*zlevel)(n.links), n.height)[i]
+	return (*zlevel)(unsafe.Add(unsafe.Pointer(n), zlinksOffset+uintptr(i)*unsafe.Sizeof(zlevel{})))
 }
 
 func newZNode(height int, score float64, member string) *znode {
 	var n *znode
-	var links []zlevel
-	switch height {
-	case 1:
-		a := &zNode1{}
-		n, links = &a.node, a.lv[:]
-	case 2:
-		a := &zNode2{}
-		n, links = &a.node, a.lv[:]
-	case 3:
-		a := &zNode3{}
-		n, links = &a.node, a.lv[:]
-	case 4:
-		a := &zNode4{}
-		n, links = &a.node, a.lv[:]
+	switch {
+	case height == 1:
+		n = &(&zNode1{}).node
+	case height == 2:
+		n = &(&zNode2{}).node
+	case height == 3:
+		n = &(&zNode3{}).node
+	case height == 4:
+		n = &(&zNode4{}).node
+	case height <= 8:
+		n = &(&zNode8{}).node
 	default:
-		n, links = &znode{}, make([]zlevel, height)
+		n = &(&zNodeMax{}).node
 	}
-	n.score, n.member = score, member
-	n.links, n.height = unsafe.Pointer(&links[0]), height
+	n.score, n.member, n.height = score, member, height
 	return n
+}
+
+// setNext makes n's link at level i point to next, noting next's score.
+func (l *zlevel) setNext(next *znode) {
+	l.next = next
+	if next != nil {
+		l.score = next.score
+	}
 }
 
 // before reports whether n sorts before the element (score, member).
@@ -114,9 +134,9 @@ func (sl *skipList) search(score float64, member string, update *[skipMaxLevel]*
 	x := sl.head
 	r := 0
 	for i := sl.level - 1; i >= 0; i-- {
-		for next := x.level(i).next; next != nil && next.before(score, member); next = x.level(i).next {
-			r += x.level(i).span
-			x = next
+		for l := x.level(i); l.next != nil && (l.score < score || (l.score == score && l.next.member < member)); l = x.level(i) {
+			r += l.span
+			x = l.next
 		}
 		update[i] = x
 		if rank != nil {
@@ -148,10 +168,11 @@ func (sl *skipList) link(n *znode) {
 		sl.level = h
 	}
 	for i := 0; i < h; i++ {
-		n.level(i).next = update[i].level(i).next
-		update[i].level(i).next = n
-		n.level(i).span = update[i].level(i).span - (rank[0] - rank[i])
-		update[i].level(i).span = rank[0] - rank[i] + 1
+		l, ul := n.level(i), update[i].level(i)
+		l.next, l.score = ul.next, ul.score
+		ul.setNext(n)
+		l.span = ul.span - (rank[0] - rank[i])
+		ul.span = rank[0] - rank[i] + 1
 	}
 	for i := h; i < sl.level; i++ {
 		update[i].level(i).span++
@@ -172,9 +193,10 @@ func (sl *skipList) link(n *znode) {
 // unlink removes node x given the update vector search built for it.
 func (sl *skipList) unlink(x *znode, update *[skipMaxLevel]*znode) {
 	for i := 0; i < sl.level; i++ {
-		if update[i].level(i).next == x {
-			update[i].level(i).span += x.level(i).span - 1
-			update[i].level(i).next = x.level(i).next
+		if ul := update[i].level(i); ul.next == x {
+			l := x.level(i)
+			ul.span += l.span - 1
+			ul.next, ul.score = l.next, l.score
 		} else {
 			update[i].level(i).span--
 		}
@@ -221,6 +243,9 @@ func (sl *skipList) updateScore(cur float64, member string, score float64) *znod
 	next := x.level(0).next
 	if (x.prev == nil || x.prev.before(score, member)) && (next == nil || !next.before(score, member)) {
 		x.score = score
+		for i := range x.height {
+			update[i].level(i).score = score
+		}
 		return x
 	}
 	sl.unlink(x, &update)
@@ -234,9 +259,9 @@ func (sl *skipList) rank(score float64, member string) int {
 	x := sl.head
 	r := 0
 	for i := sl.level - 1; i >= 0; i-- {
-		for next := x.level(i).next; next != nil && (next.before(score, member) || (next.score == score && next.member == member)); next = x.level(i).next {
-			r += x.level(i).span
-			x = next
+		for l := x.level(i); l.next != nil && (l.score < score || (l.score == score && l.next.member <= member)); l = x.level(i) {
+			r += l.span
+			x = l.next
 		}
 		if x != sl.head && x.member == member {
 			return r
@@ -324,7 +349,7 @@ func (sl *skipList) cloneFrom(src *skipList) {
 		r++
 		n := newZNode(x.height, x.score, x.member)
 		for i := range n.height {
-			last[i].level(i).next = n
+			last[i].level(i).setNext(n)
 			last[i].level(i).span = r - lastRank[i]
 			last[i], lastRank[i] = n, r
 		}

@@ -302,7 +302,7 @@ func (z *ZSet) MemoryUsage() int64 {
 		return base + int64(z.ln)
 	}
 	const perElement = int64(unsafe.Sizeof(zNode1{})) + 10 + 40
-	return base + 64 + int64(unsafe.Sizeof(zNode1{})) + skipMaxLevel*16 + int64(len(z.big.dict))*perElement + int64(z.big.bytes)
+	return base + 64 + int64(unsafe.Sizeof(zNodeMax{})) + int64(len(z.big.dict))*perElement + int64(z.big.bytes)
 }
 
 // ZPos is a position in a sorted set: an element, or none (the zero

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // zmodel is the reference a ZSet is checked against: a sorted slice.
@@ -107,10 +108,14 @@ func checkZSet(t *testing.T, z *ZSet, want zmodel) {
 	if bytes != z.big.bytes {
 		t.Fatalf("member bytes %d, counted %d", z.big.bytes, bytes)
 	}
-	// Every level is sorted and its spans add up to the ranks.
+	// Every level is sorted, its spans add up to the ranks and every link
+	// holds its next node's score.
 	for lvl := 0; lvl < sl.level; lvl++ {
 		rank := 0
 		for x := sl.head; x.level(lvl).next != nil; x = x.level(lvl).next {
+			if l := x.level(lvl); math.Float64bits(l.score) != math.Float64bits(l.next.score) {
+				t.Fatalf("level %d: link to %q holds score %v, the node has %v", lvl, l.next.member, l.score, l.next.score)
+			}
 			rank += x.level(lvl).span
 			if got := z.RankOf(nodePos(x.level(lvl).next)) + 1; got != rank {
 				t.Fatalf("level %d: span sum %d, rank %d", lvl, rank, got)
@@ -751,5 +756,37 @@ func TestZSetFit(t *testing.T) {
 			}
 			checkZSet(t, z, want.sorted())
 		})
+	}
+}
+
+// TestZNodeLayout checks what level relies on: every node type holds a
+// znode first and its links at zlinksOffset, and a node of height 1 is one
+// 64-byte cache line.
+func TestZNodeLayout(t *testing.T) {
+	offsets := []uintptr{
+		unsafe.Offsetof(zNode1{}.lv), unsafe.Offsetof(zNode2{}.lv), unsafe.Offsetof(zNode3{}.lv),
+		unsafe.Offsetof(zNode4{}.lv), unsafe.Offsetof(zNode8{}.lv), unsafe.Offsetof(zNodeMax{}.lv),
+	}
+	for i, off := range offsets {
+		if off != zlinksOffset {
+			t.Errorf("type %d: links at %d, want %d", i, off, zlinksOffset)
+		}
+	}
+	if size := unsafe.Sizeof(zNode1{}); size != 64 {
+		t.Errorf("a node of height 1 is %d bytes, want 64", size)
+	}
+	for h := 1; h <= skipMaxLevel; h++ {
+		n := newZNode(h, float64(h), "m")
+		for i := range h {
+			n.level(i).span = i + 1
+		}
+		for i := range h {
+			if got := n.level(i).span; got != i+1 {
+				t.Fatalf("height %d: level %d reads span %d", h, i, got)
+			}
+		}
+		if n.height != h || n.score != float64(h) || n.member != "m" {
+			t.Fatalf("height %d: node header %+v overwritten", h, *n)
+		}
 	}
 }
