@@ -30,10 +30,12 @@ import (
 // returns a string that shares them; an Entry is never copied by value (a
 // copy would claim the bytes after it).
 
-// keyedEntry is the Entry of an allocation that holds key bytes after it.
+// keyedEntry is the Entry of an allocation that holds key bytes after it:
+// the blank field only sizes the allocation, whose bytes inlineKey reaches
+// through their offset after the Entry.
 type keyedEntry[T any] struct {
 	Entry
-	b T
+	_ T
 }
 
 // entryExt is the allocation of an entry whose key is longer than
