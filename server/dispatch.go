@@ -189,6 +189,28 @@ func (s *Session) lookup(name []byte, wrapped bool) *Command {
 	return c
 }
 
+// wrapped returns the command a wrapper (DEDUP) runs and its arguments,
+// its subcommand resolved, for the checks that judge a command by what it
+// runs (memory, read-only replica, min-replicas); cmd and args themselves
+// when cmd wraps nothing or the wrapped name is unknown.
+func (s *Session) wrapped(cmd *Command, args [][]byte) (*Command, [][]byte) {
+	w := cmd.Wraps
+	if w == 0 || len(args) <= w {
+		return cmd, args
+	}
+	in := s.lookup(args[w], true)
+	if in == nil {
+		return cmd, args
+	}
+	args = args[w:]
+	if in.subs != nil && len(args) >= 2 {
+		if sc := in.Sub(args[1]); sc != nil {
+			in = sc
+		}
+	}
+	return in, args
+}
+
 // reject answers a command that will not run, and poisons an open
 // transaction as Redis does.
 func (s *Session) reject(cmd *Command, msg string) {

@@ -425,11 +425,7 @@ func (s *Session) admitMemory(cmd *Command) bool {
 	if !oom {
 		return true
 	}
-	if cmd.Wraps > 0 && len(s.Args) > cmd.Wraps {
-		if inner := s.lookup(s.Args[cmd.Wraps], true); inner != nil {
-			cmd = inner
-		}
-	}
+	cmd, _ = s.wrapped(cmd, s.Args)
 	deny := cmd.Flags&FlagDenyOOM != 0
 	switch cmd.Name {
 	case "exec":

@@ -105,14 +105,14 @@ func (s *Session) refusesNoReplicas(cmd *Command) bool {
 	}
 	if cmd.Name == "exec" && s.multi != nil {
 		for _, q := range s.multi.cmds {
-			if s.srv.declaresWrite(q.cmd, q.args) {
+			if s.declaresWrite(q.cmd, q.args) {
 				s.abortExec(cmd, errNoReplicas)
 				return true
 			}
 		}
 		return false
 	}
-	if s.srv.declaresWrite(cmd, s.Args) {
+	if s.declaresWrite(cmd, s.Args) {
 		s.reject(cmd, errNoReplicas)
 		return true
 	}
@@ -133,22 +133,13 @@ func (s *Session) abortExec(cmd *Command, msg string) {
 // DEDUP wraps, or a script whose declared flags (a #!lua line, a
 // function's flags) do not say no-writes. A script without flags is not:
 // its writes are checked as they run.
-func (srv *Server) declaresWrite(cmd *Command, args [][]byte) bool {
-	if w := cmd.Wraps; w > 0 && len(args) > w {
-		if in := srv.table.Lookup(args[w]); in != nil {
-			cmd, args = in, args[w:]
-			if cmd.subs != nil && len(args) >= 2 {
-				if sub := cmd.Sub(args[1]); sub != nil {
-					cmd = sub
-				}
-			}
-		}
-	}
+func (s *Session) declaresWrite(cmd *Command, args [][]byte) bool {
+	cmd, args = s.wrapped(cmd, args)
 	switch {
 	case cmd.Flags&FlagWrite != 0:
 		return true
 	case cmd.Flags&FlagRunsScript != 0:
-		flags, ok := srv.declaredScriptFlags(cmd, args)
+		flags, ok := s.srv.declaredScriptFlags(cmd, args)
 		return ok && flags&scriptShebang != 0 && flags&scriptNoWrites == 0
 	}
 	return false

@@ -254,13 +254,7 @@ func (s *Session) replicaRefuses(cmd *Command, g uint32) bool {
 	if g&gateReadOnly == 0 {
 		return false
 	}
-	c := cmd
-	if c.Wraps > 0 && len(s.Args) > c.Wraps {
-		if in := s.srv.table.Lookup(s.Args[c.Wraps]); in != nil {
-			c = in
-		}
-	}
-	if c.Flags&FlagWrite != 0 {
+	if c, _ := s.wrapped(cmd, s.Args); c.Flags&FlagWrite != 0 {
 		s.reject(cmd, errReadOnlyReplica)
 		return true
 	}
