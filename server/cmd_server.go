@@ -711,7 +711,7 @@ func (srv *Server) infoSections() []infoSection {
 				{"redis_version", Version}, {"redis_git_sha1", "00000000"}, {"redis_git_dirty", "0"},
 				{"redis_build_id", "recached"}, {"redis_mode", "standalone"}, {"os", runtime.GOOS + " " + runtime.GOARCH},
 				{"arch_bits", "64"}, {"multiplexing_api", "epoll"}, {"gcc_version", "0.0.0"},
-				{"process_id", strconv.Itoa(os.Getpid())}, {"run_id", srv.runID()},
+				{"process_id", strconv.Itoa(os.Getpid())}, {"run_id", srv.runID},
 				{"tcp_port", strconv.Itoa(cfg.Port)}, {"server_time_usec", strconv.FormatInt(time.Now().UnixMicro(), 10)},
 				{"uptime_in_seconds", strconv.FormatInt(up, 10)}, {"uptime_in_days", strconv.FormatInt(up/86400, 10)},
 				{"hz", strconv.FormatInt(srv.live.hz.Load(), 10)}, {"configured_hz", strconv.FormatInt(srv.live.hz.Load(), 10)}, {"lru_clock", strconv.FormatUint(uint64(srv.ks.Clock()), 10)},
@@ -852,10 +852,6 @@ func human(n uint64) string {
 		return fmt.Sprintf("%.2fK", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%dB", n)
-}
-
-func (srv *Server) runID() string {
-	return fmt.Sprintf("%040x", srv.start.UnixNano())
 }
 
 // defaultInfo are the sections INFO with no argument prints.

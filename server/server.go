@@ -168,7 +168,10 @@ type Server struct {
 	// replica is the replica role's link and checks (repl_replica.go).
 	replica replicaSide
 
-	start   time.Time
+	start time.Time
+	// runID is INFO's run_id: 40 random hex characters drawn at start,
+	// which Sentinel and replicas use to tell a restarted server.
+	runID   string
 	nextID  atomic.Int64
 	dirty   atomic.Int64
 	stopped chan struct{}
@@ -230,6 +233,7 @@ func New(cfg Config) *Server {
 		cfg:      cfg,
 		table:    newTable(),
 		start:    time.Now(),
+		runID:    newReplID(),
 		stopped:  make(chan struct{}),
 		Shutdown: make(chan struct{}),
 		clients:  make(map[int64]*Session),
