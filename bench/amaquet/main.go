@@ -31,6 +31,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/recached/recached/bench/harness"
 	"github.com/recached/recached/bench/procstat"
 	"github.com/recached/recached/sync/amaquet"
 )
@@ -152,7 +153,7 @@ func run(cfg config) error {
 	}
 
 	fmt.Printf("\none connection, %d requests in flight (Amaquet) / pipeline %d (RESP): median of %d rounds, CPU ratio to redis-server per round (median, range)\n", cfg.inflight, cfg.inflight, cfg.rounds)
-	fmt.Printf("%-5s %-9s %12s %12s %14s %22s\n", "", "load", "req/s", "cpu/req", "cpu x redis", "range of the rounds")
+	fmt.Printf("%-5s %-9s %12s %12s %22s\n", "", "load", "req/s", "cpu/req", "cpu x redis [range]")
 	for _, cmd := range cmds {
 		rd := res[cmd]["redis"]
 		for _, t := range targets {
@@ -166,8 +167,7 @@ func run(cfg config) error {
 			for i := range rs {
 				ratios = append(ratios, rs[i].cpuNs/rd[i].cpuNs)
 			}
-			sort.Float64s(ratios)
-			fmt.Printf("%-5s %-9s %12.0f %10.0fns %13.2fx %10.2fx – %.2fx\n", cmd, t.name, m.rps, m.cpuNs, ratios[len(ratios)/2], ratios[0], ratios[len(ratios)-1])
+			fmt.Printf("%-5s %-9s %12.0f %10.0fns %22s\n", cmd, t.name, m.rps, m.cpuNs, harness.Spread(ratios))
 		}
 	}
 	fmt.Println("  amaquet: 64 goroutines sharing one sync/amaquet Conn; amq-pipe: one goroutine keeping 64 raw frames in flight (a new request per response), as the RESP client keeps a pipeline of 64")
@@ -470,7 +470,7 @@ func start(name, bin, dir string, amq bool, cpu string) (*proc, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := harness.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -478,7 +478,7 @@ func start(name, bin, dir string, amq bool, cpu string) (*proc, error) {
 	args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no"}
 	wait := p.resp
 	if amq {
-		aport, err := freePort()
+		aport, err := harness.FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -521,26 +521,4 @@ func start(name, bin, dir string, amq bool, cpu string) (*proc, error) {
 // stop ends the server with SIGTERM, so that recached flushes a CPU
 // profile (RECACHED_CPUPROFILE), and kills it if it has not exited within
 // ten seconds.
-func (p *proc) stop() {
-	done := make(chan struct{})
-	go func() {
-		_ = p.cmd.Wait()
-		close(done)
-	}()
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-done
-	}
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
+func (p *proc) stop() { harness.Stop(p.cmd) }

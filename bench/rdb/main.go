@@ -26,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/recached/recached/bench/harness"
 	"github.com/recached/recached/bench/procstat"
 	"github.com/recached/recached/resp"
 )
@@ -88,13 +89,11 @@ func main() {
 	}
 	fmt.Printf("recached/redis-server, median [range] of %d rounds:", *rounds)
 	for i, k := range []string{"time", "CPU", "CPU with the save", "RSS loaded", "peak"} {
-		v := slices.Clone(ratios[k])
-		slices.Sort(v)
 		sep := ","
 		if i == 0 {
 			sep = ""
 		}
-		fmt.Printf("%s %s %.2fx [%.2f-%.2f]", sep, k, v[len(v)/2], v[0], v[len(v)-1])
+		fmt.Printf("%s %s %s", sep, k, harness.Spread(ratios[k]))
 	}
 	fmt.Println()
 }
@@ -104,15 +103,6 @@ type result struct {
 	cpu         float64 // CPU seconds (user and system) the process used
 	saved       float64 // the same once no background save runs
 	peak, final int64   // resident memory: the most seen while loading, and once loaded
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // server starts a server of the given kind on a directory.
@@ -144,7 +134,7 @@ func stop(cmd *exec.Cmd) {
 func makeDump(work string, n int) (string, error) {
 	dir := filepath.Join(work, "source")
 	os.MkdirAll(dir, 0o755)
-	port, err := freePort()
+	port, err := harness.FreePort()
 	if err != nil {
 		return "", err
 	}
@@ -153,7 +143,7 @@ func makeDump(work string, n int) (string, error) {
 		return "", err
 	}
 	defer stop(cmd)
-	c, err := dialWait(port, 10*time.Second)
+	c, err := harness.DialWait(port, 10*time.Second)
 	if err != nil {
 		return "", err
 	}
@@ -214,21 +204,6 @@ func makeDump(work string, n int) (string, error) {
 	return filepath.Join(dir, "dump.rdb"), nil
 }
 
-func dialWait(port int, limit time.Duration) (net.Conn, error) {
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	deadline := time.Now().Add(limit)
-	for {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			return c, nil
-		}
-		if time.Now().After(deadline) {
-			return nil, err
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // startOn starts a server on a fresh copy of dump and times it until
 // DBSIZE reports every key (redis-server answers -LOADING until then),
 // sampling its resident memory on the way.
@@ -241,7 +216,7 @@ func startOn(name, bin, work, dump string, n int) (result, error) {
 	if err := copyFile(dump, filepath.Join(dir, "dump.rdb")); err != nil {
 		return result{}, err
 	}
-	port, err := freePort()
+	port, err := harness.FreePort()
 	if err != nil {
 		return result{}, err
 	}

@@ -28,11 +28,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/recached/recached/bench/harness"
 	"github.com/recached/recached/bench/procstat"
 	"github.com/recached/recached/resp"
 )
@@ -77,10 +77,9 @@ func main() {
 		for r := 0; r < *rounds; r++ {
 			ratios = append(ratios, row.get(res["recached"][r])/row.get(res["redis"][r]))
 		}
-		slices.Sort(ratios)
-		fmt.Printf("%-36s redis %8.3f %s  recached %8.3f %s  ratio %.2fx (%.2f-%.2fx)\n", row.name,
+		fmt.Printf("%-36s redis %8.3f %s  recached %8.3f %s  ratio %s\n", row.name,
 			median(res["redis"], row.get), row.unit, median(res["recached"], row.get), row.unit,
-			ratios[len(ratios)/2], ratios[0], ratios[len(ratios)-1])
+			harness.Spread(ratios))
 	}
 }
 
@@ -95,8 +94,7 @@ func median(rs []result, get func(result) float64) float64 {
 	for i, x := range rs {
 		v[i] = get(x)
 	}
-	slices.Sort(v)
-	return v[len(v)/2]
+	return harness.Median(v)
 }
 
 // round runs both rows for one server kind.
@@ -107,7 +105,7 @@ func round(name, bin, work string, requests, keys int) (result, error) {
 		return x, err
 	}
 	defer os.RemoveAll(dir)
-	pport, err := freePort()
+	pport, err := harness.FreePort()
 	if err != nil {
 		return x, err
 	}
@@ -116,7 +114,7 @@ func round(name, bin, work string, requests, keys int) (result, error) {
 		return x, err
 	}
 	defer stop(primary)
-	rport, err := freePort()
+	rport, err := harness.FreePort()
 	if err != nil {
 		return x, err
 	}
@@ -152,7 +150,7 @@ func round(name, bin, work string, requests, keys int) (result, error) {
 		return x, err
 	}
 	total := dbsize(pport)
-	sport, err := freePort()
+	sport, err := harness.FreePort()
 	if err != nil {
 		return x, err
 	}
@@ -173,15 +171,6 @@ func round(name, bin, work string, requests, keys int) (result, error) {
 	// write the image.
 	x.syncCPU = float64(procstat.CPUTicksWithChildren(primary.Process.Pid)-s0) / procstat.TicksPerSecond
 	return x, nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // server starts a server of kind name in dir on port, a replica of the
