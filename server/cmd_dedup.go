@@ -66,7 +66,7 @@ func cmdDedup(s *Session) {
 	}
 	s.replMarked = false
 	if s.replWrap.Add(-1) == 0 {
-		s.srv.endReplUnit(s) // the replication stream's unit (repl_dedup.go)
+		s.srv.endUnit(s) // the log's and the replication stream's unit (persist_unit.go)
 	}
 	s.inDedup = false
 	if s.emitted == emitted {

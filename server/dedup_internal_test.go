@@ -49,9 +49,9 @@ func TestDedupEffectsCarryMark(t *testing.T) {
 			t.Errorf("effect %d: kind %d %q cid=%q wid=%d key=%q", i, e.Kind, e.Args, e.ClientID, e.WireID, e.Key)
 		}
 	}
-	// In the log: each mark once, before the changes made under it; the
-	// mark of the GET alone.
-	wantLog := []rec{{"", "", "cid", 3}, {"SET", "a", "", 0}, {"SET", "b", "", 0}, {"", "", "cid", 4}, {"SET", "c", "", 0}}
+	// In the log: each mark once, before the changes made under it, which
+	// are one transaction (persist_unit.go); the mark of the GET alone.
+	wantLog := []rec{{"", "", "cid", 3}, {"SET", "a", "", 0}, {"SET", "b", "", 0}, {"EXEC", "", "", 0}, {"", "", "cid", 4}, {"SET", "c", "", 0}}
 	r, f, err := snapshot.OpenLog(filepath.Join(dir, snapshot.LogName(0)))
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +75,8 @@ func TestDedupEffectsCarryMark(t *testing.T) {
 		var g rec
 		if lr.IsMark {
 			g = rec{cid: lr.Mark.ClientID, wid: lr.Mark.High}
+		} else if lr.IsUnitEnd {
+			g = rec{cmd: "EXEC"}
 		} else {
 			g = rec{cmd: string(lr.Args[0]), key: string(lr.Args[1])}
 		}

@@ -103,7 +103,7 @@ func cmdExec(s *Session) {
 		s.call(q.cmd)
 	}
 	if s.replWrap.Add(-1) == 0 {
-		s.srv.endReplUnit(s)
+		s.srv.endUnit(s)
 	}
 	s.inExec = false
 	s.unlock()

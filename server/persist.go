@@ -94,6 +94,10 @@ type persister struct {
 	idleMu sync.Mutex
 	idle   *sync.Cond
 
+	// units numbers the transactions written to the log (persist_unit.go);
+	// a start moves it past every number its logs hold.
+	units atomic.Uint64
+
 	bgsaveScheduled  atomic.Bool
 	rewriteScheduled atomic.Bool
 	shutdown         atomic.Int32
@@ -241,15 +245,19 @@ func (p *persister) unlock() {
 // logged with the mark, so that replaying it restores the mark too; a mark
 // raised by a command that changed nothing (EffectMark) is logged alone.
 func onEffect(l *snapshot.LogWriter, e *Effect) {
-	if e.ClientID == nil {
+	unit := logUnitOf(e)
+	switch {
+	case e.ClientID != nil:
+		args := e.Args
+		if e.Kind == EffectMark {
+			args = nil
+		}
+		l.AppendEffect(unit, e.DB, args, e.ClientID, e.WireID, time.Now().UnixMilli())
+	case unit != 0:
+		l.AppendUnitCommand(unit, e.DB, e.Args)
+	default:
 		l.AppendCommand(e.DB, e.Args)
-		return
 	}
-	args := e.Args
-	if e.Kind == EffectMark {
-		args = nil
-	}
-	l.AppendEffect(e.DB, args, e.ClientID, e.WireID, time.Now().UnixMilli())
 }
 
 // restoreMark raises a DEDUP mark read back from the snapshot or the log.
@@ -408,13 +416,9 @@ func (p *persister) replay(lf logFile) (int64, error) {
 	if h := r.Header(); h.Generation != lf.gen {
 		return 0, fmt.Errorf("%s: the header says generation %d, the file name %d", lf.path, h.Generation, lf.gen)
 	}
-	s := newSession(p.srv, nil, false)
-	s.authed = true
-	// A DEDUP mark is written just before the change made under it. It is
-	// restored only once a later record is whole: a crash between the two
-	// must not leave the mark without its write, or the client's replay of
-	// that write would be answered +DUP and lost.
-	var pending *snapshot.Marks
+	rp := &replayer{p: p, path: lf.path, s: newSession(p.srv, nil, false), units: map[uint64]*replayUnit{}}
+	rp.s.authed = true
+	defer rp.s.release()
 	for {
 		off := r.ValidEnd()
 		rec, err := r.Next()
@@ -425,41 +429,124 @@ func (p *persister) replay(lf logFile) (int64, error) {
 			return 0, err
 		}
 		p.logRecordsLoaded++
-		if pending != nil {
-			p.restoreMark(*pending)
-			pending = nil
+		if err := rp.record(rec, off); err != nil {
+			return 0, err
 		}
-		if rec.IsMark {
-			m := rec.Mark
-			pending = &m
-			continue
-		}
-		if rec.IsHistory {
-			p.restoreHistory(rec.History)
-			continue
-		}
-		if rec.DB >= len(p.srv.ks.DBs) {
-			return 0, fmt.Errorf("%s: record at byte offset %d is for database %d but the server has %d databases (--databases)", lf.path, off, rec.DB, len(p.srv.ks.DBs))
-		}
-		if rec.DB != s.DBIndex {
-			s.selectDB(rec.DB)
-		}
-		s.Exec(rec.Args)
-		if len(s.W.B) > 0 && s.W.B[0] == '-' {
-			return 0, fmt.Errorf("%s: replaying the record at byte offset %d (%.64q) failed: %s", lf.path, off, rec.Args[0], trimCRLF(s.W.B[1:]))
-		}
-		s.W.B = s.W.B[:0]
 	}
-	s.release()
-	if pending != nil && !r.Truncated {
+	if rp.pending != nil && !r.Truncated {
 		// A mark at the clean end of the log: a wrapped command that
 		// changed nothing.
-		p.restoreMark(*pending)
+		p.restoreMark(*rp.pending)
 	}
 	if r.Truncated {
 		log.Printf("recached: WARNING: %s ends with a record cut short at byte offset %d (a crash in the middle of a write): it is ignored and the log will be cut there", lf.path, r.ValidEnd())
 	}
+	if n := len(rp.units); n > 0 {
+		effects := 0
+		for _, u := range rp.units {
+			effects += len(u.recs)
+		}
+		log.Printf("recached: WARNING: %s holds %d transaction(s) (EXEC, script or DEDUP write) without an end, cut by a crash before they were acknowledged: their %d effects are not applied", lf.path, n, effects)
+	}
 	return r.ValidEnd(), nil
+}
+
+// replayer applies one log's records in order (persister.replay).
+type replayer struct {
+	p    *persister
+	path string
+	s    *Session
+	// pending is a DEDUP mark read just before the change made under it.
+	// It is restored only once a later record is whole: a crash between
+	// the two must not leave the mark without its write, or the client's
+	// replay of that write would be answered +DUP and lost. A mark whose
+	// change opens a transaction waits for the transaction's end.
+	pending *snapshot.Marks
+	// units are the transactions begun and not yet ended, by number
+	// (persist_unit.go).
+	units map[uint64]*replayUnit
+}
+
+// replayUnit is a transaction read so far: its effects, copied out of the
+// reader's buffer, and the mark that came with them.
+type replayUnit struct {
+	recs []replayRec
+	mark *snapshot.Marks
+}
+
+type replayRec struct {
+	db   int
+	args [][]byte
+	off  int64
+}
+
+// record applies (or, within a transaction, keeps) one record read at
+// byte offset off.
+func (rp *replayer) record(rec *snapshot.LogRecord, off int64) error {
+	if rec.Unit != 0 && !rec.IsUnitEnd {
+		if rec.Unit > rp.p.units.Load() {
+			rp.p.units.Store(rec.Unit)
+		}
+		u := rp.units[rec.Unit]
+		if u == nil {
+			u = &replayUnit{}
+			rp.units[rec.Unit] = u
+		}
+		if rp.pending != nil {
+			u.mark, rp.pending = rp.pending, nil
+		}
+		args := make([][]byte, len(rec.Args))
+		for i, a := range rec.Args {
+			args[i] = append([]byte(nil), a...)
+		}
+		u.recs = append(u.recs, replayRec{db: rec.DB, args: args, off: off})
+		return nil
+	}
+	if rp.pending != nil {
+		rp.p.restoreMark(*rp.pending)
+		rp.pending = nil
+	}
+	switch {
+	case rec.IsMark:
+		m := rec.Mark
+		rp.pending = &m
+	case rec.IsHistory:
+		rp.p.restoreHistory(rec.History)
+	case rec.IsUnitEnd:
+		u := rp.units[rec.Unit]
+		delete(rp.units, rec.Unit)
+		if u == nil {
+			return nil // a transaction whose effects went to an earlier log
+		}
+		for _, r := range u.recs {
+			if err := rp.apply(r.db, r.args, r.off); err != nil {
+				return err
+			}
+		}
+		if u.mark != nil {
+			rp.p.restoreMark(*u.mark)
+		}
+	default:
+		return rp.apply(rec.DB, rec.Args, off)
+	}
+	return nil
+}
+
+// apply runs one effect read at byte offset off.
+func (rp *replayer) apply(db int, args [][]byte, off int64) error {
+	s := rp.s
+	if db >= len(rp.p.srv.ks.DBs) {
+		return fmt.Errorf("%s: record at byte offset %d is for database %d but the server has %d databases (--databases)", rp.path, off, db, len(rp.p.srv.ks.DBs))
+	}
+	if db != s.DBIndex {
+		s.selectDB(db)
+	}
+	s.Exec(args)
+	if len(s.W.B) > 0 && s.W.B[0] == '-' {
+		return fmt.Errorf("%s: replaying the record at byte offset %d (%.64q) failed: %s", rp.path, off, args[0], trimCRLF(s.W.B[1:]))
+	}
+	s.W.B = s.W.B[:0]
+	return nil
 }
 
 func trimCRLF(b []byte) string {

@@ -1365,7 +1365,7 @@ func (srv *Server) runLua(s *Session, st *luaState, fn *lua.LFunction, name *scr
 	o.replWrap.Add(1)
 	defer func() {
 		if o.replWrap.Add(-1) == 0 {
-			srv.endReplUnit(o)
+			srv.endUnit(o)
 		}
 	}()
 	if s.scope != nil && s.srv.checkScope != nil && s.scriptHold == nil {

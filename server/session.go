@@ -129,8 +129,12 @@ type Session struct {
 	// transaction (EXEC, a script, DEDUP).
 	replUnit, replMarked bool
 	replWrap             atomic.Int32
-	replica              atomic.Pointer[replicaLink]
-	woff                 atomic.Int64
+	// logUnit is the append-only log's id for the transaction the running
+	// wrapped command writes (0 until its first effect): its effects are
+	// logged as one unit, ended by endUnit (persist_unit.go).
+	logUnit uint64
+	replica atomic.Pointer[replicaLink]
+	woff    atomic.Int64
 	// quitAfterWait: the blocking command's answer ends the connection
 	// (-UNBLOCKED, repl_replica.go); set by the answering goroutine,
 	// turned into Quit by Blocked in the session's own.

@@ -22,6 +22,9 @@ type CheckResult struct {
 	Functions int64
 	// Databases counts the keys of each database of a snapshot.
 	Databases map[int]int64
+	// OpenUnits counts a log's transactions without an end: a crash cut
+	// them, and a start drops them.
+	OpenUnits int
 	// Truncated is set for a log whose last record was cut short.
 	Truncated bool
 	// ValidEnd is where a log's good part ends.
@@ -141,8 +144,9 @@ func checkLog(path string, fix bool, out io.Writer, res CheckResult) (CheckResul
 	res.Header = r.Header()
 	fmt.Fprintf(out, "%s: append-only log, format version %d, generation %d, started %s\n", path, res.Header.Version, res.Header.Generation, time.UnixMilli(res.Header.Created).UTC().Format(time.RFC3339))
 	var damage error
+	open := map[uint64]bool{}
 	for {
-		_, err := r.Next()
+		rec, err := r.Next()
 		if err == io.EOF {
 			break
 		}
@@ -150,7 +154,13 @@ func checkLog(path string, fix bool, out io.Writer, res CheckResult) (CheckResul
 			damage = err
 			break
 		}
+		if rec.IsUnitEnd {
+			delete(open, rec.Unit)
+		} else if rec.Unit != 0 {
+			open[rec.Unit] = true
+		}
 	}
+	res.OpenUnits = len(open)
 	f.Close()
 	res.Records = r.Records
 	res.Truncated = r.Truncated
@@ -165,6 +175,9 @@ func checkLog(path string, fix bool, out io.Writer, res CheckResult) (CheckResul
 		fmt.Fprintf(out, "%s: %d good records; the last record, at byte offset %d, is cut short (%d bytes)\n", path, res.Records, res.ValidEnd, res.Size-res.ValidEnd)
 	default:
 		fmt.Fprintf(out, "%s: ok: %d records\n", path, res.Records)
+		if res.OpenUnits > 0 {
+			fmt.Fprintf(out, "%s: %d transaction(s) without an end (cut by a crash before their reply): a start drops them\n", path, res.OpenUnits)
+		}
 		return res, nil
 	}
 	if !fix {

@@ -77,10 +77,12 @@ const (
 
 // Log record kinds.
 const (
-	logHeader  = 0 // [0, version, generation, created-ms]: the first record
-	logCommand = 1 // [1, db, arg0, arg1, …]: one effect, replayed as a command
-	logMark    = 2 // [2, client-id, high, last-seen-ms]: a DEDUP mark moved
-	logHistory = 3 // as recHistory: one message recorded in a channel's history
+	logHeader      = 0 // [0, version, generation, created-ms]: the first record
+	logCommand     = 1 // [1, db, arg0, arg1, …]: one effect, replayed as a command
+	logMark        = 2 // [2, client-id, high, last-seen-ms]: a DEDUP mark moved
+	logHistory     = 3 // as recHistory: one message recorded in a channel's history
+	logUnitCommand = 4 // [4, unit, db, arg0, …]: one effect of a transaction (unit), replayed at its end
+	logUnitEnd     = 5 // [5, unit]: the transaction's last effect has been logged
 )
 
 // Marks is one DEDUP client's high-water mark: the highest wire id it has

@@ -160,17 +160,44 @@ func (l *LogWriter) AppendCommand(db int, args [][]byte) {
 	l.mu.Unlock()
 }
 
+// AppendUnitCommand appends one effect of transaction unit (nonzero): a
+// reader applies it only once it reads the unit's end (AppendUnitEnd), so
+// that a crash in the middle of an EXEC or a script leaves none of its
+// effects rather than some.
+func (l *LogWriter) AppendUnitCommand(unit uint64, db int, args [][]byte) {
+	l.mu.Lock()
+	n := len(l.buf)
+	l.buf = AppendUnitCommand(l.buf, unit, db, args)
+	l.appended.Add(uint64(len(l.buf) - n))
+	l.mu.Unlock()
+}
+
+// AppendUnitEnd appends the end of transaction unit, after its last
+// effect.
+func (l *LogWriter) AppendUnitEnd(unit uint64) {
+	l.mu.Lock()
+	n := len(l.buf)
+	l.buf = AppendUnitEnd(l.buf, unit)
+	l.appended.Add(uint64(len(l.buf) - n))
+	l.mu.Unlock()
+}
+
 // AppendEffect appends an effect made under the DEDUP mark (clientID,
 // wire): the mark, unless it is the one appended last, then the command
-// (none when args is nil).
-func (l *LogWriter) AppendEffect(db int, args [][]byte, clientID []byte, wire uint64, lastSeen int64) {
+// (none when args is nil), as an effect of transaction unit when unit is
+// not 0.
+func (l *LogWriter) AppendEffect(unit uint64, db int, args [][]byte, clientID []byte, wire uint64, lastSeen int64) {
 	l.mu.Lock()
 	n := len(l.buf)
 	if wire != l.lastWire || string(clientID) != l.lastClient {
 		l.lastClient, l.lastWire = string(clientID), wire
 		l.buf = AppendMark(l.buf, Marks{ClientID: l.lastClient, High: wire, LastSeen: lastSeen})
 	}
-	if args != nil {
+	switch {
+	case args == nil:
+	case unit != 0:
+		l.buf = AppendUnitCommand(l.buf, unit, db, args)
+	default:
 		l.buf = AppendCommand(l.buf, db, args)
 	}
 	l.appended.Add(uint64(len(l.buf) - n))

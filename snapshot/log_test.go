@@ -37,6 +37,11 @@ func sampleLogN(n int) []LogRecord {
 		{IsHistory: true, History: History{Channel: []byte("c"), Time: 1, Payload: long, Realtime: true, ConnectionID: "conn-1", Name: "n", HasName: true, Data: []byte(`{"a":1}`)}},
 		{IsHistory: true, History: History{Channel: []byte{}, Time: 2, Payload: []byte{}, Realtime: true, ConnectionID: "c2", HasName: true, Data: []byte{}}},
 		{IsHistory: true, History: History{Channel: []byte("x"), Time: 3, Payload: []byte("{}"), Realtime: true, ConnectionID: "c3"}},
+		{Unit: 9, DB: 2, Args: [][]byte{[]byte("INCR"), []byte("a")}},
+		{DB: 0, Args: [][]byte{[]byte("DEL"), []byte("z")}},
+		{Unit: 9, DB: 15, Args: many},
+		{IsUnitEnd: true, Unit: 9},
+		{Unit: math.MaxUint64, DB: 0, Args: [][]byte{[]byte("SET"), long, []byte("v")}},
 	}
 }
 
@@ -46,6 +51,12 @@ func appendRecord(b []byte, r LogRecord) []byte {
 	}
 	if r.IsHistory {
 		return AppendHistory(b, &r.History)
+	}
+	if r.IsUnitEnd {
+		return AppendUnitEnd(b, r.Unit)
+	}
+	if r.Unit != 0 {
+		return AppendUnitCommand(b, r.Unit, r.DB, r.Args)
 	}
 	return AppendCommand(b, r.DB, r.Args)
 }
@@ -77,7 +88,7 @@ func readLog(b []byte) ([]LogRecord, *LogReader, error) {
 		if err != nil {
 			return out, r, err
 		}
-		c := LogRecord{IsMark: rec.IsMark, IsHistory: rec.IsHistory, DB: rec.DB, Mark: rec.Mark, History: cloneHistory(rec.History)}
+		c := LogRecord{IsMark: rec.IsMark, IsHistory: rec.IsHistory, Unit: rec.Unit, IsUnitEnd: rec.IsUnitEnd, DB: rec.DB, Mark: rec.Mark, History: cloneHistory(rec.History)}
 		for _, a := range rec.Args {
 			c.Args = append(c.Args, append([]byte{}, a...))
 		}
@@ -92,6 +103,9 @@ func sameRecords(a, b []LogRecord) bool {
 	}
 	for i := range a {
 		if a[i].IsMark != b[i].IsMark || a[i].Mark != b[i].Mark || !a[i].IsMark && (a[i].DB != b[i].DB || !reflect.DeepEqual(a[i].Args, b[i].Args)) {
+			return false
+		}
+		if a[i].Unit != b[i].Unit || a[i].IsUnitEnd != b[i].IsUnitEnd {
 			return false
 		}
 		if a[i].IsHistory != b[i].IsHistory || !reflect.DeepEqual(a[i].History, b[i].History) {
@@ -139,8 +153,13 @@ func TestLogPayloadIsMsgpack(t *testing.T) {
 				}
 				want = append(want, []byte(h.ConnectionID), name, data)
 			}
+		} else if rec.IsUnitEnd {
+			want = []any{int8(logUnitEnd), rec.Unit}
 		} else {
 			want = []any{int8(logCommand), rec.DB}
+			if rec.Unit != 0 {
+				want = []any{int8(logUnitCommand), rec.Unit, rec.DB}
+			}
 			for _, a := range rec.Args {
 				want = append(want, a)
 			}
@@ -220,6 +239,21 @@ func TestLogCorruption(t *testing.T) {
 	if _, _, err := readLog(bad); !IsCorrupt(err) || !strings.Contains(err.Error(), "without a command") {
 		t.Errorf("empty command: %v", err)
 	}
+	for _, tc := range []struct {
+		name string
+		rec  []byte
+		want string
+	}{
+		{"transaction 0", AppendUnitCommand(nil, 0, 0, [][]byte{[]byte("SET")}), "malformed transaction id"},
+		{"end of transaction 0", AppendUnitEnd(nil, 0), "malformed transaction id"},
+		{"transaction command without a command", AppendUnitCommand(nil, 3, 0, nil), "without a command"},
+		{"end with more", appendFrame(nil, func(p []byte) []byte { return mpUint(mpUint(mpUint(mpArray(p, 3), logUnitEnd), 1), 2) }), "malformed transaction end"},
+	} {
+		bad = append(appendLogHeader(nil, Header{}), tc.rec...)
+		if _, _, err := readLog(bad); !IsCorrupt(err) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
 }
 
 func TestLogWriterPolicies(t *testing.T) {
@@ -237,6 +271,10 @@ func TestLogWriterPolicies(t *testing.T) {
 				l.AppendMark(rec.Mark)
 			case rec.IsHistory:
 				l.AppendHistory(&rec.History)
+			case rec.IsUnitEnd:
+				l.AppendUnitEnd(rec.Unit)
+			case rec.Unit != 0:
+				l.AppendUnitCommand(rec.Unit, rec.DB, rec.Args)
 			default:
 				l.AppendCommand(rec.DB, rec.Args)
 			}
@@ -346,6 +384,14 @@ func TestCheckAndFix(t *testing.T) {
 	dir := t.TempDir()
 	b, offs := sampleLogBytes(300)
 	path := filepath.Join(dir, LogName(5))
+	// The sample ends with a transaction's effect and no end: a crash.
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var whole bytes.Buffer
+	if res, err := Check(path, false, &whole); err != nil || res.OpenUnits != 1 || !strings.Contains(whole.String(), "1 transaction(s) without an end") {
+		t.Fatalf("check of a log with an open transaction: %v %+v\n%s", err, res, whole.String())
+	}
 	cut := offs[len(offs)-1] - 3
 	if err := os.WriteFile(path, b[:cut], 0o644); err != nil {
 		t.Fatal(err)

@@ -43,6 +43,30 @@ func AppendCommand(dst []byte, db int, args [][]byte) []byte {
 	})
 }
 
+// AppendUnitCommand appends the log frame of one effect of transaction
+// unit (an EXEC, a script, a DEDUP-wrapped command): the command args run
+// in database db once the unit's end is read.
+func AppendUnitCommand(dst []byte, unit uint64, db int, args [][]byte) []byte {
+	return appendFrame(dst, func(b []byte) []byte {
+		b = mpArray(b, 3+len(args))
+		b = mpUint(b, logUnitCommand)
+		b = mpUint(b, unit)
+		b = mpUint(b, uint64(db))
+		for _, a := range args {
+			b = mpBin(b, a)
+		}
+		return b
+	})
+}
+
+// AppendUnitEnd appends the log frame that ends transaction unit: every
+// effect of it precedes the frame.
+func AppendUnitEnd(dst []byte, unit uint64) []byte {
+	return appendFrame(dst, func(b []byte) []byte {
+		return mpUint(mpUint(mpArray(b, 2), logUnitEnd), unit)
+	})
+}
+
 // AppendMark appends the log frame of one DEDUP mark.
 func AppendMark(dst []byte, m Marks) []byte {
 	return appendFrame(dst, func(b []byte) []byte {
@@ -313,6 +337,11 @@ type LogRecord struct {
 	// IsHistory a channel history message (History set).
 	IsMark    bool
 	IsHistory bool
+	// Unit is the transaction a command belongs to (0: none, the command
+	// stands alone); with IsUnitEnd the record ends that transaction and
+	// holds nothing else.
+	Unit      uint64
+	IsUnitEnd bool
 	// History's byte slices alias the payload buffer: they are valid
 	// until the next read.
 	History History
@@ -334,8 +363,15 @@ func decodeLogRecord(p []byte, rec *LogRecord) error {
 	if err != nil {
 		return fmt.Errorf("malformed record kind")
 	}
+	rec.Unit, rec.IsUnitEnd = 0, false
 	switch kind {
-	case logCommand:
+	case logCommand, logUnitCommand:
+		if kind == logUnitCommand {
+			if rec.Unit, err = r.uint(); err != nil || rec.Unit == 0 {
+				return fmt.Errorf("malformed transaction id")
+			}
+			n--
+		}
 		if n < 3 {
 			return fmt.Errorf("command record without a command")
 		}
@@ -344,7 +380,7 @@ func decodeLogRecord(p []byte, rec *LogRecord) error {
 			return fmt.Errorf("malformed database index")
 		}
 		rec.IsMark, rec.IsHistory = false, false
-		rec.Mark = Marks{}
+		rec.Mark, rec.History = Marks{}, History{}
 		rec.DB = int(db)
 		rec.Args = rec.Args[:0]
 		for i := 2; i < n; i++ {
@@ -373,6 +409,7 @@ func decodeLogRecord(p []byte, rec *LogRecord) error {
 		rec.IsMark, rec.IsHistory = true, false
 		rec.DB = 0
 		rec.Args = rec.Args[:0]
+		rec.History = History{}
 		rec.Mark = Marks{ClientID: string(id), High: high, LastSeen: seen}
 	case logHistory:
 		if err := r.history(n, &rec.History); err != nil {
@@ -382,6 +419,17 @@ func decodeLogRecord(p []byte, rec *LogRecord) error {
 		rec.DB = 0
 		rec.Args = rec.Args[:0]
 		rec.Mark = Marks{}
+	case logUnitEnd:
+		if n != 2 {
+			return fmt.Errorf("malformed transaction end record")
+		}
+		if rec.Unit, err = r.uint(); err != nil || rec.Unit == 0 {
+			return fmt.Errorf("malformed transaction id")
+		}
+		rec.IsMark, rec.IsHistory, rec.IsUnitEnd = false, false, true
+		rec.DB = 0
+		rec.Args = rec.Args[:0]
+		rec.Mark, rec.History = Marks{}, History{}
 	case logHeader:
 		return fmt.Errorf("header record in the middle of the log")
 	default:

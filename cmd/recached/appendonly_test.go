@@ -93,8 +93,10 @@ func TestConfigSetAppendOnlyOn(t *testing.T) {
 			// whatever appendonly says.
 			p2 := startIn(t, bin, dir, "--appendonly", "no")
 			verify(t, p2.addr, a)
-			if n, want := dbsize(t, p2.addr), 50000+len(a.vals); n != want {
-				t.Errorf("DBSIZE after restart: %d, want %d", n, want)
+			// Besides the acknowledged keys, a batch each writer had sent
+			// and not yet seen answered may have been applied and logged.
+			if n, acked := dbsize(t, p2.addr), 50000+len(a.vals); n < acked || n > acked+4*10 {
+				t.Errorf("DBSIZE after restart: %d, want %d acknowledged keys and at most 40 in flight", n, acked)
 			}
 		})
 	}
