@@ -26,16 +26,45 @@ import (
 // (scheduled) or written by a writer goroutine of its own (writing, see
 // flush), never both.
 type conn struct {
+	// The output side comes first: each delivery of a publication and
+	// each flusher turn read these fields, kept together so that fan-out
+	// to many connections reads one or two cache lines of each instead
+	// of five.
 	l  *Listener
-	ws *websocket.Conn
-	nc net.Conn
+	fl *flusher
+
+	mu        sync.Mutex
+	echo      bool // the peer receives its own publications
+	scheduled bool // on the flusher's list, or being written by it
+	writing   bool // a flush goroutine runs
+	// final is set once the last frames (a close frame, after a Nack or
+	// not) are queued: nothing more is queued.
+	final      bool
+	readerGone bool // the reader has returned: the writer closes the socket
+	closed     bool // the socket is closed, or is once the flusher's write returns
+	inWrite    bool // the flusher is writing to fd, outside mu
+	// pongDue asks the writer for a pong with payload pong (owed to the
+	// peer's latest ping), pingDue for a ping. Control frames are written
+	// before the queue and are not data: they do not put off the
+	// Heartbeat a browser's client, which cannot see them, relies on.
+	pongDue bool
+	pingDue bool
 	// fd is nc's socket descriptor, which the flusher writes to with
 	// write(2) (see flusher.turn); -1: no flusher.
-	fd   int
-	fl   *flusher
+	fd        int
+	queue     [][]byte // complete WebSocket frames, in order
+	qbytes    int
+	recent    [4]*server.BusMessage // the latest publications queued (see deliverOnce)
+	recentPos int
+	lastSend  atomic.Int64 // unix nanoseconds of the latest data frame written
+	pong      []byte
+	spare     [][]byte
+	authGen   int // counts Auth swaps, so a stale expiry timer does nothing
+
+	ws   *websocket.Conn
+	nc   net.Conn
 	sess *server.Session // the engine's record of the connection (session.go)
 	id   string
-	echo bool // the peer receives its own publications
 
 	// The reader's state.
 	grant    *grant
@@ -49,36 +78,10 @@ type conn struct {
 	// subscriptions on publishers' goroutines.
 	capab atomic.Pointer[grant]
 
-	mu        sync.Mutex
-	queue     [][]byte // complete WebSocket frames, in order
-	qbytes    int
-	spare     [][]byte
-	scheduled bool // on the flusher's list, or being written by it
-	writing   bool // a flush goroutine runs
-	// final is set once the last frames (a close frame, after a Nack or
-	// not) are queued: nothing more is queued.
-	final      bool
-	readerGone bool                  // the reader has returned: the writer closes the socket
-	closed     bool                  // the socket is closed, or is once the flusher's write returns
-	inWrite    bool                  // the flusher is writing to fd, outside mu
-	recent     [4]*server.BusMessage // the latest publications queued (see deliverOnce)
-	recentPos  int
-	authGen    int // counts Auth swaps, so a stale expiry timer does nothing
-
-	// pong is the payload of the pong owed to the peer's latest ping,
-	// when pongDue; pingDue asks the writer for a ping. Control frames
-	// are written before the queue and are not data: they do not put
-	// off the Heartbeat a browser's client, which cannot see them,
-	// relies on.
-	pong    []byte
-	pongDue bool
-	pingDue bool
-
 	// writeDeadline is the socket's write deadline, unix nanoseconds;
 	// only the writer (one at a time) uses it.
 	writeDeadline int64
 
-	lastSend atomic.Int64 // unix nanoseconds of the latest data frame written
 	lastRecv atomic.Int64 // unix nanoseconds of the latest frame read
 	beat     *time.Timer
 	expiry   *time.Timer
