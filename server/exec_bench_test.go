@@ -64,3 +64,13 @@ func TestHotPathAllocs(t *testing.T) {
 		}
 	}
 }
+
+// The rows redis-benchmark's -t lpush,hset,sadd run: one key each, as
+// redis-benchmark without -r names them (ZADD's is in cmd_zset_test.go).
+func BenchmarkExecLPush(b *testing.B) { benchExec(b, nil, "LPUSH", "mylist", "xxx") }
+
+func BenchmarkExecHSet(b *testing.B) {
+	benchExec(b, nil, "HSET", "myhash", "element:__rand_int__", "xxx")
+}
+
+func BenchmarkExecSAdd(b *testing.B) { benchExec(b, nil, "SADD", "myset", "element:__rand_int__") }
