@@ -53,8 +53,9 @@ func TestHotPathAllocs(t *testing.T) {
 	}
 	set := [][]byte{[]byte("SET"), []byte("k"), []byte("value")}
 	get := [][]byte{[]byte("GET"), []byte("k")}
+	incr := [][]byte{[]byte("INCR"), []byte("n")}
 	s.Exec(set)
-	for _, args := range [][][]byte{set, get} {
+	for _, args := range [][][]byte{set, get, incr} {
 		n := testing.AllocsPerRun(1000, func() {
 			s.W.B = s.W.B[:0]
 			s.Exec(args)
