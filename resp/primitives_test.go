@@ -181,6 +181,7 @@ func TestAppendPrimitives(t *testing.T) {
 		{writer(func(w *Writer) { w.Simple("x\ny") }), "+x y\r\n"},
 		{writer(func(w *Writer) { w.BulkInt(-9223372036854775808) }), "$20\r\n-9223372036854775808\r\n"},
 		{writer(func(w *Writer) { w.BulkInt(7) }), "$1\r\n7\r\n"},
+		{writer(func(w *Writer) { w.IntDigits([]byte("-12")) }), ":-12\r\n"},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {

@@ -36,6 +36,14 @@ func (w *Writer) Error(s string) {
 // Int appends an integer.
 func (w *Writer) Int(n int64) { w.B = redcon.AppendInt(w.B, n) }
 
+// IntDigits appends an integer already formatted in decimal, for a
+// command that formatted it to store it (INCR): it is not formatted twice.
+func (w *Writer) IntDigits(d []byte) {
+	w.B = append(w.B, ':')
+	w.B = append(w.B, d...)
+	w.B = append(w.B, '\r', '\n')
+}
+
 // Bulk appends a bulk string.
 func (w *Writer) Bulk(b []byte) { w.B = AppendBulk(w.B, b) }
 

@@ -677,7 +677,7 @@ func cmdConfigResetStat(s *Session) {
 			x.stats.reset()
 		}
 	}
-	for _, v := range []interface{ Store(int64) }{&s.srv.totalConns, &s.srv.rejected, &s.srv.totalCmds, &s.srv.expiredKeys, &s.srv.keyHits, &s.srv.keyMisses, &s.srv.errorReplies, &s.srv.netIn, &s.srv.netOut} {
+	for _, v := range []interface{ Store(int64) }{&s.srv.totalConns, &s.srv.rejected, &s.srv.expiredKeys, &s.srv.keyHits, &s.srv.keyMisses, &s.srv.errorReplies, &s.srv.netIn, &s.srv.netOut} {
 		v.Store(0)
 	}
 	s.srv.errStats.reset()
@@ -738,7 +738,7 @@ func (srv *Server) infoSections() []infoSection {
 			_, trackKeys, trackItems, trackPrefixes := srv.trackingInfo()
 			return [][2]string{
 				{"total_connections_received", strconv.FormatInt(srv.totalConns.Load(), 10)},
-				{"total_commands_processed", strconv.FormatInt(srv.totalCmds.Load(), 10)},
+				{"total_commands_processed", strconv.FormatInt(srv.commandsProcessed(), 10)},
 				inst[0],
 				{"total_net_input_bytes", strconv.FormatInt(srv.netIn.Load(), 10)},
 				{"total_net_output_bytes", strconv.FormatInt(srv.netOut.Load(), 10)},

@@ -104,7 +104,9 @@ func (s *Session) exec(args [][]byte) {
 // Every way into a command (Exec, a DEDUP-wrapped command) passes here.
 func (s *Session) prepare(args [][]byte) *Command {
 	s.Args = args
-	s.lastActive.Store(int64(s.srv.ks.Clock()))
+	if now := int64(s.srv.ks.Clock()); s.lastActive.Load() != now {
+		s.lastActive.Store(now)
+	}
 	cmd := s.lookup(args[0], s.inDedup)
 	if cmd == nil {
 		if isCrossProtocol(args[0]) { // no command has either name
@@ -150,7 +152,11 @@ func (s *Session) prepare(args [][]byte) *Command {
 		s.reject(cmd, "ERR Can't execute '"+cmd.Name+"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
 		return nil
 	}
-	s.lastCmd.Store(cmd)
+	// Stores that change nothing are skipped: an atomic store costs
+	// more than the load, and a pipeline repeats one command.
+	if s.lastCmd.Load() != cmd {
+		s.lastCmd.Store(cmd)
+	}
 	return cmd
 }
 
@@ -305,7 +311,7 @@ func (s *Session) callLocked(cmd *Command) {
 	if mon && cmd.Flags&FlagRunsScript == 0 {
 		s.feedMonitors(cmd, args)
 	}
-	if s.emitted != emitted && cmd.Flags&FlagWrite != 0 {
+	if s.emitted != emitted && cmd.Flags&(FlagWrite|FlagSized) == FlagWrite {
 		s.accountKeys(cmd)
 	}
 	if timed {
@@ -322,7 +328,6 @@ func (s *Session) callLocked(cmd *Command) {
 	} else if s.srv.tracking.dirty.Load() && !s.inExec && !s.inScript {
 		s.srv.broadcastTracking() // a command's BCAST changes in one message
 	}
-	s.srv.totalCmds.Add(1)
 	// A script's error reply that a command it called already counted
 	// (script.go) counts once, as in Redis.
 	counted := s.errCounted

@@ -53,8 +53,9 @@ func TestHotPathAllocs(t *testing.T) {
 	}
 	set := [][]byte{[]byte("SET"), []byte("k"), []byte("value")}
 	get := [][]byte{[]byte("GET"), []byte("k")}
+	incr := [][]byte{[]byte("INCR"), []byte("n")}
 	s.Exec(set)
-	for _, args := range [][][]byte{set, get} {
+	for _, args := range [][][]byte{set, get, incr} {
 		n := testing.AllocsPerRun(1000, func() {
 			s.W.B = s.W.B[:0]
 			s.Exec(args)
@@ -64,3 +65,13 @@ func TestHotPathAllocs(t *testing.T) {
 		}
 	}
 }
+
+// The rows redis-benchmark's -t lpush,hset,sadd run: one key each, as
+// redis-benchmark without -r names them (ZADD's is in cmd_zset_test.go).
+func BenchmarkExecLPush(b *testing.B) { benchExec(b, nil, "LPUSH", "mylist", "xxx") }
+
+func BenchmarkExecHSet(b *testing.B) {
+	benchExec(b, nil, "HSET", "myhash", "element:__rand_int__", "xxx")
+}
+
+func BenchmarkExecSAdd(b *testing.B) { benchExec(b, nil, "SADD", "myset", "element:__rand_int__") }

@@ -158,7 +158,7 @@ func (srv *Server) Metrics() Metrics {
 	m.TotalConnections = srv.totalConns.Load()
 	m.RejectedConns = srv.rejected.Load()
 	m.BlockedClients = srv.BlockedClients()
-	m.TotalCommands = srv.totalCmds.Load()
+	m.TotalCommands = srv.commandsProcessed()
 	m.ErrorReplies = srv.errorReplies.Load()
 	st := &srv.errStats
 	st.mu.Lock()

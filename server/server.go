@@ -200,7 +200,6 @@ type Server struct {
 
 	totalConns   atomic.Int64
 	rejected     atomic.Int64
-	totalCmds    atomic.Int64
 	expiredKeys  atomic.Int64
 	keyHits      atomic.Int64
 	keyMisses    atomic.Int64

@@ -29,6 +29,20 @@ type cmdStats struct {
 	lat atomic.Pointer[latencyHist]
 }
 
+// commandsProcessed is INFO's total_commands_processed: the calls of
+// every command and subcommand, summed when asked rather than counted
+// once more per call.
+func (srv *Server) commandsProcessed() int64 {
+	var n int64
+	for _, c := range srv.table.cmds {
+		n += c.stats.calls.Load()
+		for _, sc := range c.Subs {
+			n += sc.stats.calls.Load()
+		}
+	}
+	return n
+}
+
 // startCall counts a call of the command and reports whether it is one of
 // the timed ones; track is whether latency-tracking is on.
 func (st *cmdStats) startCall(track bool) bool {
@@ -198,7 +212,7 @@ type instStats struct {
 func (srv *Server) sampleStats(now time.Time) {
 	ms := now.UnixMilli()
 	srv.instMu.Lock()
-	srv.inst.ops.sample(ms, srv.totalCmds.Load())
+	srv.inst.ops.sample(ms, srv.commandsProcessed())
 	srv.inst.netIn.sample(ms, srv.netIn.Load())
 	srv.inst.netOut.sample(ms, srv.netOut.Load())
 	srv.instMu.Unlock()

@@ -48,6 +48,11 @@ const (
 	// FlagMayReplicate: not a write, yet it reaches other clients or may
 	// change data (PUBLISH, PFCOUNT): CLIENT PAUSE WRITE holds it.
 	FlagMayReplicate
+	// FlagSized: the command writes whole string values through the
+	// keyspace, which counts their size as it stores them (SET, INCR):
+	// dispatch skips the pass that recounts the sizes of the keys a
+	// write changed in place (accountKeys).
+	FlagSized
 )
 
 var flagNames = []struct {

@@ -387,13 +387,12 @@ func (db *DB) ReplaceString(key []byte, cur *Entry, val []byte, keepTTL bool) *E
 	}
 	e.Obj = nil
 	e.flags &^= flagRaw | flagNoInt
-	s := db.shardFor(key)
 	if !keepTTL && e.flags&flagExpires != 0 {
 		e.flags &^= flagExpires
-		delete(s.exp, string(key))
+		delete(db.shardFor(key).exp, string(key))
 	}
 	if obj != nil || cap(e.Str) != c || e.flags&flagExpires != exp {
-		db.account(s, e)
+		db.account(db.shardFor(key), e)
 	}
 	return e
 }
