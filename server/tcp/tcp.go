@@ -398,16 +398,9 @@ func (l *Listener) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	return nil, gnet.None
 }
 
-// OnClose releases the session. A close the server asked for (CLIENT
-// KILL, a change of role) first sends the replies made in the pass, which
-// wait for its end (flushReplies): gnet then sends what it holds, as a
-// close sent every reply written before it.
-func (l *Listener) OnClose(gc gnet.Conn, err error) gnet.Action {
+// OnClose releases the session.
+func (l *Listener) OnClose(gc gnet.Conn, _ error) gnet.Action {
 	if cc, ok := gc.Context().(*conn); ok && cc.s != nil {
-		if err == nil && cc.replyPending {
-			l.srv.Commit()
-			cc.writeReplies()
-		}
 		cc.closed.Store(true)
 		cc.loop.untrack(cc)
 		l.srv.CloseSession(cc.s)
