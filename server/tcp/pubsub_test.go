@@ -423,9 +423,10 @@ func TestPubSubConcurrent(t *testing.T) {
 
 // TestSubscribeReplyBeforeMessages subscribes while other connections
 // publish to the channel without pause: a subscriber's first value is the
-// SUBSCRIBE reply, whose write waits for the end of the event loop's pass
-// while messages published after it are queued as pushes (a subscriber
-// already there keeps the loop's push task busy).
+// SUBSCRIBE reply, before the messages published after it, which are
+// queued as pushes (a subscriber already there keeps the loop's push task
+// busy). It fails when replies wait for a task that a push task can
+// overtake.
 func TestSubscribeReplyBeforeMessages(t *testing.T) {
 	for _, loops := range []int{1, 2} {
 		t.Run(fmt.Sprintf("loops=%d", loops), func(t *testing.T) {

@@ -1,7 +1,6 @@
 // Package tcp serves RESP over TCP on a gnet event loop. It parses pipelined
 // requests with the resp package, runs them through the engine's sessions and
-// writes the replies of every connection served in a pass of the event loop
-// at the end of the pass, each connection's in a single write.
+// writes every reply of one read in a single write.
 package tcp
 
 import (
@@ -68,12 +67,6 @@ type loopPushes struct {
 	cron gnet.Runnable
 	all  []*conn
 	next int
-
-	// On the event loop only: the connections whose replies wait for
-	// the end of the loop's pass (flushReplies), and its callback.
-	replies      []*conn
-	repliesFn    gnet.AsyncCallback
-	repliesSched bool
 }
 
 // flush runs on the event loop: it writes every listed connection's pushes.
@@ -83,12 +76,6 @@ func (lp *loopPushes) flush(gnet.Conn, error) error {
 	lp.conns, lp.spare = lp.spare, nil
 	lp.mu.Unlock()
 	for i, c := range conns {
-		if c.replyPending {
-			// Its replies wait for the end of the pass, and were made
-			// before these pushes were queued: they go first.
-			c.srv.Commit()
-			c.writeReplies()
-		}
 		_ = c.writePushes(c.c, nil)
 		conns[i] = nil
 	}
@@ -109,7 +96,6 @@ func (l *Listener) loopOf(gc gnet.Conn) *loopPushes {
 	if lp == nil {
 		lp = &loopPushes{el: gc.EventLoop()}
 		lp.fn = lp.flush
-		lp.repliesFn = lp.flushReplies
 		lp.cron = gnet.RunnableFunc(lp.runCron)
 		l.pending[gc.EventLoop()] = lp
 	}
@@ -237,10 +223,6 @@ type conn struct {
 	in     []byte
 	next   int
 	peeked int
-
-	// replyPending: the connection is in its loop's list of replies to
-	// write at the end of the pass (on the event loop only).
-	replyPending bool
 }
 
 // Peek returns the next complete request after the one running, nil when
@@ -445,7 +427,7 @@ func (l *Listener) OnTraffic(gc gnet.Conn) gnet.Action {
 		// closed after the reply, with nothing more run, as QUIT.
 		cc.publish()
 		l.srv.Commit()
-		cc.flush()
+		l.flush(gc, cc.s)
 		return gnet.Close
 	}
 	if need := cc.p.Need(); need > 0 && len(buf) < need {
@@ -484,7 +466,7 @@ func (l *Listener) OnTraffic(gc gnet.Conn) gnet.Action {
 		}
 		if len(s.W.B) >= flushAt {
 			l.srv.Commit()
-			cc.flush()
+			l.flush(gc, s)
 		}
 	}
 	if inPlace {
@@ -495,87 +477,29 @@ func (l *Listener) OnTraffic(gc gnet.Conn) gnet.Action {
 		q.consume(off)
 	}
 	cc.publish()
-	if action != gnet.None {
-		l.srv.Commit()
-		cc.flush()
-		return action
-	}
-	cc.loop.deferReplies(cc)
+	l.srv.Commit()
+	l.flush(gc, s)
 	return action
 }
 
-// Replies are written as Redis writes them: a pass of the event loop runs
-// the requests of every connection that has input, and its replies are
-// written at the end of the pass (Redis's beforeSleep), after one commit
-// of the log for them all. A client woken by the first reply then finds
-// the others too, and its next requests reach the server together: both
-// sides wake less often per request. The end of the pass is a task on the
-// loop's queue, which gnet runs after the pass's input events.
-
-// deferReplies lists cc for the write at the end of the pass. Pushes
-// queued before its replies were made are written now, ahead of them.
-func (lp *loopPushes) deferReplies(cc *conn) {
-	if len(cc.s.W.B) == 0 {
-		return
-	}
-	if cc.queued.Load() > 0 {
-		cc.srv.Commit()
-		_ = cc.writePushes(cc.c, nil)
-	}
-	if cc.replyPending {
-		return
-	}
-	cc.replyPending = true
-	lp.replies = append(lp.replies, cc)
-	if !lp.repliesSched {
-		lp.repliesSched = true
-		// An empty writev makes no system call: the callback runs on
-		// the loop once the pass's events are handled.
-		_ = cc.c.AsyncWritev(nil, lp.repliesFn)
-	}
-}
-
-// flushReplies runs on the event loop at the end of a pass: it commits
-// the log once and writes the replies of every listed connection.
-func (lp *loopPushes) flushReplies(gnet.Conn, error) error {
-	lp.repliesSched = false
-	if len(lp.replies) == 0 {
-		return nil
-	}
-	lp.replies[0].srv.Commit()
-	for i, c := range lp.replies {
-		lp.replies[i] = nil
-		c.writeReplies()
-	}
-	lp.replies = lp.replies[:0]
-	return nil
-}
-
-// flush writes the pushes queued so far, then the session's replies.
-func (cc *conn) flush() {
-	if len(cc.s.W.B) > 0 && cc.queued.Load() > 0 {
-		_ = cc.writePushes(cc.c, nil) // pushes queued before these replies go first
-	}
-	cc.writeReplies()
-}
-
-// writeReplies writes the session's replies and takes the connection off
-// its loop's list of replies to write.
-func (cc *conn) writeReplies() {
-	cc.replyPending = false
-	gc, s := cc.c, cc.s
-	if len(s.W.B) == 0 || cc.closed.Load() {
+func (l *Listener) flush(gc gnet.Conn, s *server.Session) {
+	if len(s.W.B) == 0 {
 		return
 	}
 	if s.Dropped() {
 		s.W.B = s.W.B[:0] // closed for its output limits: nothing more
 		return
 	}
+	if cc, ok := gc.Context().(*conn); ok && cc.queued.Load() > 0 {
+		_ = cc.writePushes(gc, nil) // pushes queued before these replies go first
+	}
 	_, _ = gc.Write(s.W.B)
-	cc.srv.AddNetIO(0, len(s.W.B))
-	out := gc.OutboundBuffered()
-	cc.outbound.Store(int64(out))
-	s.CheckOutput(out + cc.Pending()) // client-output-buffer-limit
+	l.srv.AddNetIO(0, len(s.W.B))
+	if cc, ok := gc.Context().(*conn); ok {
+		out := gc.OutboundBuffered()
+		cc.outbound.Store(int64(out))
+		s.CheckOutput(out + cc.Pending()) // client-output-buffer-limit
+	}
 	if cap(s.W.B) > 4<<20 {
 		s.W.B = nil
 		return
