@@ -10,9 +10,10 @@ go build -o bin/recached ./cmd/recached
 go build -o bin/redisbench ./bench/redisbench
 go build -o bin/pubsubbench ./bench/pubsub
 
-echo "== redis-benchmark: strings, then collections, streams, HyperLogLog and GEO at pipeline 16; pub/sub fan-out; the memory table (strings, hash, set, zset, list, stream)"
+echo "== redis-benchmark: strings and collections at pipeline 1 and 16 (the CPU rows of issue 20), then RPOP, LRANGE, streams, HyperLogLog and GEO at pipeline 16; pub/sub fan-out; the memory table (strings, hash, set, zset, list, stream)"
 ./bin/redisbench -recached bin/recached -rounds "$ROUNDS" \
-	-more lpush,rpop,sadd,hset,zadd,lrange_100 \
+	-tests ping_mbulk,set,get,incr,mset,lpush,hset,sadd,zadd \
+	-more rpop,lrange_100 \
 	-datatypes \
 	-memtypes \
 	-evict \

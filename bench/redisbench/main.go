@@ -2,8 +2,9 @@
 // side by side, in rounds with the order rotated, and prints for every row
 // the requests per second of both, their ratio, and each server's CPU time
 // per request (utime+stime of the server process, read from /proc before and
-// after the run, divided by the requests). On a small machine the benchmark
-// client saturates a core first, so CPU per request is the figure of merit.
+// after the run, divided by the requests) and redis-benchmark's median
+// latency. On a small machine the benchmark client saturates a core first,
+// so CPU per request is the figure of merit.
 //
 // It also compares the resident memory growth of fresh servers loaded with
 // 1 000 000 string keys; -memtypes adds the rows of hashes, sets, sorted
@@ -62,6 +63,7 @@ func (r row) name() string {
 type result struct {
 	rps     float64
 	cpuNsPR float64 // server CPU nanoseconds per request
+	p50     float64 // redis-benchmark's median latency in ms (0: not measured)
 }
 
 func main() {
@@ -123,8 +125,11 @@ func main() {
 			break
 		}
 		rows = append(rows, row{test: t, clients: 500, pipeline: 1, threads: 1, n: 200000 / scale})
+		// With two client threads a run of a million requests at
+		// pipeline 16 lasts about a second and swings by a third from
+		// run to run: four million, as issue 20 measures it.
 		rows = append(rows, row{test: t, clients: 50, pipeline: 1, threads: 2, n: 200000 / scale})
-		rows = append(rows, row{test: t, clients: 50, pipeline: 16, threads: 2, n: 1000000 / scale})
+		rows = append(rows, row{test: t, clients: 50, pipeline: 16, threads: 2, n: 4000000 / scale})
 	}
 	if *only != "" {
 		var kept []row
@@ -188,12 +193,16 @@ func main() {
 	}
 
 	other := servers[1].name
-	fmt.Printf("\n%-34s %12s %12s %7s %12s %12s %7s %13s\n", "row (median of rounds)", "recached/s", other+"/s", "ratio", "rc cpu/req", other+" cpu/req", "cpu x", "cpu x range")
+	fmt.Printf("\n%-34s %12s %12s %7s %12s %12s %7s %13s %8s %8s %7s\n", "row (median of rounds)", "recached/s", other+"/s", "ratio", "rc cpu/req", other+" cpu/req", "cpu x", "cpu x range", "rc p50", other+" p50", "p50 x")
 	for _, rw := range rows {
 		a := median(res[rw.name()]["recached"])
 		b := median(res[rw.name()][other])
 		lo, hi := ratioRange(res[rw.name()]["recached"], res[rw.name()][other])
-		fmt.Printf("%-34s %12.0f %12.0f %6.2fx %10.0fns %10.0fns %6.2fx %5.2f-%5.2fx\n", rw.name(), a.rps, b.rps, a.rps/b.rps, a.cpuNsPR, b.cpuNsPR, a.cpuNsPR/b.cpuNsPR, lo, hi)
+		fmt.Printf("%-34s %12.0f %12.0f %6.2fx %10.0fns %10.0fns %6.2fx %5.2f-%5.2fx", rw.name(), a.rps, b.rps, a.rps/b.rps, a.cpuNsPR, b.cpuNsPR, a.cpuNsPR/b.cpuNsPR, lo, hi)
+		if a.p50 > 0 && b.p50 > 0 {
+			fmt.Printf(" %6.3fms %6.3fms %6.2fx", a.p50, b.p50, a.p50/b.p50)
+		}
+		fmt.Println()
 	}
 
 	if !*dataTypes {
@@ -258,7 +267,9 @@ func median(rs []result) result {
 	sort.Slice(a, func(i, j int) bool { return a[i].rps < a[j].rps })
 	b := append([]result(nil), rs...)
 	sort.Slice(b, func(i, j int) bool { return b[i].cpuNsPR < b[j].cpuNsPR })
-	return result{rps: a[len(a)/2].rps, cpuNsPR: b[len(b)/2].cpuNsPR}
+	c := append([]result(nil), rs...)
+	sort.Slice(c, func(i, j int) bool { return c[i].p50 < c[j].p50 })
+	return result{rps: a[len(a)/2].rps, cpuNsPR: b[len(b)/2].cpuNsPR, p50: c[len(c)/2].p50}
 }
 
 // server is one server process under test.
@@ -362,20 +373,24 @@ func (s *server) run(r row) result {
 	if strings.Contains(string(out), "ERR") {
 		log.Printf("WARNING: %s %s printed an error:\n%s", s.name, r.name(), out)
 	}
-	rps := 0.0
+	rps, p50 := 0.0, 0.0
 	for _, l := range strings.Split(string(out), "\n") {
 		// A CSV line: the test's name (quoted, and for a command row the
-		// command itself, commas included), then the rate.
+		// command itself, commas included), the rate, then the average,
+		// smallest and median latencies (and more).
 		f, err := csv.NewReader(strings.NewReader(l)).Read()
 		if err == nil && len(f) >= 2 && f[0] != "test" {
 			if v, err := strconv.ParseFloat(f[1], 64); err == nil {
 				rps = v
 			}
+			if len(f) >= 5 {
+				p50, _ = strconv.ParseFloat(f[4], 64)
+			}
 		}
 	}
 	cpuNs := float64(after-before) * 1e9 / ticksPerSecond / float64(r.n)
-	fmt.Fprintf(os.Stderr, "%-9s %-34s %10.0f req/s %8.0f ns cpu/req\n", s.name, r.name(), rps, cpuNs)
-	return result{rps: rps, cpuNsPR: cpuNs}
+	fmt.Fprintf(os.Stderr, "%-9s %-34s %10.0f req/s %8.0f ns cpu/req p50 %.3f ms\n", s.name, r.name(), rps, cpuNs, p50)
+	return result{rps: rps, cpuNsPR: cpuNs, p50: p50}
 }
 
 // runDriver measures a row with a drive function: requests per second of

@@ -420,3 +420,68 @@ func TestPubSubConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestSubscribeReplyBeforeMessages subscribes while other connections
+// publish to the channel without pause: a subscriber's first value is the
+// SUBSCRIBE reply, before the messages published after it, which are
+// queued as pushes (a subscriber already there keeps the loop's push task
+// busy). It fails when replies wait for a task that a push task can
+// overtake.
+func TestSubscribeReplyBeforeMessages(t *testing.T) {
+	for _, loops := range []int{1, 2} {
+		t.Run(fmt.Sprintf("loops=%d", loops), func(t *testing.T) {
+			cfg := server.DefaultConfig()
+			cfg.Loops = loops
+			addr, _ := servertest.StartRecached(t, cfg)
+			other := servertest.Dial(t, addr)
+			if _, err := other.Do("SUBSCRIBE", "hot"); err != nil {
+				t.Fatal(err)
+			}
+			go func() { // the messages to other are not checked
+				for {
+					if _, err := other.Read(); err != nil {
+						return
+					}
+				}
+			}()
+			const publishers = 3
+			done := make(chan error, publishers)
+			stop := make(chan struct{})
+			for range publishers {
+				pub := servertest.Dial(t, addr)
+				go func() {
+					for {
+						select {
+						case <-stop:
+							done <- nil
+							return
+						default:
+						}
+						if _, err := pub.Do("PUBLISH", "hot", "m"); err != nil {
+							done <- err
+							return
+						}
+					}
+				}()
+			}
+			for i := 0; i < 200; i++ {
+				sub := servertest.Dial(t, addr)
+				rep, err := sub.Do("SUBSCRIBE", "hot")
+				if err != nil || string(rep) != psAgg('*', psBulk("subscribe"), psBulk("hot"), psInt(1)) {
+					t.Fatalf("subscriber %d: first value %q (%v), want the SUBSCRIBE reply", i, rep, err)
+				}
+				rep, err = sub.Read()
+				if err != nil || !bytes.Contains(rep, []byte("message")) {
+					t.Fatalf("subscriber %d: second value %q (%v), want a message", i, rep, err)
+				}
+				sub.Conn().Close()
+			}
+			close(stop)
+			for range publishers {
+				if err := <-done; err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
