@@ -46,6 +46,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/recached/recached/bench/harness"
 	"github.com/recached/recached/bench/procstat"
 )
 
@@ -158,8 +159,7 @@ func median(rs []result) result {
 		for i, r := range rs {
 			v[i] = get(r)
 		}
-		slices.Sort(v)
-		return v[len(v)/2]
+		return harness.Median(v)
 	}
 	m.perSec = mid(func(r result) float64 { return r.perSec })
 	m.p50 = time.Duration(mid(func(r result) float64 { return float64(r.p50) }))
@@ -198,8 +198,7 @@ func roundRatios(all [][][]result) {
 			for k := range min(len(a), len(b)) {
 				v = append(v, get(a[k])/get(b[k]))
 			}
-			slices.Sort(v)
-			return fmt.Sprintf("%.2fx (%.2f-%.2f)", v[len(v)/2], v[0], v[len(v)-1])
+			return harness.Spread(v)
 		}
 		if a[0].conns > 0 {
 			fmt.Printf("%-22s per-round ratio: RSS per connection %s\n", a[0].scenario, spread(func(r result) float64 { return r.rssPerConn }))
@@ -269,15 +268,6 @@ func (p *process) stop() {
 		_ = p.cmd.Process.Kill()
 		<-p.exited
 	}
-}
-
-func freePort() int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fatalf("free port: %v", err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 var dialer = &websocket.Dialer{HandshakeTimeout: 30 * time.Second, ReadBufferSize: 4096, WriteBufferSize: 1024}
@@ -571,8 +561,8 @@ func (r *recachedTarget) start(dir string, procs int) (*process, error) {
 	if err := os.WriteFile(keys, []byte(`[{"id":"bench","secret":"bench-secret","capability":{"*":["subscribe","publish","presence"]}}]`), 0o600); err != nil {
 		return nil, err
 	}
-	port := freePort()
-	cmd := exec.Command(r.bin, "--bind", "127.0.0.1", "--port", strconv.Itoa(freePort()), "--ws-port", "0",
+	port := mustFreePort()
+	cmd := exec.Command(r.bin, "--bind", "127.0.0.1", "--port", strconv.Itoa(mustFreePort()), "--ws-port", "0",
 		"--realtime-port", strconv.Itoa(port), "--amaquet-port", "0", "--api-keys", keys, "--appendonly", "no", "--save", "", "--dir", dir,
 		"--maxclients", "1000000", "--realtime-max-conns-per-key", "1000000", "--procs", strconv.Itoa(procs))
 	return launch(cmd, port)
@@ -681,7 +671,7 @@ const (
 func (*centrifugoTarget) name() string { return "centrifugo" }
 
 func (c *centrifugoTarget) start(dir string, procs int) (*process, error) {
-	port := freePort()
+	port := mustFreePort()
 	conf := map[string]any{
 		"client": map[string]any{
 			"token":           map[string]any{"hmac_secret_key": cfSecret},
@@ -782,4 +772,14 @@ func (c *centrifugoTarget) publisher(p *process, channel string, _ int) (func([]
 		return nil
 	}
 	return publish, 1, func() { client.CloseIdleConnections() }, nil
+}
+
+// mustFreePort is harness.FreePort for a benchmark that cannot go on
+// without one.
+func mustFreePort() int {
+	p, err := harness.FreePort()
+	if err != nil {
+		fatalf("%v", err)
+	}
+	return p
 }

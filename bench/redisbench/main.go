@@ -28,9 +28,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/recached/recached/bench/harness"
 	"github.com/recached/recached/bench/procstat"
 )
 
@@ -159,7 +159,7 @@ func main() {
 	}
 	if *scrape {
 		servers[1].stop()
-		ws := freePort()
+		ws := mustFreePort()
 		servers[1] = startServer("scraped", *recachedBin, dir, append([]string{"--ws-port", strconv.Itoa(ws), "--save", "", "--loops", strconv.Itoa(*loops)}, persist...)...)
 		servers[1].wsPort = strconv.Itoa(ws)
 	}
@@ -281,7 +281,7 @@ type server struct {
 }
 
 func startServer(name, bin, dir string, args ...string) *server {
-	port := freePort()
+	port := mustFreePort()
 	wd := filepath.Join(dir, name)
 	if err := os.MkdirAll(wd, 0o755); err != nil {
 		log.Fatal(err)
@@ -312,20 +312,7 @@ func startServer(name, bin, dir string, args ...string) *server {
 // stop ends the server with SIGTERM, so that recached flushes a CPU
 // profile (RECACHED_CPUPROFILE), and kills it if it has not exited within
 // ten seconds.
-func (s *server) stop() {
-	done := make(chan struct{})
-	go func() {
-		_ = s.cmd.Wait()
-		close(done)
-	}()
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-done
-	}
-}
+func (s *server) stop() { harness.Stop(s.cmd) }
 
 // do sends one inline command and returns the first reply line.
 func (s *server) do(args ...string) string {
@@ -410,15 +397,6 @@ func (s *server) runDriver(r row) result {
 	cpuNs := float64(after-before) * 1e9 / ticksPerSecond / float64(reqs)
 	fmt.Fprintf(os.Stderr, "%-9s %-34s %10.0f req/s %8.0f ns cpu/req\n", s.name, r.name(), rps, cpuNs)
 	return result{rps: rps, cpuNsPR: cpuNs}
-}
-
-func freePort() int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // ext is an external load program: its label, the key=value unit it counts
@@ -507,4 +485,14 @@ func kv(out, key string) float64 {
 		}
 	}
 	return v
+}
+
+// mustFreePort is harness.FreePort for a benchmark that cannot go on
+// without one.
+func mustFreePort() int {
+	p, err := harness.FreePort()
+	if err != nil {
+		log.Fatal(err)
+	}
+	return p
 }
