@@ -3,6 +3,7 @@ package keyspace
 import (
 	"bytes"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Redis 7.0's default thresholds for the compact hash encoding
@@ -51,8 +52,24 @@ func (ks *Keyspace) SetHashLimits(l HashLimits) { ks.hashLimits.p.Store(&l) }
 // good as in Redis; only loading it again (DEBUG RELOAD, a restart,
 // RESTORE) packs it again when it fits (Fit).
 type Hash struct {
-	lp  []byte     // the listpack encoding (hash_listpack.go), while big is nil
-	big *hashTable // the hashtable encoding, nil while packed
+	// The listpack encoding (hash_listpack.go), while big is nil: lpLen
+	// bytes at lpp, of capacity lpCap (pack). Kept as a pointer and two
+	// lengths, not a slice, so that a Hash is 24 bytes.
+	lpp          *byte
+	lpLen, lpCap uint32
+	big          *hashTable // the hashtable encoding, nil while packed
+}
+
+// hashPackMax bounds a listpack, as Redis's lpSafeToAdd bounds one (1
+// GB): a hash that would grow past it is converted.
+const hashPackMax = 1 << 30
+
+// pack returns the listpack.
+func (h *Hash) pack() []byte { return unsafe.Slice(h.lpp, h.lpCap)[:h.lpLen] }
+
+// setPack makes lp the listpack.
+func (h *Hash) setPack(lp []byte) {
+	h.lpp, h.lpLen, h.lpCap = unsafe.SliceData(lp), uint32(len(lp)), uint32(cap(lp))
 }
 
 // NewHash returns an empty hash.
@@ -66,7 +83,7 @@ func (h *Hash) Len() int {
 	if h.big != nil {
 		return len(h.big.entries)
 	}
-	return lpLen(h.lp)
+	return lpLen(h.pack())
 }
 
 // Get returns the value of field and whether it exists. The slice belongs to
@@ -80,11 +97,11 @@ func (h *Hash) Get(field []byte) ([]byte, bool) {
 		}
 		return h.big.entries[i].value, true
 	}
-	at, val, _ := lpFind(h.lp, field)
+	at, val, _ := lpFind(h.pack(), field)
 	if at < 0 {
 		return nil, false
 	}
-	v, _ := lpRead(h.lp, val)
+	v, _ := lpRead(h.pack(), val)
 	return v, true
 }
 
@@ -93,7 +110,7 @@ func (h *Hash) Has(field []byte) bool {
 	if h.big != nil {
 		return h.big.find(field) >= 0
 	}
-	at, _, _ := lpFind(h.lp, field)
+	at, _, _ := lpFind(h.pack(), field)
 	return at >= 0
 }
 
@@ -107,23 +124,25 @@ func (h *Hash) Set(field, value []byte) bool {
 // is longer than lim.Value, and after adding when it has more than
 // lim.Entries fields, as Redis's hashTypeSet does.
 func (h *Hash) SetWith(field, value []byte, lim HashLimits) bool {
-	if h.big == nil && (len(field) > lim.Value || len(value) > lim.Value) {
+	if h.big == nil && (len(field) > lim.Value || len(value) > lim.Value ||
+		int(h.lpLen)+lpElemSize(field)+lpElemSize(value) > hashPackMax) {
 		h.convert()
 	}
 	if h.big != nil {
 		return h.big.set(field, value)
 	}
-	at, val, n := lpFind(h.lp, field)
+	lp := h.pack()
+	at, val, n := lpFind(lp, field)
 	if at >= 0 {
-		end := lpSkip(h.lp, val)
-		if old, _ := lpRead(h.lp, val); len(old) == len(value) {
+		end := lpSkip(lp, val)
+		if old, _ := lpRead(lp, val); len(old) == len(value) {
 			copy(old, value)
 		} else {
-			h.lp = lpSplice(h.lp, val, end, value)
+			h.setPack(lpSplice(lp, val, end, value))
 		}
 		return false
 	}
-	h.lp = lpSplice(h.lp, len(h.lp), len(h.lp), field, value)
+	h.setPack(lpSplice(lp, len(lp), len(lp), field, value))
 	if n+1 > lim.Entries {
 		h.convert()
 	}
@@ -145,8 +164,8 @@ func (h *Hash) SetPairs(pairs [][]byte, lim HashLimits) int {
 			}
 			size += lpElemSize(a)
 		}
-		if h.big == nil && len(h.lp) == 0 && len(pairs)/2 <= lim.Entries {
-			h.lp = make([]byte, 0, lpCap(size))
+		if h.big == nil && h.lpLen == 0 && len(pairs)/2 <= lim.Entries {
+			h.setPack(make([]byte, 0, lpCap(size)))
 		}
 	}
 	created := 0
@@ -160,14 +179,16 @@ func (h *Hash) SetPairs(pairs [][]byte, lim HashLimits) int {
 
 // convert turns a packed hash into a hash table.
 func (h *Hash) convert() {
-	t := &hashTable{entries: make([]hashEntry, 0, lpLen(h.lp)+1)}
-	for off := 0; off < len(h.lp); {
-		f, v := lpRead(h.lp, off)
-		val, next := lpRead(h.lp, v)
+	lp := h.pack()
+	t := &hashTable{entries: make([]hashEntry, 0, lpLen(lp)+1)}
+	for off := 0; off < len(lp); {
+		f, v := lpRead(lp, off)
+		val, next := lpRead(lp, v)
 		t.add(string(f), append(make([]byte, 0, len(val)), val...))
 		off = next
 	}
-	h.lp, h.big = nil, t
+	h.setPack(nil)
+	h.big = t
 }
 
 // Fit encodes the hash as Redis encodes it when it loads it under lim,
@@ -179,7 +200,7 @@ func (h *Hash) convert() {
 // RESTORE on the one it stores.
 func (h *Hash) Fit(lim HashLimits) {
 	if h.big == nil {
-		if lpLen(h.lp) > lim.Entries {
+		if lpLen(h.pack()) > lim.Entries {
 			h.convert()
 		}
 		return
@@ -201,7 +222,8 @@ func (h *Hash) Fit(lim HashLimits) {
 	if len(lp) == 0 {
 		lp = nil
 	}
-	h.lp, h.big = lp, nil
+	h.setPack(lp)
+	h.big = nil
 }
 
 // Delete removes field and reports whether it existed. A packed hash
@@ -210,13 +232,14 @@ func (h *Hash) Delete(field []byte) bool {
 	if h.big != nil {
 		return h.big.delete(field)
 	}
-	at, val, _ := lpFind(h.lp, field)
+	lp := h.pack()
+	at, val, _ := lpFind(lp, field)
 	if at < 0 {
 		return false
 	}
-	h.lp = lpSplice(h.lp, at, lpSkip(h.lp, val))
-	if len(h.lp) == 0 {
-		h.lp = nil
+	h.setPack(lpSplice(lp, at, lpSkip(lp, val)))
+	if h.lpLen == 0 {
+		h.setPack(nil)
 	}
 	return true
 }
@@ -230,8 +253,9 @@ func (h *Hash) At(i int) (field, value []byte) {
 		e := &h.big.entries[i]
 		return fieldBytes(e.field), e.value
 	}
-	f, v := lpRead(h.lp, lpEntryAt(h.lp, i))
-	value, _ = lpRead(h.lp, v)
+	lp := h.pack()
+	f, v := lpRead(lp, lpEntryAt(lp, i))
+	value, _ = lpRead(lp, v)
 	return f, value
 }
 
@@ -248,9 +272,10 @@ func (h *Hash) Range(fn func(field, value []byte) bool) {
 		}
 		return
 	}
-	for off := 0; off < len(h.lp); {
-		f, v := lpRead(h.lp, off)
-		val, next := lpRead(h.lp, v)
+	lp := h.pack()
+	for off := 0; off < len(lp); {
+		f, v := lpRead(lp, off)
+		val, next := lpRead(lp, v)
 		if !fn(f, val) {
 			return
 		}
@@ -277,7 +302,9 @@ func (h *Hash) Copy() Object {
 	if h.big != nil {
 		return &Hash{big: h.big.copy()}
 	}
-	return &Hash{lp: bytes.Clone(h.lp)}
+	c := &Hash{}
+	c.setPack(bytes.Clone(h.pack()))
+	return c
 }
 
 // Encoding names the encoding as OBJECT ENCODING reports it: "listpack"
@@ -294,5 +321,5 @@ func (h *Hash) MemoryUsage() int64 {
 	if h.big != nil {
 		return 32 + h.big.memoryUsage()
 	}
-	return 32 + int64(cap(h.lp))
+	return 24 + int64(h.lpCap)
 }

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"unsafe"
 
 	"github.com/recached/recached/resp"
 )
@@ -22,8 +23,25 @@ const SetMaxIntsetEntries = 512
 // canonical integer, or one past the limit, converts the set for good to
 // the hashtable encoding, a setTable.
 type Set struct {
-	is intset    // the intset encoding, while ht is nil
-	ht *setTable // the hashtable encoding, once converted
+	// The intset encoding, while ht is nil: isLen bytes at isp, of
+	// capacity isCap (ints). Kept as a pointer and two lengths, not a
+	// slice, so that a Set is 24 bytes, a third of a small set's memory
+	// besides its entry.
+	isp          *byte
+	isLen, isCap uint32
+	ht           *setTable // the hashtable encoding, once converted
+}
+
+// maxIntsetLen bounds an intset's values, so that its bytes fit the
+// lengths of a Set: a set that would grow past it is converted.
+const maxIntsetLen = 1 << 28
+
+// ints returns the intset.
+func (s *Set) ints() intset { return unsafe.Slice(s.isp, s.isCap)[:s.isLen] }
+
+// setInts makes is the intset.
+func (s *Set) setInts(is intset) {
+	s.isp, s.isLen, s.isCap = unsafe.SliceData(is), uint32(len(is)), uint32(cap(is))
 }
 
 // setTable is the hashtable encoding. Its members are kept in a dense
@@ -48,7 +66,7 @@ func (s *Set) Len() int {
 	if s.ht != nil {
 		return len(s.ht.members)
 	}
-	return s.is.len()
+	return s.ints().len()
 }
 
 // find returns the position of member, or -1.
@@ -58,7 +76,7 @@ func find[T string | []byte](s *Set, member T) int {
 		if !ok {
 			return -1
 		}
-		if i, found := s.is.search(v); found {
+		if i, found := s.ints().search(v); found {
 			return i
 		}
 		return -1
@@ -120,17 +138,50 @@ func (s *Set) AddString(member string, maxIntset int) bool {
 
 // addInt adds v to an intset, converting it when it is full, as Redis
 // converts once the intset's length passes the limit.
+// Grow gives an intset the room for those of members it lacks, in the
+// width they need, before SADD adds them one by one: a set built by one
+// SADD is then allocated once, to its size. It does nothing when the
+// members would convert the set (one is not an integer, or there are too
+// many for maxIntset).
+func (s *Set) Grow(members [][]byte, maxIntset int) {
+	if s.ht != nil {
+		return
+	}
+	is := s.ints()
+	w, n := is.width(), is.len()
+	add := 0
+	for _, m := range members {
+		v, ok := resp.ParseInt(m)
+		if !ok {
+			return
+		}
+		if _, found := is.search(v); !found {
+			add++
+			w = max(w, intWidth(v))
+		}
+	}
+	if add == 0 || n+add > min(maxIntset, maxIntsetLen) || 1+(n+add)*w <= cap(is) && w == is.width() {
+		return
+	}
+	grown := make(intset, 1+n*w, 1+(n+add)*w)
+	grown[0] = byte(w)
+	for j := range n {
+		grown.put(j, w, is.at(j))
+	}
+	s.setInts(grown)
+}
+
 func (s *Set) addInt(v int64, maxIntset int) bool {
-	i, found := s.is.search(v)
+	i, found := s.ints().search(v)
 	if found {
 		return false
 	}
-	if s.is.len() >= maxIntset {
+	if s.ints().len() >= min(maxIntset, maxIntsetLen) {
 		s.convert()
 		s.ht.insert(strconv.FormatInt(v, 10))
 		return true
 	}
-	s.is = s.is.insert(i, v)
+	s.setInts(s.ints().insert(i, v))
 	return true
 }
 
@@ -149,17 +200,19 @@ func (t *setTable) insert(m string) {
 
 // convert turns an intset into a hashtable set, for good.
 func (s *Set) convert() {
-	n := s.is.len()
+	is := s.ints()
+	n := is.len()
 	t := &setTable{members: make([]string, n, max(n+n/4, 4))}
 	for i := range n {
-		m := strconv.FormatInt(s.is.at(i), 10)
+		m := strconv.FormatInt(is.at(i), 10)
 		t.members[i] = m
 		t.size += int64(len(m))
 	}
 	if n > indexThreshold {
 		t.buildIndex()
 	}
-	s.is, s.ht = nil, t
+	s.setInts(nil)
+	s.ht = t
 }
 
 // ConvertToHashtable converts an intset to the hashtable encoding, as
@@ -188,7 +241,8 @@ func (s *Set) Repack(maxIntset int) {
 		vs[i] = v
 	}
 	slices.Sort(vs)
-	s.is, s.ht = newIntset(vs), nil
+	s.setInts(newIntset(vs))
+	s.ht = nil
 }
 
 func (t *setTable) buildIndex() {
@@ -213,8 +267,8 @@ func (s *Set) Remove(member []byte) bool {
 // member into position i.
 func (s *Set) RemoveAt(i int) string {
 	if s.ht == nil {
-		m := strconv.FormatInt(s.is.at(i), 10)
-		s.is = s.is.remove(i)
+		m := strconv.FormatInt(s.ints().at(i), 10)
+		s.setInts(s.ints().remove(i))
 		return m
 	}
 	t := s.ht
@@ -253,7 +307,7 @@ func (t *setTable) compact() {
 // only while the set is not modified; they serve random picks.
 func (s *Set) At(i int) string {
 	if s.ht == nil {
-		return strconv.FormatInt(s.is.at(i), 10)
+		return strconv.FormatInt(s.ints().at(i), 10)
 	}
 	return s.ht.members[i]
 }
@@ -262,7 +316,7 @@ func (s *Set) At(i int) string {
 // an intset's member.
 func (s *Set) AppendAt(b []byte, i int) []byte {
 	if s.ht == nil {
-		return strconv.AppendInt(b, s.is.at(i), 10)
+		return strconv.AppendInt(b, s.ints().at(i), 10)
 	}
 	return append(b, s.ht.members[i]...)
 }
@@ -287,8 +341,9 @@ func (s *Set) Range(fn func(member []byte) bool) {
 // only ever moves a member from a visited position to a lower one.
 func (s *Set) Scan(cursor uint64, count int, fn func(member string)) uint64 {
 	if s.ht == nil {
-		for i := range s.is.len() {
-			fn(strconv.FormatInt(s.is.at(i), 10))
+		is := s.ints()
+		for i := range is.len() {
+			fn(strconv.FormatInt(is.at(i), 10))
 		}
 		return 0
 	}
@@ -308,7 +363,9 @@ func (s *Set) Scan(cursor uint64, count int, fn func(member string)) uint64 {
 // a hashtable's copy shares their bytes.
 func (s *Set) Copy() Object {
 	if s.ht == nil {
-		return &Set{is: slices.Clone(s.is)}
+		c := &Set{}
+		c.setInts(slices.Clone(s.ints()))
+		return c
 	}
 	t := &setTable{members: slices.Clone(s.ht.members), size: s.ht.size}
 	if s.ht.index != nil {
@@ -322,10 +379,10 @@ func (s *Set) Copy() Object {
 // layout, which the RDB writer emits as they are. ok is false for a
 // hashtable or an empty set.
 func (s *Set) Intset() (width int, data []byte, ok bool) {
-	if s.ht != nil || len(s.is) == 0 {
+	if s.ht != nil || s.isLen == 0 {
 		return 0, nil, false
 	}
-	return s.is.width(), s.is[1:], true
+	return s.ints().width(), s.ints()[1:], true
 }
 
 // Encoding names the set's encoding as OBJECT ENCODING reports it:
@@ -342,7 +399,7 @@ func (s *Set) Encoding() string {
 // and its packed integers; for a hashtable, the slice, index and members.
 func (s *Set) MemoryUsage() int64 {
 	if s.ht == nil {
-		return 32 + int64(cap(s.is))
+		return 24 + int64(s.isCap)
 	}
 	t := s.ht
 	n := int64(64) + int64(cap(t.members))*16 + t.size
