@@ -1,6 +1,15 @@
 package main
 
-import "testing"
+import (
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/recached/recached/bench/procstat"
+	"github.com/recached/recached/server/servertest"
+)
 
 func TestNextLimit(t *testing.T) {
 	const mb = 1 << 20
@@ -44,5 +53,52 @@ func TestWorthReclaiming(t *testing.T) {
 		if got := worthReclaiming(c.live, c.objects, c.free); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestIdleReclaim runs the real binary, fills it with about 40 MB of
+// strings, deletes them all and leaves it idle: no write comes to trigger
+// a collection, so only the idle reclaim gives the garbage back. The
+// resident memory must fall by at least half of what the strings added,
+// within 10 s.
+func TestIdleReclaim(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	if testing.Short() {
+		t.Skip("fills a real server with 40 MB")
+	}
+	cmd, addr := startBinary(t, build(t), "--appendonly", "no", "--save", "")
+	c := servertest.Dial(t, addr)
+	empty := procstat.RSS(cmd.Process.Pid)
+	const keys, batch = 200000, 1000
+	val := strings.Repeat("v", 200)
+	for i := 0; i < keys; i += batch {
+		var b []byte
+		for j := i; j < i+batch; j++ {
+			b = append(b, servertest.Encode("SET", "key:"+strconv.Itoa(j), val)...)
+		}
+		if err := c.Send(b); err != nil {
+			t.Fatal(err)
+		}
+		for range batch {
+			if _, err := c.Read(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	full := procstat.RSS(cmd.Process.Pid)
+	if _, err := c.Do("FLUSHALL", "SYNC"); err != nil {
+		t.Fatal(err)
+	}
+	want := full - (full-empty)/2
+	rss := full
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && rss > want; {
+		time.Sleep(100 * time.Millisecond)
+		rss = procstat.RSS(cmd.Process.Pid)
+	}
+	t.Logf("RSS empty %.1f MB, filled %.1f MB, idle after FLUSHALL %.1f MB", float64(empty)/1e6, float64(full)/1e6, float64(rss)/1e6)
+	if rss > want {
+		t.Errorf("RSS %d bytes 10 s after the data was deleted, want at most %d", rss, want)
 	}
 }
