@@ -143,7 +143,7 @@ func TestHashListpackLayout(t *testing.T) {
 		t.Fatalf("after the removals: %q", got)
 	}
 	h.Delete([]byte("b"))
-	if h.lpp != nil || h.Len() != 0 {
+	if h.p != nil || h.Len() != 0 {
 		t.Fatalf("emptied: %q", h.pack())
 	}
 }

@@ -23,26 +23,41 @@ const SetMaxIntsetEntries = 512
 // canonical integer, or one past the limit, converts the set for good to
 // the hashtable encoding, a setTable.
 type Set struct {
-	// The intset encoding, while ht is nil: isLen bytes at isp, of
-	// capacity isCap (ints). Kept as a pointer and two lengths, not a
-	// slice, so that a Set is 24 bytes, a third of a small set's memory
-	// besides its entry.
-	isp          *byte
-	isLen, isCap uint32
-	ht           *setTable // the hashtable encoding, once converted
+	// p is the intset encoding's bytes, n of them in a capacity of c
+	// (ints), or, once c is tableMark, the *setTable of the hashtable
+	// encoding (table). One pointer and two lengths, so that a Set is 16
+	// bytes, beside the intset it points to.
+	p    unsafe.Pointer
+	n, c uint32
 }
 
 // maxIntsetLen bounds an intset's values, so that its bytes fit the
 // lengths of a Set: a set that would grow past it is converted.
 const maxIntsetLen = 1 << 28
 
-// ints returns the intset.
-func (s *Set) ints() intset { return unsafe.Slice(s.isp, s.isCap)[:s.isLen] }
+// ints returns the intset, nil for a hashtable.
+func (s *Set) ints() intset {
+	if s.c == tableMark {
+		return nil
+	}
+	return unsafe.Slice((*byte)(s.p), s.c)[:s.n]
+}
 
 // setInts makes is the intset.
 func (s *Set) setInts(is intset) {
-	s.isp, s.isLen, s.isCap = unsafe.SliceData(is), uint32(len(is)), uint32(cap(is))
+	s.p, s.n, s.c = unsafe.Pointer(unsafe.SliceData(is)), uint32(len(is)), uint32(cap(is))
 }
+
+// table returns the hashtable, nil while the set is an intset.
+func (s *Set) table() *setTable {
+	if s.c != tableMark {
+		return nil
+	}
+	return (*setTable)(s.p)
+}
+
+// setTable makes t the set's contents, in the hashtable encoding.
+func (s *Set) setTable(t *setTable) { s.p, s.n, s.c = unsafe.Pointer(t), 0, tableMark }
 
 // setTable is the hashtable encoding. Its members are kept in a dense
 // slice, so that a random member is one index away (SPOP, SRANDMEMBER)
@@ -63,15 +78,15 @@ func (s *Set) Type() Type { return TypeSet }
 
 // Len returns the number of members.
 func (s *Set) Len() int {
-	if s.ht != nil {
-		return len(s.ht.members)
+	if t := s.table(); t != nil {
+		return len(t.members)
 	}
 	return s.ints().len()
 }
 
 // find returns the position of member, or -1.
 func find[T string | []byte](s *Set, member T) int {
-	if s.ht == nil {
+	if s.table() == nil {
 		v, ok := resp.ParseInt(member)
 		if !ok {
 			return -1
@@ -81,7 +96,7 @@ func find[T string | []byte](s *Set, member T) int {
 		}
 		return -1
 	}
-	t := s.ht
+	t := s.table()
 	if t.index != nil {
 		if i, ok := t.index[string(member)]; ok {
 			return i
@@ -106,7 +121,7 @@ func (s *Set) HasString(member string) bool { return find(s, member) >= 0 }
 // set-max-intset-entries: the set converts to a hashtable when it would
 // hold more integers than that, or a member that is not one.
 func (s *Set) Add(member []byte, maxIntset int) bool {
-	if s.ht == nil {
+	if s.table() == nil {
 		if v, ok := resp.ParseInt(member); ok {
 			return s.addInt(v, maxIntset)
 		}
@@ -115,7 +130,7 @@ func (s *Set) Add(member []byte, maxIntset int) bool {
 	if find(s, member) >= 0 {
 		return false
 	}
-	s.ht.insert(string(member))
+	s.table().insert(string(member))
 	return true
 }
 
@@ -123,7 +138,7 @@ func (s *Set) Add(member []byte, maxIntset int) bool {
 // copying (strings are immutable). Set algebra builds its results with it
 // from other sets' members.
 func (s *Set) AddString(member string, maxIntset int) bool {
-	if s.ht == nil {
+	if s.table() == nil {
 		if v, ok := resp.ParseInt(member); ok {
 			return s.addInt(v, maxIntset)
 		}
@@ -132,7 +147,7 @@ func (s *Set) AddString(member string, maxIntset int) bool {
 	if find(s, member) >= 0 {
 		return false
 	}
-	s.ht.insert(member)
+	s.table().insert(member)
 	return true
 }
 
@@ -144,7 +159,7 @@ func (s *Set) AddString(member string, maxIntset int) bool {
 // members would convert the set (one is not an integer, or there are too
 // many for maxIntset).
 func (s *Set) Grow(members [][]byte, maxIntset int) {
-	if s.ht != nil {
+	if s.table() != nil {
 		return
 	}
 	is := s.ints()
@@ -178,7 +193,7 @@ func (s *Set) addInt(v int64, maxIntset int) bool {
 	}
 	if s.ints().len() >= min(maxIntset, maxIntsetLen) {
 		s.convert()
-		s.ht.insert(strconv.FormatInt(v, 10))
+		s.table().insert(strconv.FormatInt(v, 10))
 		return true
 	}
 	s.setInts(s.ints().insert(i, v))
@@ -211,15 +226,14 @@ func (s *Set) convert() {
 	if n > indexThreshold {
 		t.buildIndex()
 	}
-	s.setInts(nil)
-	s.ht = t
+	s.setTable(t)
 }
 
 // ConvertToHashtable converts an intset to the hashtable encoding, as
 // Redis's SDIFFSTORE leaves a result it built by removing members from a
 // copy that could not be an intset.
 func (s *Set) ConvertToHashtable() {
-	if s.ht == nil {
+	if s.table() == nil {
 		s.convert()
 	}
 }
@@ -228,8 +242,8 @@ func (s *Set) ConvertToHashtable() {
 // canonical integer and there are at most maxIntset: what SPOP does in
 // Redis when it rebuilds the set from the members it leaves.
 func (s *Set) Repack(maxIntset int) {
-	t := s.ht
-	if t == nil || len(t.members) > maxIntset {
+	t := s.table()
+	if t == nil || len(t.members) > min(maxIntset, maxIntsetLen) {
 		return
 	}
 	vs := make([]int64, len(t.members))
@@ -242,7 +256,6 @@ func (s *Set) Repack(maxIntset int) {
 	}
 	slices.Sort(vs)
 	s.setInts(newIntset(vs))
-	s.ht = nil
 }
 
 func (t *setTable) buildIndex() {
@@ -266,12 +279,12 @@ func (s *Set) Remove(member []byte) bool {
 // An intset closes the gap, keeping its order; a hashtable moves its last
 // member into position i.
 func (s *Set) RemoveAt(i int) string {
-	if s.ht == nil {
+	if s.table() == nil {
 		m := strconv.FormatInt(s.ints().at(i), 10)
 		s.setInts(s.ints().remove(i))
 		return m
 	}
-	t := s.ht
+	t := s.table()
 	m := t.members[i]
 	t.size -= int64(len(m))
 	last := len(t.members) - 1
@@ -306,19 +319,19 @@ func (t *setTable) compact() {
 // At returns the member at position i, 0 <= i < Len(). Positions are stable
 // only while the set is not modified; they serve random picks.
 func (s *Set) At(i int) string {
-	if s.ht == nil {
+	if s.table() == nil {
 		return strconv.FormatInt(s.ints().at(i), 10)
 	}
-	return s.ht.members[i]
+	return s.table().members[i]
 }
 
 // AppendAt appends the member at position i to b, without allocating for
 // an intset's member.
 func (s *Set) AppendAt(b []byte, i int) []byte {
-	if s.ht == nil {
+	if s.table() == nil {
 		return strconv.AppendInt(b, s.ints().at(i), 10)
 	}
-	return append(b, s.ht.members[i]...)
+	return append(b, s.table().members[i]...)
 }
 
 // Range calls fn for every member until fn returns false, an intset in
@@ -340,14 +353,14 @@ func (s *Set) Range(fn func(member []byte) bool) {
 // at least once: positions are visited from the highest down, and a removal
 // only ever moves a member from a visited position to a lower one.
 func (s *Set) Scan(cursor uint64, count int, fn func(member string)) uint64 {
-	if s.ht == nil {
+	if s.table() == nil {
 		is := s.ints()
 		for i := range is.len() {
 			fn(strconv.FormatInt(is.at(i), 10))
 		}
 		return 0
 	}
-	members := s.ht.members
+	members := s.table().members
 	p := uint64(len(members))
 	if cursor != 0 && cursor < p {
 		p = cursor
@@ -362,16 +375,18 @@ func (s *Set) Scan(cursor uint64, count int, fn func(member string)) uint64 {
 // Copy returns a copy of the set (COPY). Members are immutable strings, so
 // a hashtable's copy shares their bytes.
 func (s *Set) Copy() Object {
-	if s.ht == nil {
-		c := &Set{}
+	c := &Set{}
+	from := s.table()
+	if from == nil {
 		c.setInts(slices.Clone(s.ints()))
 		return c
 	}
-	t := &setTable{members: slices.Clone(s.ht.members), size: s.ht.size}
-	if s.ht.index != nil {
-		t.index = maps.Clone(s.ht.index)
+	t := &setTable{members: slices.Clone(from.members), size: from.size}
+	if from.index != nil {
+		t.index = maps.Clone(from.index)
 	}
-	return &Set{ht: t}
+	c.setTable(t)
+	return c
 }
 
 // Intset returns an intset's integer width in bytes (2, 4 or 8) and its
@@ -379,17 +394,18 @@ func (s *Set) Copy() Object {
 // layout, which the RDB writer emits as they are. ok is false for a
 // hashtable or an empty set.
 func (s *Set) Intset() (width int, data []byte, ok bool) {
-	if s.ht != nil || s.isLen == 0 {
+	is := s.ints()
+	if len(is) == 0 {
 		return 0, nil, false
 	}
-	return s.ints().width(), s.ints()[1:], true
+	return is.width(), is[1:], true
 }
 
 // Encoding names the set's encoding as OBJECT ENCODING reports it:
 // "intset" or "hashtable". (Redis 7.0 has no listpack encoding for sets;
 // 7.2 added it.)
 func (s *Set) Encoding() string {
-	if s.ht != nil {
+	if s.c == tableMark {
 		return "hashtable"
 	}
 	return "intset"
@@ -398,10 +414,10 @@ func (s *Set) Encoding() string {
 // MemoryUsage estimates the bytes the set takes: for an intset, the object
 // and its packed integers; for a hashtable, the slice, index and members.
 func (s *Set) MemoryUsage() int64 {
-	if s.ht == nil {
-		return 24 + int64(s.isCap)
+	t := s.table()
+	if t == nil {
+		return 16 + int64(s.c)
 	}
-	t := s.ht
 	n := int64(64) + int64(cap(t.members))*16 + t.size
 	if t.index != nil {
 		n += int64(len(t.index)) * 40

@@ -505,8 +505,8 @@ func TestSetGrow(t *testing.T) {
 			t.Errorf("%s: %s of width %d, adding alone gives %s of width %d", c.name,
 				grown.Encoding(), grown.ints().width(), plain.Encoding(), plain.ints().width())
 		}
-		if c.exact && grown.isCap != grown.isLen {
-			t.Errorf("%s: capacity %d for %d bytes", c.name, grown.isCap, grown.isLen)
+		if c.exact && grown.c != grown.n {
+			t.Errorf("%s: capacity %d for %d bytes", c.name, grown.c, grown.n)
 		}
 	}
 }
