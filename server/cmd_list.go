@@ -215,13 +215,7 @@ func pushCmd(front, onlyExisting bool) Handler {
 			}
 			l = s.newList(key)
 		}
-		for _, v := range s.Args[2:] {
-			if front {
-				l.PushFront(v)
-			} else {
-				l.PushBack(v)
-			}
-		}
+		l.PushAll(front, s.Args[2:])
 		s.emitNamed(name, s.Args[1:])
 		s.W.Int(int64(l.Len()))
 		// Redis replies first: a subscribed writer gets the reply, then the event.

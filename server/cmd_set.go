@@ -66,6 +66,7 @@ func cmdSAdd(s *Session) {
 	var buf [8][]byte
 	eff := append(buf[:0], bSADD, key)
 	limit := s.maxIntset()
+	set.Grow(s.Args[2:], limit)
 	for _, m := range s.Args[2:] {
 		if set.Add(m, limit) {
 			eff = append(eff, m)

@@ -571,6 +571,20 @@ func (s *Session) zaddScores(f zaddFlags, scores []float64, first, stride int) {
 	var score float64
 	lim := s.zlimits()
 	eff := s.reusedZEffect(2*pairs, 24*pairs)
+	member := func(j int) []byte { return s.Args[first+stride*j] }
+	if z.Len() == 0 && !xx && !gt && !lt && !incr && z.AddNew(pairs, member, scores, lim) {
+		// A new set, built whole.
+		for j := range pairs {
+			score = scores[j]
+			if score == 0 {
+				score = 0 // stored as Store stores it
+			}
+			eff.addScore(score)
+			eff.add(member(j))
+		}
+		added, processed = pairs, pairs
+		pairs = 0
+	}
 	for j := 0; j < pairs; j++ {
 		member := s.Args[first+stride*j]
 		score = scores[j]

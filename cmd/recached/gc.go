@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"math"
 	"os"
 	"runtime"
@@ -109,4 +110,74 @@ func nextLimit(limit, floor, ceil int64, live, goal uint64) int64 {
 		limit -= g - want - room
 	}
 	return min(max(limit, floor), ceil)
+}
+
+// Returning memory when idle.
+//
+// Under GOGC=50 the heap may hold half the live data again in garbage
+// before the collector runs, and the pages it frees stay resident: the
+// runtime's scavenger only returns what lies above a tenth more than the
+// heap goal, which is itself 1.5x the live heap. A burst of writes that
+// allocates more than it keeps (a command's arguments, a packed value
+// rewritten as it grows) therefore leaves the process up to about 1.6x
+// its data, for as long as no more writes come to trigger a collection.
+// An idle server has no better use for a core than to give that memory
+// back, as Redis's allocator returns its dirty pages in the background:
+// once the heap has allocated next to nothing for idleTicks ticks in a
+// row, and garbage and free pages together come to more than a
+// sixteenth of the live heap plus a MiB, reclaimWhenIdle runs a
+// collection and returns every free page (debug.FreeOSMemory). A busy
+// server never pays for it, and an idle one pays once: afterwards there
+// is nothing left to reclaim until writes come again.
+
+const (
+	idleTick  = 250 * time.Millisecond
+	idleTicks = 4       // a second without allocation
+	idleAlloc = 1 << 18 // bytes a tick may allocate and still be idle
+)
+
+// reclaimWhenIdle returns the heap's garbage and free pages to the system
+// whenever the server turns idle, until ctx ends.
+func reclaimWhenIdle(ctx context.Context) {
+	s := []metrics.Sample{
+		{Name: "/gc/heap/allocs:bytes"},
+		{Name: "/gc/heap/live:bytes"},
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"},
+	}
+	t := time.NewTicker(idleTick)
+	defer t.Stop()
+	var last uint64
+	idle := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		metrics.Read(s)
+		allocs := s[0].Value.Uint64()
+		if allocs-last > idleAlloc {
+			idle = 0
+		} else {
+			idle++
+		}
+		last = allocs
+		if idle >= idleTicks && worthReclaiming(s[1].Value.Uint64(), s[2].Value.Uint64(), s[3].Value.Uint64()) {
+			debug.FreeOSMemory()
+			idle = 0
+		}
+	}
+}
+
+// worthReclaiming reports whether an idle heap holds enough to give back:
+// its garbage (objects not yet collected beyond the live heap of the last
+// collection) and its free pages not yet returned, against a sixteenth of
+// the live heap plus a MiB.
+func worthReclaiming(live, objects, free uint64) bool {
+	garbage := uint64(0)
+	if objects > live {
+		garbage = objects - live
+	}
+	return garbage+free > live/16+1<<20
 }

@@ -1,6 +1,15 @@
 package main
 
-import "testing"
+import (
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/recached/recached/bench/procstat"
+	"github.com/recached/recached/server/servertest"
+)
 
 func TestNextLimit(t *testing.T) {
 	const mb = 1 << 20
@@ -22,5 +31,74 @@ func TestNextLimit(t *testing.T) {
 		if got := nextLimit(c.limit, floor, ceil, c.live, c.goal); got != c.want {
 			t.Errorf("%s: limit %d, want %d", c.name, got, c.want)
 		}
+	}
+}
+
+func TestWorthReclaiming(t *testing.T) {
+	const mb = 1 << 20
+	cases := []struct {
+		name                string
+		live, objects, free uint64
+		want                bool
+	}{
+		{"empty heap", 0, 0, 0, false},
+		{"a MiB of garbage is not enough", 2 * mb, 3 * mb, 0, false},
+		{"garbage past a sixteenth and a MiB", 16 * mb, 18*mb + 1, 0, true},
+		{"free pages count as well", 16 * mb, 16 * mb, 2*mb + 1, true},
+		{"garbage and free pages add up", 16 * mb, 17 * mb, mb + 1, true},
+		{"little of either on a large heap", 1024 * mb, 1040 * mb, 40 * mb, false},
+		{"objects below live after frees", 16 * mb, 15 * mb, 0, false},
+	}
+	for _, c := range cases {
+		if got := worthReclaiming(c.live, c.objects, c.free); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestIdleReclaim runs the real binary, fills it with about 40 MB of
+// strings, deletes them all and leaves it idle: no write comes to trigger
+// a collection, so only the idle reclaim gives the garbage back. The
+// resident memory must fall by at least half of what the strings added,
+// within 10 s.
+func TestIdleReclaim(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	if testing.Short() {
+		t.Skip("fills a real server with 40 MB")
+	}
+	cmd, addr := startBinary(t, build(t), "--appendonly", "no", "--save", "")
+	c := servertest.Dial(t, addr)
+	empty := procstat.RSS(cmd.Process.Pid)
+	const keys, batch = 200000, 1000
+	val := strings.Repeat("v", 200)
+	for i := 0; i < keys; i += batch {
+		var b []byte
+		for j := i; j < i+batch; j++ {
+			b = append(b, servertest.Encode("SET", "key:"+strconv.Itoa(j), val)...)
+		}
+		if err := c.Send(b); err != nil {
+			t.Fatal(err)
+		}
+		for range batch {
+			if _, err := c.Read(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	full := procstat.RSS(cmd.Process.Pid)
+	if _, err := c.Do("FLUSHALL", "SYNC"); err != nil {
+		t.Fatal(err)
+	}
+	want := full - (full-empty)/2
+	rss := full
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && rss > want; {
+		time.Sleep(100 * time.Millisecond)
+		rss = procstat.RSS(cmd.Process.Pid)
+	}
+	t.Logf("RSS empty %.1f MB, filled %.1f MB, idle after FLUSHALL %.1f MB", float64(empty)/1e6, float64(full)/1e6, float64(rss)/1e6)
+	if rss > want {
+		t.Errorf("RSS %d bytes 10 s after the data was deleted, want at most %d", rss, want)
 	}
 }

@@ -207,6 +207,7 @@ func serve(cfg server.Config) error {
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer cancel()
+	go reclaimWhenIdle(ctx)
 	go func() {
 		select {
 		case <-srv.Shutdown:

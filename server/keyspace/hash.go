@@ -2,7 +2,9 @@ package keyspace
 
 import (
 	"bytes"
+	"math"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Redis 7.0's default thresholds for the compact hash encoding
@@ -51,9 +53,46 @@ func (ks *Keyspace) SetHashLimits(l HashLimits) { ks.hashLimits.p.Store(&l) }
 // good as in Redis; only loading it again (DEBUG RELOAD, a restart,
 // RESTORE) packs it again when it fits (Fit).
 type Hash struct {
-	lp  []byte     // the listpack encoding (hash_listpack.go), while big is nil
-	big *hashTable // the hashtable encoding, nil while packed
+	// p is the listpack encoding's bytes (hash_listpack.go), n of them in
+	// a capacity of c (pack), or, once c is tableMark, the *hashTable of
+	// the hashtable encoding (table). One pointer and two lengths, so
+	// that a Hash is 16 bytes, beside the listpack it points to.
+	p    unsafe.Pointer
+	n, c uint32
 }
+
+// tableMark is the capacity that marks a Hash or a Set holding its
+// hashtable encoding: no listpack or intset comes near it (hashPackMax,
+// maxIntsetLen).
+const tableMark = math.MaxUint32
+
+// hashPackMax bounds a listpack, as Redis's lpSafeToAdd bounds one (1
+// GB): a hash that would grow past it is converted.
+const hashPackMax = 1 << 30
+
+// pack returns the listpack, nil for a hashtable.
+func (h *Hash) pack() []byte {
+	if h.c == tableMark {
+		return nil
+	}
+	return unsafe.Slice((*byte)(h.p), h.c)[:h.n]
+}
+
+// setPack makes lp the listpack.
+func (h *Hash) setPack(lp []byte) {
+	h.p, h.n, h.c = unsafe.Pointer(unsafe.SliceData(lp)), uint32(len(lp)), uint32(cap(lp))
+}
+
+// table returns the hashtable, nil while the hash is packed.
+func (h *Hash) table() *hashTable {
+	if h.c != tableMark {
+		return nil
+	}
+	return (*hashTable)(h.p)
+}
+
+// setTable makes t the hash's contents, in the hashtable encoding.
+func (h *Hash) setTable(t *hashTable) { h.p, h.n, h.c = unsafe.Pointer(t), 0, tableMark }
 
 // NewHash returns an empty hash.
 func NewHash() *Hash { return &Hash{} }
@@ -63,37 +102,37 @@ func (h *Hash) Type() Type { return TypeHash }
 
 // Len returns the number of fields.
 func (h *Hash) Len() int {
-	if h.big != nil {
-		return len(h.big.entries)
+	if t := h.table(); t != nil {
+		return len(t.entries)
 	}
-	return lpLen(h.lp)
+	return lpLen(h.pack())
 }
 
 // Get returns the value of field and whether it exists. The slice belongs to
 // the hash: it is valid until the hash is next modified and must not be
 // changed.
 func (h *Hash) Get(field []byte) ([]byte, bool) {
-	if h.big != nil {
-		i := h.big.find(field)
+	if t := h.table(); t != nil {
+		i := t.find(field)
 		if i < 0 {
 			return nil, false
 		}
-		return h.big.entries[i].value, true
+		return t.entries[i].value, true
 	}
-	at, val, _ := lpFind(h.lp, field)
+	at, val, _ := lpFind(h.pack(), field)
 	if at < 0 {
 		return nil, false
 	}
-	v, _ := lpRead(h.lp, val)
+	v, _ := lpRead(h.pack(), val)
 	return v, true
 }
 
 // Has reports whether field exists.
 func (h *Hash) Has(field []byte) bool {
-	if h.big != nil {
-		return h.big.find(field) >= 0
+	if t := h.table(); t != nil {
+		return t.find(field) >= 0
 	}
-	at, _, _ := lpFind(h.lp, field)
+	at, _, _ := lpFind(h.pack(), field)
 	return at >= 0
 }
 
@@ -107,23 +146,25 @@ func (h *Hash) Set(field, value []byte) bool {
 // is longer than lim.Value, and after adding when it has more than
 // lim.Entries fields, as Redis's hashTypeSet does.
 func (h *Hash) SetWith(field, value []byte, lim HashLimits) bool {
-	if h.big == nil && (len(field) > lim.Value || len(value) > lim.Value) {
+	if h.table() == nil && (len(field) > lim.Value || len(value) > lim.Value ||
+		int(h.n)+lpElemSize(field)+lpElemSize(value) > hashPackMax) {
 		h.convert()
 	}
-	if h.big != nil {
-		return h.big.set(field, value)
+	if t := h.table(); t != nil {
+		return t.set(field, value)
 	}
-	at, val, n := lpFind(h.lp, field)
+	lp := h.pack()
+	at, val, n := lpFind(lp, field)
 	if at >= 0 {
-		end := lpSkip(h.lp, val)
-		if old, _ := lpRead(h.lp, val); len(old) == len(value) {
+		end := lpSkip(lp, val)
+		if old, _ := lpRead(lp, val); len(old) == len(value) {
 			copy(old, value)
 		} else {
-			h.lp = lpSplice(h.lp, val, end, value)
+			h.setPack(lpSplice(lp, val, end, value))
 		}
 		return false
 	}
-	h.lp = lpSplice(h.lp, len(h.lp), len(h.lp), field, value)
+	h.setPack(lpSplice(lp, len(lp), len(lp), field, value))
 	if n+1 > lim.Entries {
 		h.convert()
 	}
@@ -136,7 +177,7 @@ func (h *Hash) SetWith(field, value []byte, lim HashLimits) bool {
 // converts a packed hash before any is set; an empty one gets the room for
 // all of them at once.
 func (h *Hash) SetPairs(pairs [][]byte, lim HashLimits) int {
-	if h.big == nil {
+	if h.table() == nil {
 		size := 0
 		for _, a := range pairs {
 			if len(a) > lim.Value {
@@ -145,8 +186,8 @@ func (h *Hash) SetPairs(pairs [][]byte, lim HashLimits) int {
 			}
 			size += lpElemSize(a)
 		}
-		if h.big == nil && len(h.lp) == 0 && len(pairs)/2 <= lim.Entries {
-			h.lp = make([]byte, 0, lpCap(size))
+		if h.table() == nil && h.n == 0 && len(pairs)/2 <= lim.Entries {
+			h.setPack(make([]byte, 0, lpCap(size)))
 		}
 	}
 	created := 0
@@ -160,14 +201,15 @@ func (h *Hash) SetPairs(pairs [][]byte, lim HashLimits) int {
 
 // convert turns a packed hash into a hash table.
 func (h *Hash) convert() {
-	t := &hashTable{entries: make([]hashEntry, 0, lpLen(h.lp)+1)}
-	for off := 0; off < len(h.lp); {
-		f, v := lpRead(h.lp, off)
-		val, next := lpRead(h.lp, v)
+	lp := h.pack()
+	t := &hashTable{entries: make([]hashEntry, 0, lpLen(lp)+1)}
+	for off := 0; off < len(lp); {
+		f, v := lpRead(lp, off)
+		val, next := lpRead(lp, v)
 		t.add(string(f), append(make([]byte, 0, len(val)), val...))
 		off = next
 	}
-	h.lp, h.big = nil, t
+	h.setTable(t)
 }
 
 // Fit encodes the hash as Redis encodes it when it loads it under lim,
@@ -178,16 +220,17 @@ func (h *Hash) convert() {
 // than lim.Value. The loaders call it on every hash they insert, and
 // RESTORE on the one it stores.
 func (h *Hash) Fit(lim HashLimits) {
-	if h.big == nil {
-		if lpLen(h.lp) > lim.Entries {
+	t := h.table()
+	if t == nil {
+		if lpLen(h.pack()) > lim.Entries {
 			h.convert()
 		}
 		return
 	}
-	fits := len(h.big.entries) <= lim.Entries
+	fits := len(t.entries) <= lim.Entries
 	size := 0
-	for i := 0; fits && i < len(h.big.entries); i++ {
-		e := &h.big.entries[i]
+	for i := 0; fits && i < len(t.entries); i++ {
+		e := &t.entries[i]
 		fits = len(e.field) <= lim.Value && len(e.value) <= lim.Value
 		size += lpElemSize(fieldBytes(e.field)) + lpElemSize(e.value)
 	}
@@ -195,28 +238,29 @@ func (h *Hash) Fit(lim HashLimits) {
 		return
 	}
 	lp := make([]byte, 0, size)
-	for _, e := range h.big.entries {
+	for _, e := range t.entries {
 		lp = lpSplice(lp, len(lp), len(lp), fieldBytes(e.field), e.value)
 	}
 	if len(lp) == 0 {
 		lp = nil
 	}
-	h.lp, h.big = lp, nil
+	h.setPack(lp)
 }
 
 // Delete removes field and reports whether it existed. A packed hash
 // closes the gap, keeping its order.
 func (h *Hash) Delete(field []byte) bool {
-	if h.big != nil {
-		return h.big.delete(field)
+	if t := h.table(); t != nil {
+		return t.delete(field)
 	}
-	at, val, _ := lpFind(h.lp, field)
+	lp := h.pack()
+	at, val, _ := lpFind(lp, field)
 	if at < 0 {
 		return false
 	}
-	h.lp = lpSplice(h.lp, at, lpSkip(h.lp, val))
-	if len(h.lp) == 0 {
-		h.lp = nil
+	h.setPack(lpSplice(lp, at, lpSkip(lp, val)))
+	if h.n == 0 {
+		h.setPack(nil)
 	}
 	return true
 }
@@ -226,12 +270,13 @@ func (h *Hash) Delete(field []byte) bool {
 // for a hash table and O(i) for a packed hash. The slices are valid until
 // the hash is next modified and must not be changed.
 func (h *Hash) At(i int) (field, value []byte) {
-	if h.big != nil {
-		e := &h.big.entries[i]
+	if t := h.table(); t != nil {
+		e := &t.entries[i]
 		return fieldBytes(e.field), e.value
 	}
-	f, v := lpRead(h.lp, lpEntryAt(h.lp, i))
-	value, _ = lpRead(h.lp, v)
+	lp := h.pack()
+	f, v := lpRead(lp, lpEntryAt(lp, i))
+	value, _ = lpRead(lp, v)
 	return f, value
 }
 
@@ -239,18 +284,19 @@ func (h *Hash) At(i int) (field, value []byte) {
 // insertion order. The slices are valid until the hash is next modified
 // and must not be changed; fn must not modify the hash.
 func (h *Hash) Range(fn func(field, value []byte) bool) {
-	if h.big != nil {
-		for i := range h.big.entries {
-			e := &h.big.entries[i]
+	if t := h.table(); t != nil {
+		for i := range t.entries {
+			e := &t.entries[i]
 			if !fn(fieldBytes(e.field), e.value) {
 				return
 			}
 		}
 		return
 	}
-	for off := 0; off < len(h.lp); {
-		f, v := lpRead(h.lp, off)
-		val, next := lpRead(h.lp, v)
+	lp := h.pack()
+	for off := 0; off < len(lp); {
+		f, v := lpRead(lp, off)
+		val, next := lpRead(lp, v)
 		if !fn(f, val) {
 			return
 		}
@@ -265,8 +311,8 @@ func (h *Hash) Range(fn func(field, value []byte) bool) {
 // present for the whole iteration is visited at least once. The slices
 // passed to fn are as Range's.
 func (h *Hash) Scan(cursor uint64, count int, fn func(field, value []byte)) uint64 {
-	if h.big != nil {
-		return h.big.scan(cursor, count, fn)
+	if t := h.table(); t != nil {
+		return t.scan(cursor, count, fn)
 	}
 	h.Range(func(f, v []byte) bool { fn(f, v); return true })
 	return 0
@@ -274,16 +320,20 @@ func (h *Hash) Scan(cursor uint64, count int, fn func(field, value []byte)) uint
 
 // Copy returns a deep copy of the hash (COPY), in the same encoding.
 func (h *Hash) Copy() Object {
-	if h.big != nil {
-		return &Hash{big: h.big.copy()}
+	if t := h.table(); t != nil {
+		c := &Hash{}
+		c.setTable(t.copy())
+		return c
 	}
-	return &Hash{lp: bytes.Clone(h.lp)}
+	c := &Hash{}
+	c.setPack(bytes.Clone(h.pack()))
+	return c
 }
 
 // Encoding names the encoding as OBJECT ENCODING reports it: "listpack"
 // while packed, "hashtable" once converted.
 func (h *Hash) Encoding() string {
-	if h.big != nil {
+	if h.c == tableMark {
 		return "hashtable"
 	}
 	return "listpack"
@@ -291,8 +341,8 @@ func (h *Hash) Encoding() string {
 
 // MemoryUsage estimates the bytes the hash takes.
 func (h *Hash) MemoryUsage() int64 {
-	if h.big != nil {
-		return 32 + h.big.memoryUsage()
+	if t := h.table(); t != nil {
+		return 16 + t.memoryUsage()
 	}
-	return 32 + int64(cap(h.lp))
+	return 16 + int64(h.c)
 }

@@ -126,25 +126,25 @@ func TestHashListpackLayout(t *testing.T) {
 	h.SetWith([]byte("c"), nil, lim)
 	want := append([]byte{1, 'a', 1, '1', 1, 'b'}, binary.AppendUvarint(nil, 300)...)
 	want = append(append(want, big...), 1, 'c', 0)
-	if string(h.lp) != string(want) {
-		t.Fatalf("listpack %q, want %q", h.lp, want)
+	if string(h.pack()) != string(want) {
+		t.Fatalf("listpack %q, want %q", h.pack(), want)
 	}
 	h.SetWith([]byte("b"), []byte("2"), lim) // shrinks the middle
 	h.SetWith([]byte("a"), []byte("xyz"), lim)
-	if got := string(h.lp); got != "\x01a\x03xyz\x01b\x012\x01c\x00" {
+	if got := string(h.pack()); got != "\x01a\x03xyz\x01b\x012\x01c\x00" {
 		t.Fatalf("after the updates: %q", got)
 	}
-	if cap(h.lp) > 64 {
-		t.Fatalf("capacity %d kept for %d bytes", cap(h.lp), len(h.lp))
+	if cap(h.pack()) > 64 {
+		t.Fatalf("capacity %d kept for %d bytes", cap(h.pack()), len(h.pack()))
 	}
 	h.Delete([]byte("a"))
 	h.Delete([]byte("c"))
-	if got := string(h.lp); got != "\x01b\x012" {
+	if got := string(h.pack()); got != "\x01b\x012" {
 		t.Fatalf("after the removals: %q", got)
 	}
 	h.Delete([]byte("b"))
-	if h.lp != nil || h.Len() != 0 {
-		t.Fatalf("emptied: %q", h.lp)
+	if h.p != nil || h.Len() != 0 {
+		t.Fatalf("emptied: %q", h.pack())
 	}
 }
 
@@ -193,8 +193,8 @@ func TestHashSetPairs(t *testing.T) {
 	if n := testing.AllocsPerRun(10, func() { h = NewHash(); h.SetPairs(args, def) }); n != 2 {
 		t.Errorf("a new hash of 10 pairs takes %v allocations, want 2", n)
 	}
-	if cap(h.lp) != lpCap(len(h.lp)) {
-		t.Errorf("capacity %d for %d bytes", cap(h.lp), len(h.lp))
+	if cap(h.pack()) != lpCap(len(h.pack())) {
+		t.Errorf("capacity %d for %d bytes", cap(h.pack()), len(h.pack()))
 	}
 }
 

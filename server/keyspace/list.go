@@ -51,13 +51,16 @@ func (l *List) MemoryUsage() int64 {
 // Redis's _quicklistNodeAllowInsert decides: an empty node takes anything;
 // with a positive fill a node holds at most fill elements and 8 KB, with a
 // negative one at most 4 KB << (-fill-1).
-func (l *List) fits(nd *listNode, sz int) bool {
-	if nd.n == 0 {
+func (l *List) fits(nd *listNode, sz int) bool { return l.fitsAfter(int(nd.n), len(nd.b), sz) }
+
+// fitsAfter is fits for a node of n elements in size bytes.
+func (l *List) fitsAfter(n, size, sz int) bool {
+	if n == 0 {
 		return true
 	}
-	total := len(nd.b) + sz
+	total := size + sz
 	if l.fill >= 0 {
-		return int(nd.n)+1 <= int(l.fill) && total <= 8192
+		return n+1 <= int(l.fill) && total <= 8192
 	}
 	return total <= 4096<<(-l.fill-1)
 }
@@ -121,6 +124,46 @@ func (l *List) PushFront(v []byte) {
 	nd.splice(0, 0, v)
 	l.size += len(nd.b) - before
 	l.n++
+}
+
+// PushAll pushes copies of vs one after the other at the head (front) or
+// the tail, as LPUSH and RPUSH do. An end node about to grow is first
+// given room for all of vs it will take, so that a list built by one push
+// holds no slack and leaves none of the garbage of a node grown element
+// by element.
+func (l *List) PushAll(front bool, vs [][]byte) {
+	for i, v := range vs {
+		k := len(l.nodes) - 1
+		if front {
+			k = 0
+		}
+		if len(l.nodes) > 0 {
+			if nd := &l.nodes[k]; l.fits(nd, packedSize(len(v))) && cap(nd.b)-len(nd.b) < packedSize(len(v)) {
+				l.reserve(nd, vs[i:])
+			}
+		}
+		if front {
+			l.PushFront(v)
+		} else {
+			l.PushBack(v)
+		}
+	}
+}
+
+// reserve grows nd's array to hold as many of vs as it may take.
+func (l *List) reserve(nd *listNode, vs [][]byte) {
+	n, size := int(nd.n), len(nd.b)
+	for _, v := range vs {
+		sz := packedSize(len(v))
+		if !l.fitsAfter(n, size, sz) {
+			break
+		}
+		n++
+		size += sz
+	}
+	nb := make([]byte, len(nd.b), lpCap(size))
+	copy(nb, nd.b)
+	nd.b, nd.gone = nb, 0
 }
 
 // PopFront removes and returns the head element, nil when the list is

@@ -465,3 +465,59 @@ func BenchmarkSmallListBytes(b *testing.B) {
 	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "B/list")
 	runtime.KeepAlive(lists)
 }
+
+// TestListPushAll checks that pushing many elements at once, as LPUSH and
+// RPUSH do, gives the list one push at a time would, at both ends, across
+// node boundaries, and that a list built by one push holds no slack.
+func TestListPushAll(t *testing.T) {
+	batch := func(prefix string, n, size int) [][]byte {
+		vs := make([][]byte, n)
+		for i := range vs {
+			vs[i] = []byte(prefix + strconv.Itoa(i) + strings.Repeat("x", size))
+		}
+		return vs
+	}
+	cases := []struct {
+		name  string
+		fill  int
+		front bool
+		vs    [][]byte
+	}{
+		{"rpush into an empty list", ListMaxListpackSize, false, batch("a", 10, 0)},
+		{"lpush into an empty list", ListMaxListpackSize, true, batch("a", 10, 0)},
+		{"rpush past a node's count", 4, false, batch("b", 11, 3)},
+		{"lpush past a node's count", 4, true, batch("b", 11, 3)},
+		{"rpush past a node's bytes", -1, false, batch("c", 40, 300)},
+		{"lpush past a node's bytes", -1, true, batch("c", 40, 300)},
+		{"one element larger than a node", -1, false, batch("d", 2, 5000)},
+	}
+	for _, c := range cases {
+		for _, start := range [][][]byte{nil, batch("s", 3, 1)} {
+			l, one := NewList(c.fill), NewList(c.fill)
+			var model []string
+			for _, v := range start {
+				l.PushBack(v)
+				one.PushBack(v)
+				model = append(model, string(v))
+			}
+			l.PushAll(c.front, c.vs)
+			for _, v := range c.vs {
+				if c.front {
+					one.PushFront(v)
+					model = append([]string{string(v)}, model...)
+				} else {
+					one.PushBack(v)
+					model = append(model, string(v))
+				}
+			}
+			step := fmt.Sprintf("%s after %d", c.name, len(start))
+			checkList(t, step, l, model)
+			if len(l.nodes) != len(one.nodes) {
+				t.Errorf("%s: %d nodes, one push at a time makes %d", step, len(l.nodes), len(one.nodes))
+			}
+			if nd := l.nodes[0]; start == nil && len(l.nodes) == 1 && cap(nd.b) != lpCap(len(nd.b)) {
+				t.Errorf("%s: capacity %d for %d bytes", step, cap(nd.b), len(nd.b))
+			}
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"unsafe"
 
 	"github.com/recached/recached/resp"
 )
@@ -22,9 +23,41 @@ const SetMaxIntsetEntries = 512
 // canonical integer, or one past the limit, converts the set for good to
 // the hashtable encoding, a setTable.
 type Set struct {
-	is intset    // the intset encoding, while ht is nil
-	ht *setTable // the hashtable encoding, once converted
+	// p is the intset encoding's bytes, n of them in a capacity of c
+	// (ints), or, once c is tableMark, the *setTable of the hashtable
+	// encoding (table). One pointer and two lengths, so that a Set is 16
+	// bytes, beside the intset it points to.
+	p    unsafe.Pointer
+	n, c uint32
 }
+
+// maxIntsetLen bounds an intset's values, so that its bytes fit the
+// lengths of a Set: a set that would grow past it is converted.
+const maxIntsetLen = 1 << 28
+
+// ints returns the intset, nil for a hashtable.
+func (s *Set) ints() intset {
+	if s.c == tableMark {
+		return nil
+	}
+	return unsafe.Slice((*byte)(s.p), s.c)[:s.n]
+}
+
+// setInts makes is the intset.
+func (s *Set) setInts(is intset) {
+	s.p, s.n, s.c = unsafe.Pointer(unsafe.SliceData(is)), uint32(len(is)), uint32(cap(is))
+}
+
+// table returns the hashtable, nil while the set is an intset.
+func (s *Set) table() *setTable {
+	if s.c != tableMark {
+		return nil
+	}
+	return (*setTable)(s.p)
+}
+
+// setTable makes t the set's contents, in the hashtable encoding.
+func (s *Set) setTable(t *setTable) { s.p, s.n, s.c = unsafe.Pointer(t), 0, tableMark }
 
 // setTable is the hashtable encoding. Its members are kept in a dense
 // slice, so that a random member is one index away (SPOP, SRANDMEMBER)
@@ -45,25 +78,25 @@ func (s *Set) Type() Type { return TypeSet }
 
 // Len returns the number of members.
 func (s *Set) Len() int {
-	if s.ht != nil {
-		return len(s.ht.members)
+	if t := s.table(); t != nil {
+		return len(t.members)
 	}
-	return s.is.len()
+	return s.ints().len()
 }
 
 // find returns the position of member, or -1.
 func find[T string | []byte](s *Set, member T) int {
-	if s.ht == nil {
+	if s.table() == nil {
 		v, ok := resp.ParseInt(member)
 		if !ok {
 			return -1
 		}
-		if i, found := s.is.search(v); found {
+		if i, found := s.ints().search(v); found {
 			return i
 		}
 		return -1
 	}
-	t := s.ht
+	t := s.table()
 	if t.index != nil {
 		if i, ok := t.index[string(member)]; ok {
 			return i
@@ -88,7 +121,7 @@ func (s *Set) HasString(member string) bool { return find(s, member) >= 0 }
 // set-max-intset-entries: the set converts to a hashtable when it would
 // hold more integers than that, or a member that is not one.
 func (s *Set) Add(member []byte, maxIntset int) bool {
-	if s.ht == nil {
+	if s.table() == nil {
 		if v, ok := resp.ParseInt(member); ok {
 			return s.addInt(v, maxIntset)
 		}
@@ -97,7 +130,7 @@ func (s *Set) Add(member []byte, maxIntset int) bool {
 	if find(s, member) >= 0 {
 		return false
 	}
-	s.ht.insert(string(member))
+	s.table().insert(string(member))
 	return true
 }
 
@@ -105,7 +138,7 @@ func (s *Set) Add(member []byte, maxIntset int) bool {
 // copying (strings are immutable). Set algebra builds its results with it
 // from other sets' members.
 func (s *Set) AddString(member string, maxIntset int) bool {
-	if s.ht == nil {
+	if s.table() == nil {
 		if v, ok := resp.ParseInt(member); ok {
 			return s.addInt(v, maxIntset)
 		}
@@ -114,23 +147,56 @@ func (s *Set) AddString(member string, maxIntset int) bool {
 	if find(s, member) >= 0 {
 		return false
 	}
-	s.ht.insert(member)
+	s.table().insert(member)
 	return true
 }
 
 // addInt adds v to an intset, converting it when it is full, as Redis
 // converts once the intset's length passes the limit.
+// Grow gives an intset the room for those of members it lacks, in the
+// width they need, before SADD adds them one by one: a set built by one
+// SADD is then allocated once, to its size. It does nothing when the
+// members would convert the set (one is not an integer, or there are too
+// many for maxIntset).
+func (s *Set) Grow(members [][]byte, maxIntset int) {
+	if s.table() != nil {
+		return
+	}
+	is := s.ints()
+	w, n := is.width(), is.len()
+	add := 0
+	for _, m := range members {
+		v, ok := resp.ParseInt(m)
+		if !ok {
+			return
+		}
+		if _, found := is.search(v); !found {
+			add++
+			w = max(w, intWidth(v))
+		}
+	}
+	if add == 0 || n+add > min(maxIntset, maxIntsetLen) || 1+(n+add)*w <= cap(is) && w == is.width() {
+		return
+	}
+	grown := make(intset, 1+n*w, 1+(n+add)*w)
+	grown[0] = byte(w)
+	for j := range n {
+		grown.put(j, w, is.at(j))
+	}
+	s.setInts(grown)
+}
+
 func (s *Set) addInt(v int64, maxIntset int) bool {
-	i, found := s.is.search(v)
+	i, found := s.ints().search(v)
 	if found {
 		return false
 	}
-	if s.is.len() >= maxIntset {
+	if s.ints().len() >= min(maxIntset, maxIntsetLen) {
 		s.convert()
-		s.ht.insert(strconv.FormatInt(v, 10))
+		s.table().insert(strconv.FormatInt(v, 10))
 		return true
 	}
-	s.is = s.is.insert(i, v)
+	s.setInts(s.ints().insert(i, v))
 	return true
 }
 
@@ -149,24 +215,25 @@ func (t *setTable) insert(m string) {
 
 // convert turns an intset into a hashtable set, for good.
 func (s *Set) convert() {
-	n := s.is.len()
+	is := s.ints()
+	n := is.len()
 	t := &setTable{members: make([]string, n, max(n+n/4, 4))}
 	for i := range n {
-		m := strconv.FormatInt(s.is.at(i), 10)
+		m := strconv.FormatInt(is.at(i), 10)
 		t.members[i] = m
 		t.size += int64(len(m))
 	}
 	if n > indexThreshold {
 		t.buildIndex()
 	}
-	s.is, s.ht = nil, t
+	s.setTable(t)
 }
 
 // ConvertToHashtable converts an intset to the hashtable encoding, as
 // Redis's SDIFFSTORE leaves a result it built by removing members from a
 // copy that could not be an intset.
 func (s *Set) ConvertToHashtable() {
-	if s.ht == nil {
+	if s.table() == nil {
 		s.convert()
 	}
 }
@@ -175,8 +242,8 @@ func (s *Set) ConvertToHashtable() {
 // canonical integer and there are at most maxIntset: what SPOP does in
 // Redis when it rebuilds the set from the members it leaves.
 func (s *Set) Repack(maxIntset int) {
-	t := s.ht
-	if t == nil || len(t.members) > maxIntset {
+	t := s.table()
+	if t == nil || len(t.members) > min(maxIntset, maxIntsetLen) {
 		return
 	}
 	vs := make([]int64, len(t.members))
@@ -188,7 +255,7 @@ func (s *Set) Repack(maxIntset int) {
 		vs[i] = v
 	}
 	slices.Sort(vs)
-	s.is, s.ht = newIntset(vs), nil
+	s.setInts(newIntset(vs))
 }
 
 func (t *setTable) buildIndex() {
@@ -212,12 +279,12 @@ func (s *Set) Remove(member []byte) bool {
 // An intset closes the gap, keeping its order; a hashtable moves its last
 // member into position i.
 func (s *Set) RemoveAt(i int) string {
-	if s.ht == nil {
-		m := strconv.FormatInt(s.is.at(i), 10)
-		s.is = s.is.remove(i)
+	if s.table() == nil {
+		m := strconv.FormatInt(s.ints().at(i), 10)
+		s.setInts(s.ints().remove(i))
 		return m
 	}
-	t := s.ht
+	t := s.table()
 	m := t.members[i]
 	t.size -= int64(len(m))
 	last := len(t.members) - 1
@@ -252,19 +319,19 @@ func (t *setTable) compact() {
 // At returns the member at position i, 0 <= i < Len(). Positions are stable
 // only while the set is not modified; they serve random picks.
 func (s *Set) At(i int) string {
-	if s.ht == nil {
-		return strconv.FormatInt(s.is.at(i), 10)
+	if s.table() == nil {
+		return strconv.FormatInt(s.ints().at(i), 10)
 	}
-	return s.ht.members[i]
+	return s.table().members[i]
 }
 
 // AppendAt appends the member at position i to b, without allocating for
 // an intset's member.
 func (s *Set) AppendAt(b []byte, i int) []byte {
-	if s.ht == nil {
-		return strconv.AppendInt(b, s.is.at(i), 10)
+	if s.table() == nil {
+		return strconv.AppendInt(b, s.ints().at(i), 10)
 	}
-	return append(b, s.ht.members[i]...)
+	return append(b, s.table().members[i]...)
 }
 
 // Range calls fn for every member until fn returns false, an intset in
@@ -286,13 +353,14 @@ func (s *Set) Range(fn func(member []byte) bool) {
 // at least once: positions are visited from the highest down, and a removal
 // only ever moves a member from a visited position to a lower one.
 func (s *Set) Scan(cursor uint64, count int, fn func(member string)) uint64 {
-	if s.ht == nil {
-		for i := range s.is.len() {
-			fn(strconv.FormatInt(s.is.at(i), 10))
+	if s.table() == nil {
+		is := s.ints()
+		for i := range is.len() {
+			fn(strconv.FormatInt(is.at(i), 10))
 		}
 		return 0
 	}
-	members := s.ht.members
+	members := s.table().members
 	p := uint64(len(members))
 	if cursor != 0 && cursor < p {
 		p = cursor
@@ -307,14 +375,18 @@ func (s *Set) Scan(cursor uint64, count int, fn func(member string)) uint64 {
 // Copy returns a copy of the set (COPY). Members are immutable strings, so
 // a hashtable's copy shares their bytes.
 func (s *Set) Copy() Object {
-	if s.ht == nil {
-		return &Set{is: slices.Clone(s.is)}
+	c := &Set{}
+	from := s.table()
+	if from == nil {
+		c.setInts(slices.Clone(s.ints()))
+		return c
 	}
-	t := &setTable{members: slices.Clone(s.ht.members), size: s.ht.size}
-	if s.ht.index != nil {
-		t.index = maps.Clone(s.ht.index)
+	t := &setTable{members: slices.Clone(from.members), size: from.size}
+	if from.index != nil {
+		t.index = maps.Clone(from.index)
 	}
-	return &Set{ht: t}
+	c.setTable(t)
+	return c
 }
 
 // Intset returns an intset's integer width in bytes (2, 4 or 8) and its
@@ -322,17 +394,18 @@ func (s *Set) Copy() Object {
 // layout, which the RDB writer emits as they are. ok is false for a
 // hashtable or an empty set.
 func (s *Set) Intset() (width int, data []byte, ok bool) {
-	if s.ht != nil || len(s.is) == 0 {
+	is := s.ints()
+	if len(is) == 0 {
 		return 0, nil, false
 	}
-	return s.is.width(), s.is[1:], true
+	return is.width(), is[1:], true
 }
 
 // Encoding names the set's encoding as OBJECT ENCODING reports it:
 // "intset" or "hashtable". (Redis 7.0 has no listpack encoding for sets;
 // 7.2 added it.)
 func (s *Set) Encoding() string {
-	if s.ht != nil {
+	if s.c == tableMark {
 		return "hashtable"
 	}
 	return "intset"
@@ -341,10 +414,10 @@ func (s *Set) Encoding() string {
 // MemoryUsage estimates the bytes the set takes: for an intset, the object
 // and its packed integers; for a hashtable, the slice, index and members.
 func (s *Set) MemoryUsage() int64 {
-	if s.ht == nil {
-		return 32 + int64(cap(s.is))
+	t := s.table()
+	if t == nil {
+		return 16 + int64(s.c)
 	}
-	t := s.ht
 	n := int64(64) + int64(cap(t.members))*16 + t.size
 	if t.index != nil {
 		n += int64(len(t.index)) * 40

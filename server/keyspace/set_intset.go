@@ -171,8 +171,9 @@ func ParseIntset(width int, data []byte, maxIntset int) (*Set, error) {
 			return nil, errIntsetOrder
 		}
 	}
-	s := &Set{is: is}
-	if is.len() > maxIntset {
+	s := &Set{}
+	s.setInts(is)
+	if is.len() > min(maxIntset, maxIntsetLen) {
 		s.convert()
 	}
 	return s, nil

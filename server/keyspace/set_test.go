@@ -462,3 +462,51 @@ func BenchmarkSmallSetBytes(b *testing.B) {
 	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "B/set")
 	runtime.KeepAlive(sets)
 }
+
+// TestSetGrow checks that growing a set for the members SADD is about to
+// add changes nothing but its capacity: the set then holds what adding
+// alone gives, in the same encoding and width, and a set grown once for
+// new integers is allocated to its size.
+func TestSetGrow(t *testing.T) {
+	cases := []struct {
+		name    string
+		start   []string
+		members []string
+		max     int
+		exact   bool // allocated to its size
+	}{
+		{"integers into an empty set", nil, []string{"3", "1", "2"}, 512, true},
+		{"wider integers", []string{"1", "2"}, []string{"100000", "-7"}, 512, true},
+		{"64-bit integers", []string{"1"}, []string{"9223372036854775807", "5"}, 512, true},
+		{"members already there", []string{"1", "2"}, []string{"2", "1"}, 512, false},
+		{"a string converts", []string{"1"}, []string{"2", "x"}, 512, false},
+		{"too many converts", []string{"1"}, []string{"2", "3", "4"}, 3, false},
+		{"duplicates in the batch", nil, []string{"5", "5", "6"}, 512, false},
+	}
+	for _, c := range cases {
+		grown, plain := NewSet(), NewSet()
+		for _, m := range c.start {
+			grown.Add([]byte(m), c.max)
+			plain.Add([]byte(m), c.max)
+		}
+		ms := make([][]byte, len(c.members))
+		for i, m := range c.members {
+			ms[i] = []byte(m)
+		}
+		grown.Grow(ms, c.max)
+		for _, m := range ms {
+			grown.Add(m, c.max)
+			plain.Add(m, c.max)
+		}
+		if g, p := setContents(grown), setContents(plain); !slices.Equal(g, p) {
+			t.Errorf("%s: %q, adding alone gives %q", c.name, g, p)
+		}
+		if grown.Encoding() != plain.Encoding() || grown.ints().width() != plain.ints().width() {
+			t.Errorf("%s: %s of width %d, adding alone gives %s of width %d", c.name,
+				grown.Encoding(), grown.ints().width(), plain.Encoding(), plain.ints().width())
+		}
+		if c.exact && grown.c != grown.n {
+			t.Errorf("%s: capacity %d for %d bytes", c.name, grown.c, grown.n)
+		}
+	}
+}

@@ -1,8 +1,11 @@
 package keyspace
 
 import (
+	"cmp"
 	"encoding/binary"
 	"math"
+	"slices"
+	"strings"
 	"unsafe"
 )
 
@@ -171,4 +174,42 @@ func zrebuild(b []byte, del, delEnd, at int, entry []byte) []byte {
 		delEnd = at
 	}
 	return append(out, b[delEnd:]...)
+}
+
+// AddNew adds n members, member(j) with scores[j], to an empty set, as n
+// calls of Store would, building its packed array once instead of once
+// per member (the array is never changed in place). It changes nothing
+// and returns false when a member comes twice or the members would not
+// stay packed under lim: Store then does the work one member at a time.
+// A member is copied; -0 is stored as 0, as Store stores it.
+func (z *ZSet) AddNew(n int, member func(j int) []byte, scores []float64, lim ZLimits) bool {
+	if z.big != nil || z.n != 0 || n > lim.Entries || n > len(scores) {
+		return false
+	}
+	order := make([]int, n)
+	size := 0
+	for j := range order {
+		m := member(j)
+		if len(m) > lim.Value {
+			return false
+		}
+		size += zentrySize(view(m), scores[j])
+		order[j] = j
+	}
+	if size > zpackMax {
+		return false
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(view(member(a)), view(member(b))) })
+	for k := 1; k < n; k++ {
+		if string(member(order[k-1])) == string(member(order[k])) {
+			return false
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(scores[a], scores[b]) })
+	b := make([]byte, 0, size)
+	for _, j := range order {
+		b = appendZEntry(b, view(member(j)), scores[j])
+	}
+	z.setPacked(b, n)
+	return true
 }
