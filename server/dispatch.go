@@ -282,7 +282,7 @@ func (s *Session) callLocked(cmd *Command) {
 	timed := cmd.stats.startCall(track) || cmd.timeAll || s.srv.slowlog.logsAll() || hooks&hookLatency != 0
 	var start time.Duration
 	if timed {
-		start = s.srv.clock()
+		start = s.commandStart(cmd)
 	}
 	n := len(s.W.B)
 	if !s.inDedup {

@@ -1241,6 +1241,17 @@ func newScriptRun(s *Session) *scriptRun {
 	return &scriptRun{s: s, start: s.srv.clock(), resp: 2}
 }
 
+// commandStart is the start of the timed command cmd, by srv.clock(): for
+// a script command whose run startScript registered, the run's start, read
+// as the run was registered just before (the wait for the shards
+// included), which saves a clock read per script.
+func (s *Session) commandStart(cmd *Command) time.Duration {
+	if run := s.script; run != nil && cmd.Flags&FlagRunsScript != 0 {
+		return run.start
+	}
+	return s.srv.clock()
+}
+
 // clock is the time since the server started, from the monotonic clock
 // alone: one clock read where time.Now takes two (the wall clock too),
 // for durations measured on every script and timed command.
@@ -1456,6 +1467,7 @@ func (s *Session) startScript(cmd *Command) {
 			run.cancel()
 			return
 		}
+		run.start = s.srv.clock() // the wait is not the run's
 	}
 	// The arguments are copied into the script session's buffer: a run
 	// that detaches outlives the transport's read buffer.
