@@ -1683,7 +1683,9 @@ func (s *Session) evalScript(cmd *Command) *luaScript {
 	var sc *luaScript
 	switch cmd.Name {
 	case "evalsha", "evalsha_ro":
-		if l := job.last; l != nil && job.lastGen == gen && resp.EqualFold(s.Args[1], l.sha) {
+		// Clients send the SHA1 as SCRIPT LOAD answered it, in lower
+		// case: the plain comparison is tried first.
+		if l := job.last; l != nil && job.lastGen == gen && (string(s.Args[1]) == l.sha || resp.EqualFold(s.Args[1], l.sha)) {
 			return l
 		}
 		sc = e.lookup(s.Args[1])
