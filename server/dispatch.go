@@ -286,9 +286,9 @@ func (s *Session) callLocked(cmd *Command) {
 	// on (latency.go).
 	hooks := s.srv.diag.hooks.Load()
 	timed := cmd.stats.startCall(track) || cmd.timeAll || s.srv.slowlog.logsAll() || hooks&hookLatency != 0
-	var start time.Time
+	var start time.Duration
 	if timed {
-		start = time.Now()
+		start = s.commandStart(cmd)
 	}
 	n := len(s.W.B)
 	if !s.inDedup {
@@ -315,7 +315,7 @@ func (s *Session) callLocked(cmd *Command) {
 		s.accountKeys(cmd)
 	}
 	if timed {
-		d := time.Since(start)
+		d := s.srv.clock() - start
 		cmd.stats.endTimed(d, track)
 		if s.blocked.Load() == blockNone {
 			// A command that blocked is logged when its wait ends.

@@ -92,8 +92,8 @@ type scriptRun struct {
 	readonly bool // EVAL_RO, EVALSHA_RO or a no-writes script (the run's own goroutine only)
 	// narrow: only the declared keys' shards are locked (callScript).
 	narrow bool
-	start  time.Time
-	resp   int // the protocol of redis.call replies (redis.setresp)
+	start  time.Duration // srv.clock() when the run started
+	resp   int           // the protocol of redis.call replies (redis.setresp)
 	// wrote is set once the script ran a write command: SCRIPT KILL then
 	// answers -UNKILLABLE. Read by SCRIPT KILL from another session.
 	wrote atomic.Bool
@@ -137,7 +137,7 @@ func (run *scriptRun) Deadline() (time.Time, bool) { return time.Time{}, false }
 // also checks the time, and detaches the run past busy-reply-threshold.
 func (run *scriptRun) Done() <-chan struct{} {
 	run.ticks++
-	if run.ticks&4095 == 0 && run.conn != nil && !run.detached && time.Since(run.start) >= run.s.srv.busyThreshold() {
+	if run.ticks&4095 == 0 && run.conn != nil && !run.detached && run.s.srv.clock()-run.start >= run.s.srv.busyThreshold() {
 		run.detach()
 	}
 	return run.stop
@@ -250,7 +250,8 @@ type luaState struct {
 	// library proxies.
 	protected map[*lua.LTable]bool
 	// keys and argv are KEYS and ARGV; fns are the scripts' functions
-	// made in this state, kept for their next runs.
+	// made in this state, their fixed globals folded in (script_fold.go),
+	// kept for their next runs.
 	keys, argv luaArray
 	fns        map[*luaScript]*lua.LFunction
 	stop       chan struct{} // the runs' stop channel (scriptRun.attach)
@@ -1237,8 +1238,24 @@ func (st *luaState) errorHandler(L *lua.LState) int {
 
 // newScriptRun returns the state of a script about to run for s.
 func newScriptRun(s *Session) *scriptRun {
-	return &scriptRun{s: s, start: time.Now(), resp: 2}
+	return &scriptRun{s: s, start: s.srv.clock(), resp: 2}
 }
+
+// commandStart is the start of the timed command cmd, by srv.clock(): for
+// a script command whose run startScript registered, the run's start, read
+// as the run was registered just before (the wait for the shards
+// included), which saves a clock read per script.
+func (s *Session) commandStart(cmd *Command) time.Duration {
+	if run := s.script; run != nil && cmd.Flags&FlagRunsScript != 0 {
+		return run.start
+	}
+	return s.srv.clock()
+}
+
+// clock is the time since the server started, from the monotonic clock
+// alone: one clock read where time.Now takes two (the wall clock too),
+// for durations measured on every script and timed command.
+func (srv *Server) clock() time.Duration { return time.Since(srv.start) }
 
 // finish marks the run over: the other sessions stop waiting for it.
 func (e *scriptEngine) finish(run *scriptRun) {
@@ -1256,7 +1273,7 @@ func (srv *Server) runScript(s *Session, sc *luaScript, keys, argv [][]byte, rea
 	st.argv.fill(st, "ARGV", argv)
 	fn := st.fns[sc]
 	if fn == nil {
-		fn = st.L.NewFunctionFromProto(sc.proto)
+		fn = st.L.NewFunctionFromProto(st.folded(sc.proto))
 		fn.Env = st.env
 		st.fns[sc] = fn
 	}
@@ -1285,7 +1302,9 @@ type luaArray struct {
 
 // fill makes a the global name holding strs. A table the last script
 // changed beyond its elements (new keys, a metatable, a longer array) is
-// not reused. The global itself is read-only, as the others.
+// not reused; the state's code, which reads the global as a constant
+// (script_fold.go), is then folded again. The global itself is read-only,
+// as the others.
 func (a *luaArray) fill(st *luaState, name string, strs [][]byte) {
 	n := len(a.vals)
 	if a.t == nil || a.t.Metatable != lua.LNil || a.changed(n) {
@@ -1293,6 +1312,7 @@ func (a *luaArray) fill(st *luaState, name string, strs [][]byte) {
 		a.vals = a.vals[:0]
 		n = 0
 		st.globals.RawSetString(name, a.t)
+		clear(st.fns)
 	}
 	for i, b := range strs {
 		if i < n {
@@ -1447,6 +1467,7 @@ func (s *Session) startScript(cmd *Command) {
 			run.cancel()
 			return
 		}
+		run.start = s.srv.clock() // the wait is not the run's
 	}
 	// The arguments are copied into the script session's buffer: a run
 	// that detaches outlives the transport's read buffer.
@@ -1463,9 +1484,16 @@ func (s *Session) startScript(cmd *Command) {
 	}
 	w.DBIndex, w.db = s.DBIndex, s.db
 	w.authed, w.scope, w.W.Proto = s.authed, s.scope, s.W.Proto
-	w.user.Store(s.user.Load())
+	// The user and the tracking state (the script's reads and writes are
+	// the connection's, tracking.go) are stored only when they changed:
+	// an atomic store costs more than the load.
+	if u := s.user.Load(); w.user.Load() != u {
+		w.user.Store(u)
+	}
+	if t := s.trk.Load(); w.trk.Load() != t {
+		w.trk.Store(t)
+	}
 	w.chanScope = s.chanScope
-	w.trk.Store(s.trk.Load()) // the script's reads and writes are the connection's (tracking.go)
 	w.script, w.oom = run, s.oom
 	job.cmd, run.conn = cmd, s
 	if job.following {
@@ -1655,7 +1683,9 @@ func (s *Session) evalScript(cmd *Command) *luaScript {
 	var sc *luaScript
 	switch cmd.Name {
 	case "evalsha", "evalsha_ro":
-		if l := job.last; l != nil && job.lastGen == gen && resp.EqualFold(s.Args[1], l.sha) {
+		// Clients send the SHA1 as SCRIPT LOAD answered it, in lower
+		// case: the plain comparison is tried first.
+		if l := job.last; l != nil && job.lastGen == gen && (string(s.Args[1]) == l.sha || resp.EqualFold(s.Args[1], l.sha)) {
 			return l
 		}
 		sc = e.lookup(s.Args[1])
@@ -1775,7 +1805,7 @@ func (srv *Server) busyThreshold() time.Duration {
 // the commands Redis allows (SCRIPT KILL, SHUTDOWN …) run, and the others
 // are answered -BUSY. It reports whether cmd may go on.
 func (s *Session) waitScript(run *scriptRun, cmd *Command) bool {
-	if wait := time.Until(run.start.Add(s.srv.busyThreshold())); wait > 0 {
+	if wait := run.start + s.srv.busyThreshold() - s.srv.clock(); wait > 0 {
 		t := time.NewTimer(wait)
 		select {
 		case <-run.ended():

@@ -341,6 +341,9 @@ func (f *luaFault) varInfo(r, depth int) (kind, name string, known bool) {
 	if !ok {
 		return "", "", true
 	}
+	if orig, ok := foldedInst(p, inst); ok {
+		inst = orig // a global or library field read as a constant (script_fold.go)
+	}
 	switch opOf(inst) {
 	case lua.OP_GETGLOBAL:
 		if k := opBx(inst); k < len(p.Constants) {

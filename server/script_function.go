@@ -677,7 +677,7 @@ func cmdFunctionStats(s *Session) {
 			s.W.Bulk(a)
 		}
 		s.W.BulkString("duration_ms")
-		s.W.Int(time.Since(run.start).Milliseconds())
+		s.W.Int((s.srv.clock() - run.start).Milliseconds())
 	} else {
 		s.W.Null()
 	}
