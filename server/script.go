@@ -491,6 +491,17 @@ func newLuaState(rng *luaRand) *luaState {
 	for _, k := range libs {
 		st.globals.RawSet(k, st.readonly(st.globals.RawGet(k).(*lua.LTable)))
 	}
+	// Strings' metatable is read-only too, or a script could change
+	// string methods for every later script: getmetatable('') is a
+	// read-only view whose __index is the read-only string library, and
+	// strings look their methods up through that library.
+	strlib := st.globals.RawGetString(lua.StringLibName)
+	view := L.NewTable()
+	view.RawSetString("__index", strlib)
+	smt := L.NewTable()
+	smt.RawSetString("__index", strlib)
+	smt.RawSetString("__metatable", st.readonly(view))
+	L.SetMetatable(lua.LString(""), smt)
 	setmt, rawset := st.globals.RawGetString("setmetatable"), st.globals.RawGetString("rawset")
 	st.globals.RawSetString("setmetatable", L.NewFunction(func(L *lua.LState) int { return st.guard(L, setmt) }))
 	st.globals.RawSetString("rawset", L.NewFunction(func(L *lua.LState) int { return st.guard(L, rawset) }))
