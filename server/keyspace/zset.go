@@ -350,6 +350,25 @@ func (p ZPos) Next() ZPos {
 	return p.z.packedPos(int(p.next), int(p.rank)+1)
 }
 
+// Toward is one step of a walk from p, whose score is below min, to the
+// first element whose score is at least min: it returns that element (or
+// none) when it is the next one, else an element on the way, reached
+// through p's highest skip list link that stays below min. Repeating it
+// skips d elements in O(log d) steps, touching only the elements it lands
+// on; a search from the top would start over from the head. In a packed
+// set it is Next.
+func (p ZPos) Toward(min float64) ZPos {
+	if p.node == nil {
+		return p.Next()
+	}
+	for i := p.node.height - 1; i > 0; i-- {
+		if l := p.node.level(i); l.next != nil && l.score < min {
+			return ZPos{node: l.next}
+		}
+	}
+	return ZPos{node: p.node.level(0).next}
+}
+
 // Prev returns the preceding element in ascending order, or none. In a
 // packed set it walks from the first entry.
 func (p ZPos) Prev() ZPos {

@@ -790,3 +790,38 @@ func TestZNodeLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestZPosToward checks that repeating Toward from an element reaches the
+// first element at or above a score, as walking with Next does, in packed
+// and skip list sets with repeated scores, and that it takes fewer steps
+// than the walk over long distances.
+func TestZPosToward(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, n := range []int{100, 5000} {
+		z := NewZSet()
+		for i := range n {
+			z.AddString("m"+strconv.Itoa(i), float64(rng.IntN(n/2)), DefaultZLimits())
+		}
+		steps, walked := 0, 0
+		for range 500 {
+			from := z.ByRank(rng.IntN(n))
+			target := from.Score() + 1 + float64(rng.IntN(n/2))
+			want := from
+			for want.Valid() && want.Score() < target {
+				want = want.Next()
+				walked++
+			}
+			got := from
+			for got.Valid() && got.Score() < target {
+				got = got.Toward(target)
+				steps++
+			}
+			if got.Valid() != want.Valid() || got.Valid() && got.Member() != want.Member() {
+				t.Fatalf("n %d: from %s toward %v reached %v, want %v", n, from.Member(), target, got, want)
+			}
+		}
+		if n > 1000 && steps*5 > walked {
+			t.Errorf("n %d: %d steps toward the targets, %d walking", n, steps, walked)
+		}
+	}
+}
