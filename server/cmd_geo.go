@@ -414,15 +414,19 @@ func (s *Session) geoSearch(srcIdx int, flags int) {
 		limit = int(count)
 	}
 	shape.prepare()
-	points := geoMembersInShape(z, &shape, limit)
+	sc := &s.geo
+	defer sc.release()
+	points := geoMembersInShape(z, &shape, limit, sc)
 	if len(points) == 0 && storeKey == nil {
 		s.W.Array(0)
 		return
 	}
-	points = geoSortPoints(points, &shape, sortDir, count)
-	for i := range points {
-		points[i].exactDist(&shape)
-		points[i].dist /= shape.conversion
+	points = sc.sortPoints(points, &shape, sortDir, int(min(count, math.MaxInt32)))
+	if withDist || storeDist {
+		for i := range points {
+			points[i].exactDist(&shape)
+			points[i].dist /= shape.conversion
+		}
 	}
 	if storeKey != nil {
 		pairs := make([]zpair, len(points))
@@ -463,25 +467,38 @@ func (s *Session) geoSearch(srcIdx int, flags int) {
 	}
 }
 
-// geoSortPoints sorts the points by exact distance, ascending for dir 1
-// and descending for -1 (ties in the order found), and keeps the first
-// count if count > 0. Only the distances that can decide the order or the
-// selection are made exact: the points are first sorted by their fast
-// distances, and exact ones are computed for the first count and for the
-// points after them whose fast distance is within the error bound of the
-// last of them, which the exact sort then orders.
-func geoSortPoints(points []geoPoint, sh *geoShape, dir int, count int64) []geoPoint {
+// sortPoints sorts the points by exact distance, ascending for dir 1 and
+// descending for -1 (ties in the order found), and keeps the first count
+// if count > 0. Only the distances that decide the order or the selection
+// are made exact. With a count, the points that can be among the first
+// count are those whose fast distance is within three error bounds of the
+// count-th smallest (largest) fast distance, found with a heap; the rest
+// are left out. The candidates are sorted by fast distance; where
+// neighbours' error intervals overlap, the run of them is sorted again by
+// exact distance. Runs that do not overlap are ordered by the fast
+// distances already, since the error bound grows with the distance.
+func (sc *geoScratch) sortPoints(points []geoPoint, sh *geoShape, dir int, count int) []geoPoint {
 	if dir == 0 {
-		if count > 0 && int64(len(points)) > count {
+		if count > 0 && len(points) > count {
 			points = points[:count]
 		}
 		return points
 	}
-	// The position found breaks ties, as a stable sort would.
-	order := make([]int32, len(points))
-	for i := range order {
-		order[i] = int32(i)
+	order := sc.order[:0]
+	if count > 0 && len(points) > count {
+		t := sc.kth(points, count, dir)
+		for i, p := range points {
+			if dir > 0 && p.dist <= t*(1+3*geoFastRel)+3*geoFastAbs || dir < 0 && p.dist >= t*(1-3*geoFastRel)-3*geoFastAbs {
+				order = append(order, int32(i))
+			}
+		}
+	} else {
+		for i := range points {
+			order = append(order, int32(i))
+		}
 	}
+	sc.order = order
+	// The position found breaks ties, as a stable sort would.
 	byDist := func(i, j int32) int {
 		c := cmpFloat(points[i].dist, points[j].dist)
 		if dir < 0 {
@@ -492,33 +509,78 @@ func geoSortPoints(points []geoPoint, sh *geoShape, dir int, count int64) []geoP
 		}
 		return c
 	}
-	if count > 0 && int64(len(points)) > count {
-		slices.SortFunc(order, byDist)
-		// Any point whose exact distance could come before or tie the
-		// count-th point's is within three error bounds of it.
-		t := points[order[count-1]].dist
-		decided := int(count)
-		for decided < len(order) {
-			d := points[order[decided]].dist
-			if dir > 0 && d > t*(1+3*geoFastRel)+3*geoFastAbs || dir < 0 && d < t*(1-3*geoFastRel)-3*geoFastAbs {
-				break
-			}
-			decided++
-		}
-		order = order[:decided]
-	}
-	for _, i := range order {
-		points[i].exactDist(sh)
-	}
 	slices.SortFunc(order, byDist)
-	if count > 0 && int64(len(order)) > count {
+	for j := 0; j < len(order); {
+		k := j + 1
+		for k < len(order) && points[order[k-1]].overlaps(&points[order[k]]) {
+			k++
+		}
+		if k-j > 1 {
+			for _, i := range order[j:k] {
+				points[i].exactDist(sh)
+			}
+			slices.SortFunc(order[j:k], byDist)
+		}
+		j = k
+	}
+	if count > 0 && len(order) > count {
 		order = order[:count]
 	}
-	sorted := make([]geoPoint, len(order))
-	for k, i := range order {
-		sorted[k] = points[i]
+	sorted := slices.Grow(sc.spare[:0], len(order))
+	for _, i := range order {
+		sorted = append(sorted, points[i])
 	}
+	sc.setSpare(sorted)
 	return sorted
+}
+
+// overlaps reports whether the exact distances of p and q could be in
+// either order or equal, given the fast distances' error bound. The bound
+// is taken for exact distances too, so that both ends of a distance's
+// interval grow with the distance.
+func (p *geoPoint) overlaps(q *geoPoint) bool {
+	return math.Abs(p.dist-q.dist) <= (p.dist+q.dist)*geoFastRel+2*geoFastAbs
+}
+
+// kth returns the count-th smallest distance of the points for dir 1, the
+// count-th largest for -1, with count <= len(points): the top of a heap
+// of the count best.
+func (sc *geoScratch) kth(points []geoPoint, count int, dir int) float64 {
+	h := sc.heap[:0]
+	sign := float64(dir)
+	for _, p := range points {
+		v := sign * p.dist
+		switch {
+		case len(h) < count:
+			h = append(h, v)
+			for c := len(h) - 1; c > 0; {
+				up := (c - 1) / 2
+				if h[up] >= h[c] {
+					break
+				}
+				h[up], h[c] = h[c], h[up]
+				c = up
+			}
+		case v < h[0]:
+			h[0] = v
+			for c := 0; ; {
+				big := c
+				if l := 2*c + 1; l < len(h) && h[l] > h[big] {
+					big = l
+				}
+				if r := 2*c + 2; r < len(h) && h[r] > h[big] {
+					big = r
+				}
+				if big == c {
+					break
+				}
+				h[c], h[big] = h[big], h[c]
+				c = big
+			}
+		}
+	}
+	sc.heap = h
+	return sign * h[0]
 }
 
 func cmpInt32(a, b int32) int {
@@ -585,18 +647,22 @@ func (s *Session) geoParseBox(args [][]byte, shape *geoShape) bool {
 	return true
 }
 
-// geoMembersInShape returns the members of z inside the shape, cell by
-// cell in Redis's order (the centre cell, then its neighbours, skipping a
-// neighbour equal to the cell searched before it), members of a cell in
-// score order; with limit > 0 it stops once it has limit members.
+// geoMembersInShape appends to points the members of z inside the shape,
+// cell by cell in Redis's order (the centre cell, then its neighbours,
+// skipping a neighbour equal to the cell searched before it), members of a
+// cell in score order; with limit > 0 it stops once it has limit members.
+// It is the members Redis finds, but it walks only the part of each cell
+// inside the rectangle that bounds the shape (searchRect), jumping over the
+// runs of members outside it, which make most of a cell.
 //
 // Walking a cell's members is chasing the links of nodes spread over the
 // heap, one cache miss per member. The cells' walks are independent, so
 // without a limit they go in step, a few members of every cell at a time,
 // for the processor to wait for all their misses at once; the members
 // found are then put back in cell order.
-func geoMembersInShape(z *keyspace.ZSet, shape *geoShape, limit int) []geoPoint {
+func geoMembersInShape(z *keyspace.ZSet, shape *geoShape, limit int, sc *geoScratch) []geoPoint {
 	cells := shape.cells()
+	bound := shape.searchRect()
 	var walks [9]geoWalk
 	nw := 0
 	last := 0
@@ -605,31 +671,95 @@ func geoMembersInShape(z *keyspace.ZSet, shape *geoShape, limit int) []geoPoint 
 			continue
 		}
 		last = i
-		r := keyspace.ScoreRange{Min: float64(c.align52()), Max: float64(geoBits{c.bits + 1, c.step}.align52()), MaxEx: true}
+		rect := geoCellRect(c).intersect(bound)
+		if rect.empty() {
+			continue
+		}
+		// The cell's end as Redis computes it, for the same members in
+		// the cells that overflow 52 bits, where scores are rounded.
+		r := keyspace.ScoreRange{Min: float64(rect.first()), Max: float64(geoBits{c.bits + 1, c.step}.align52()), MaxEx: true}
 		if n := z.FirstInScore(&r); n.Valid() {
-			walks[nw] = geoWalk{next: n, end: r.Max, cell: uint8(nw)}
+			walks[nw] = geoWalk{next: n, end: r.Max, rect: rect, cell: uint8(nw)}
 			nw++
 		}
 	}
-	points := make([]geoPoint, 0, 256)
+	points := sc.points[:0]
 	if limit > 0 {
 		for k := 0; k < nw && len(points) < limit; k++ {
 			points = geoWalkCells(walks[k:k+1], shape, points, limit)
 		}
+		sc.setPoints(points)
 		return points
 	}
 	points = geoWalkCells(walks[:nw], shape, points, 0)
+	sc.setPoints(points)
 	if nw > 1 {
-		slices.SortStableFunc(points, func(a, b geoPoint) int { return int(a.cell) - int(b.cell) })
+		// Back in cell order, a counting sort.
+		var at [10]int
+		for _, p := range points {
+			at[p.cell+1]++
+		}
+		for k := 1; k <= nw; k++ {
+			at[k] += at[k-1]
+		}
+		sorted := slices.Grow(sc.spare[:0], len(points))[:len(points)]
+		for _, p := range points {
+			sorted[at[p.cell]] = p
+			at[p.cell]++
+		}
+		sc.setSpare(points)
+		sc.setPoints(sorted)
+		points = sorted
 	}
 	return points
 }
 
-// geoWalk is the walk of one cell's members: the next node to test and
-// the cell's end score (exclusive).
+// geoScratch holds the buffers a session's searches reuse, so that a
+// search allocates nothing once they have grown: the points found, a
+// second array to reorder them into, the order of a sort and the heap of
+// a selection.
+type geoScratch struct {
+	points, spare []geoPoint
+	used          int // the most elements of either array set since release
+	order         []int32
+	heap          []float64
+}
+
+func (sc *geoScratch) setPoints(p []geoPoint) {
+	sc.points = p
+	sc.used = max(sc.used, len(p))
+}
+
+func (sc *geoScratch) setSpare(p []geoPoint) {
+	sc.spare = p
+	sc.used = max(sc.used, len(p))
+}
+
+// release clears the points, which hold members that must not outlive
+// their set, and drops buffers grown beyond what a usual search needs.
+func (sc *geoScratch) release() {
+	for _, p := range []*[]geoPoint{&sc.points, &sc.spare} {
+		b := *p
+		clear(b[:min(sc.used, cap(b))])
+		if cap(b) > 1<<12 {
+			b = nil
+		}
+		*p = b[:0]
+	}
+	sc.used = 0
+	if cap(sc.order) > 1<<12 {
+		sc.order, sc.heap = nil, nil
+	}
+}
+
+// geoWalk is the walk of one cell's members inside a rectangle: the next
+// node to look at, the end score (exclusive), and the score it is jumping
+// to while above the node's.
 type geoWalk struct {
 	next keyspace.ZPos
 	end  float64
+	seek float64
+	rect geoRect
 	cell uint8
 }
 
@@ -639,9 +769,11 @@ type geoWalk struct {
 func geoWalkCells(walks []geoWalk, shape *geoShape, points []geoPoint, limit int) []geoPoint {
 	const batch = 16
 	var nodes [9][batch]keyspace.ZPos
+	var scores [9][batch]float64
 	var got [9]int
 	for active := len(walks); active > 0; {
-		// Only loads here, so that the misses of the walks overlap.
+		// Only loads and bit arithmetic here, so that the misses of the
+		// walks overlap.
 		for k := range walks {
 			got[k] = 0
 		}
@@ -652,21 +784,33 @@ func geoWalkCells(walks []geoWalk, shape *geoShape, points []geoPoint, limit int
 				if !n.Valid() {
 					continue
 				}
-				if n.Score() >= w.end {
+				score := n.Score()
+				switch {
+				case score >= w.end:
 					w.next = keyspace.ZPos{}
-					active--
-					continue
+				case score < w.seek:
+					w.next = n.Toward(w.seek)
+				case !w.rect.contains(geoScoreBits(score)):
+					if t, ok := w.rect.next(geoScoreBits(score)); ok {
+						w.seek = float64(t)
+						w.next = n.Toward(w.seek)
+					} else {
+						w.next = keyspace.ZPos{}
+					}
+				default:
+					nodes[k][got[k]] = n
+					scores[k][got[k]] = score
+					got[k]++
+					w.next = n.Next()
 				}
-				nodes[k][got[k]] = n
-				got[k]++
-				if w.next = n.Next(); !w.next.Valid() {
+				if !w.next.Valid() {
 					active--
 				}
 			}
 		}
 		for k := range walks {
-			for _, n := range nodes[k][:got[k]] {
-				score := n.Score()
+			for j, n := range nodes[k][:got[k]] {
+				score := scores[k][j]
 				lon, lat := geoDecodeScore(score)
 				if d, exact, ok := shape.within(lon, lat); ok {
 					points = append(points, geoPoint{member: n.Member(), score: score, dist: d, exact: exact, cell: walks[k].cell})

@@ -162,7 +162,7 @@ func TestGeoFastFilter(t *testing.T) {
 		}
 		for _, dir := range []int{1, -1, 0} {
 			for _, count := range []int64{0, 1, 10, 50} {
-				g := geoSortPoints(slices.Clone(got), &sh, dir, count)
+				g := (&geoScratch{}).sortPoints(slices.Clone(got), &sh, dir, int(count))
 				w := slices.Clone(want)
 				switch dir {
 				case 1:
@@ -207,14 +207,178 @@ func BenchmarkGeoSearch(b *testing.B) {
 	for i := 0; i < 1000000; i++ {
 		z.AddString("m:"+strconv.Itoa(i), float64(geoScore(rng.Float64(), rng.Float64())), keyspace.DefaultZLimits())
 	}
+	var sc geoScratch
+	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		sh := geoShape{lon: rng.Float64(), lat: rng.Float64(), conversion: 1000, radius: 1}
 		sh.prepare()
-		points := geoMembersInShape(z, &sh, 0)
-		points = geoSortPoints(points, &sh, 1, 10)
+		points := geoMembersInShape(z, &sh, 0, &sc)
+		points = sc.sortPoints(points, &sh, 1, 10)
 		for j := range points {
 			points[j].exactDist(&sh)
+		}
+		sc.release()
+	}
+}
+
+// TestGeoRectNext checks the Z-order jump against every position of small
+// rectangles, and of random ones in the full 52 bits.
+func TestGeoRectNext(t *testing.T) {
+	check := func(r geoRect, z uint64, span uint64) {
+		t.Helper()
+		if r.contains(z) {
+			return
+		}
+		want, wantOK := uint64(0), false
+		for y := z + 1; y <= r.last() && y <= z+span; y++ {
+			if r.contains(y) {
+				want, wantOK = y, true
+				break
+			}
+		}
+		got, ok := r.next(z)
+		if !wantOK && z+span < r.last() {
+			// Beyond the brute force's reach: the answer must be a
+			// position of the rectangle past it.
+			if !ok || got <= z+span || !r.contains(got) {
+				t.Fatalf("rect %+v next(%d) = %d %v", r, z, got, ok)
+			}
+			return
+		}
+		if ok != wantOK || got != want {
+			t.Fatalf("rect %+v next(%d) = %d %v, want %d %v", r, z, got, ok, want, wantOK)
+		}
+	}
+	for latLo := uint32(0); latLo < 8; latLo++ {
+		for latHi := latLo; latHi < 8; latHi++ {
+			for lonLo := uint32(0); lonLo < 8; lonLo++ {
+				for lonHi := lonLo; lonHi < 8; lonHi++ {
+					r := geoRect{latLo, latHi, lonLo, lonHi}
+					for z := uint64(0); z < 64; z++ {
+						check(r, z, 64)
+					}
+				}
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 20000 {
+		a, b := uint32(rng.IntN(geoIndexMax+1)), uint32(rng.IntN(geoIndexMax+1))
+		c, d := uint32(rng.IntN(geoIndexMax+1)), uint32(rng.IntN(geoIndexMax+1))
+		if rng.IntN(2) == 0 { // small rectangles, as searches use
+			b, d = min(a+uint32(rng.IntN(300)), geoIndexMax), min(c+uint32(rng.IntN(300)), geoIndexMax)
+		}
+		r := geoRect{min(a, b), max(a, b), min(c, d), max(c, d)}
+		z := r.first() + uint64(rng.Int64N(int64(r.last()-r.first()+1)))
+		if rng.IntN(4) == 0 {
+			z = rng.Uint64N(1 << 52)
+		}
+		check(r, z, 4096)
+	}
+}
+
+// TestGeoSearchRect checks that the rectangle bounding a search holds
+// every position inside the shape: shapes of all sizes, near the poles,
+// the antimeridian and the equator, and points on and around the shape's
+// edge in every direction.
+func TestGeoSearchRect(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	lats := []float64{0, 0.5, -30, 60, 84.9, -85, 80, 45}
+	lons := []float64{0, 179.99, -179.99, 100, -45}
+	for round := range 4000 {
+		sh := geoShape{lon: lons[round%len(lons)] + rng.Float64()*0.01, lat: lats[round/len(lons)%len(lats)] + rng.Float64()*0.01, conversion: 1}
+		sh.lon, sh.lat = min(max(sh.lon, geoLonMin), geoLonMax), min(max(sh.lat, geoLatMin), geoLatMax)
+		sh.radius = math.Pow(10, rng.Float64()*7.5) // 1 m to 30000 km
+		if round%3 == 1 {
+			sh.box, sh.width, sh.height = true, 2*sh.radius*rng.Float64(), 2*sh.radius*rng.Float64()
+		}
+		sh.prepare()
+		r := sh.searchRect()
+		for range 50 {
+			d := sh.radius * (1 + (rng.Float64()-0.5)*1e-3)
+			angle := rng.Float64() * 2 * math.Pi
+			lon := sh.lon + d*math.Cos(angle)/geoEarthRadius/geoDegToRad/math.Cos(sh.lat*geoDegToRad)
+			lat := sh.lat + d*math.Sin(angle)/geoEarthRadius/geoDegToRad
+			if sh.box {
+				lon = sh.lon + (rng.Float64()-0.5)*1.01*sh.width/geoEarthRadius/geoDegToRad/math.Cos(sh.lat*geoDegToRad)
+				lat = sh.lat + (rng.Float64()-0.5)*1.01*sh.height/geoEarthRadius/geoDegToRad
+			}
+			if lon < geoLonMin || lon > geoLonMax || lat < geoLatMin || lat > geoLatMax {
+				continue
+			}
+			score := geoScore(lon, lat)
+			plon, plat := geoDecodeScore(float64(score))
+			var in bool
+			if sh.box {
+				_, _, in = sh.withinExact(plon, plat)
+			} else {
+				in = geoDistance(sh.lon, sh.lat, plon, plat) <= sh.radius
+			}
+			if in && !r.contains(score) {
+				t.Fatalf("round %d: shape %+v: point %v,%v inside it is outside its rectangle %+v", round, sh, plon, plat, r)
+			}
+		}
+	}
+}
+
+// TestGeoMembersInShape checks the search's walk against the walk of every
+// member of Redis's cells: the same members in the same order, packed and
+// skip list sets, circles and boxes of many sizes, with and without a
+// limit.
+func TestGeoMembersInShape(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	lim := keyspace.DefaultZLimits()
+	for round := range 60 {
+		z := keyspace.NewZSet()
+		n := []int{50, 3000, 20000}[round%3]
+		// Wide spreads put members and centres on the clamped edges of
+		// the map, where the positions overflow 52 bits.
+		spread := []float64{0.01, 1, 40, 100}[round/3%4]
+		for i := range n {
+			lon := min(max(rng.NormFloat64()*spread, geoLonMin), geoLonMax)
+			lat := min(max(rng.NormFloat64()*spread, geoLatMin), geoLatMax)
+			z.AddString(strconv.Itoa(i), float64(geoScore(lon, lat)), lim)
+		}
+		var sc geoScratch
+		for q := range 20 {
+			sh := geoShape{lon: rng.NormFloat64() * spread, lat: rng.NormFloat64() * spread, conversion: 1}
+			sh.lon, sh.lat = min(max(sh.lon, geoLonMin), geoLonMax), min(max(sh.lat, geoLatMin), geoLatMax)
+			sh.radius = spread * 111000 * math.Pow(10, rng.Float64()*2-1.5)
+			if q%2 == 1 {
+				sh.box, sh.width, sh.height = true, 2*sh.radius*rng.Float64(), 2*sh.radius*rng.Float64()
+			}
+			sh.prepare()
+			var want []string
+			cells := sh.cells()
+			last := 0
+			for i, c := range cells {
+				if c.zero() || last != 0 && c == cells[last] {
+					continue
+				}
+				last = i
+				r := keyspace.ScoreRange{Min: float64(c.align52()), Max: float64(geoBits{c.bits + 1, c.step}.align52()), MaxEx: true}
+				for x := z.FirstInScore(&r); x.Valid() && x.Score() < r.Max; x = x.Next() {
+					lon, lat := geoDecodeScore(x.Score())
+					if _, _, ok := sh.within(lon, lat); ok {
+						want = append(want, x.Member())
+					}
+				}
+			}
+			for _, limit := range []int{0, 1, 7} {
+				var got []string
+				for _, p := range geoMembersInShape(z, &sh, limit, &sc) {
+					got = append(got, p.member)
+				}
+				sc.release()
+				w := want
+				if limit > 0 && len(w) > limit {
+					w = w[:limit]
+				}
+				if !slices.Equal(got, w) {
+					t.Fatalf("round %d query %d limit %d: found %d members %v, want %d %v", round, q, limit, len(got), got, len(w), w)
+				}
+			}
 		}
 	}
 }

@@ -588,8 +588,9 @@ func (s *Session) zaddScores(f zaddFlags, scores []float64, first, stride int) {
 	for j := 0; j < pairs; j++ {
 		member := s.Args[first+stride*j]
 		score = scores[j]
-		cur, exists := z.Score(member)
+		at, exists := z.Find(member)
 		if exists {
+			cur := at.Score()
 			if nx {
 				continue
 			}
@@ -605,7 +606,7 @@ func (s *Session) zaddScores(f zaddFlags, scores []float64, first, stride int) {
 			}
 			processed++
 			if score != cur {
-				_, stored := z.Store(member, score, lim)
+				stored := z.Update(at, member, score, lim)
 				updated++
 				eff.addScore(stored)
 				eff.add(member)
@@ -616,7 +617,7 @@ func (s *Session) zaddScores(f zaddFlags, scores []float64, first, stride int) {
 			continue
 		}
 		processed++
-		_, stored := z.Store(member, score, lim)
+		stored := z.Insert(member, score, lim)
 		added++
 		eff.addScore(stored)
 		eff.add(member)

@@ -575,3 +575,138 @@ func geoAsin(y float64) float64 {
 	a = ddAdd(dd{ddPiO2[0], ddPiO2[1]}, dd{-2 * a.hi, -2 * a.lo})
 	return a.hi + a.lo
 }
+
+// geoRect is a rectangle of positions: the latitude indexes (a position's
+// even bits) latLo to latHi and the longitude indexes (its odd bits) lonLo
+// to lonHi, inclusive. A search walks only the positions of its cells
+// inside the rectangle that bounds its shape.
+type geoRect struct{ latLo, latHi, lonLo, lonHi uint32 }
+
+// geoIndexMax is the largest coordinate index: 26 bits, and one more for
+// the latitude or longitude at the top of its range, whose index overflows
+// into bit 26 as in Redis (the positions beyond 52 bits).
+const geoIndexMax = 1 << geoStepMax
+
+func (r geoRect) empty() bool { return r.latLo > r.latHi || r.lonLo > r.lonHi }
+
+// intersect returns the rectangle common to r and o.
+func (r geoRect) intersect(o geoRect) geoRect {
+	return geoRect{max(r.latLo, o.latLo), min(r.latHi, o.latHi), max(r.lonLo, o.lonLo), min(r.lonHi, o.lonHi)}
+}
+
+// geoCellRect returns the rectangle of the positions of a cell.
+func geoCellRect(h geoBits) geoRect {
+	lat, lon := uint32(geoSquash(h.bits)), uint32(geoSquash(h.bits>>1))
+	shift := geoStepMax - uint(h.step)
+	return geoRect{lat << shift, (lat+1)<<shift - 1, lon << shift, (lon+1)<<shift - 1}
+}
+
+// contains reports whether the position z is inside the rectangle.
+func (r geoRect) contains(z uint64) bool {
+	lat, lon := uint32(geoSquash(z)), uint32(geoSquash(z>>1))
+	return lat >= r.latLo && lat <= r.latHi && lon >= r.lonLo && lon <= r.lonHi
+}
+
+// first and last return the lowest and highest position inside the
+// rectangle: the interleaving orders positions by each coordinate.
+func (r geoRect) first() uint64 { return geoInterleave(r.latLo, r.lonLo) }
+func (r geoRect) last() uint64  { return geoInterleave(r.latHi, r.lonHi) }
+
+// next returns the lowest position inside the rectangle above z, which is
+// outside it; false when there is none. It is the "BIGMIN" computation of
+// Tropf and Herzog's range search on a Z-order curve: going down the bits,
+// where z, the rectangle's first and its last position differ, either the
+// answer is decided or the rectangle is cut in two along that bit's
+// coordinate and the search goes on in the half z is in, remembering the
+// first position of the upper half as the answer should z's half hold
+// none above z.
+func (r geoRect) next(z uint64) (uint64, bool) {
+	const latBits, lonBits = 0x5555555555555555, 0xaaaaaaaaaaaaaaaa
+	lo, hi := r.first(), r.last()
+	var found uint64
+	ok := false
+	for p := 2*geoStepMax + 1; p >= 0; p-- {
+		bit := uint64(1) << p
+		dim := uint64(latBits)
+		if p&1 == 1 {
+			dim = lonBits
+		}
+		below := dim & (bit - 1) // the lower bits of the same coordinate
+		switch zb, lb, hb := z&bit != 0, lo&bit != 0, hi&bit != 0; {
+		case !zb && !lb && hb:
+			// Cut: the upper half starts at lo with this bit set and the
+			// coordinate's lower bits clear; z goes on in the lower half.
+			found, ok = lo&^below|bit, true
+			hi = hi&^bit | below
+		case !zb && lb && hb:
+			// The whole remaining rectangle is above z.
+			return lo, true
+		case zb && !lb && !hb:
+			// The whole remaining rectangle is below z.
+			return found, ok
+		case zb && !lb && hb:
+			// z is in the upper half: go on there.
+			lo = lo&^below | bit
+		}
+	}
+	return found, ok
+}
+
+// geoLatIndex and geoLonIndex return the index of the 26-bit cell column
+// holding a coordinate, clamped to the grid.
+func geoLatIndex(lat float64) uint32 {
+	return geoIndex((lat - geoLatMin) / (geoLatMax - geoLatMin))
+}
+
+func geoLonIndex(lon float64) uint32 {
+	return geoIndex((lon - geoLonMin) / (geoLonMax - geoLonMin))
+}
+
+func geoIndex(frac float64) uint32 {
+	v := math.Floor(frac * (1 << geoStepMax))
+	return uint32(min(max(v, 0), geoIndexMax))
+}
+
+// searchRect returns a rectangle outside of which no position is inside
+// the shape, with a margin far above the rounding of the distance
+// formulas: the latitudes within the radius (or half the height), since a
+// great-circle distance is at least the distance between the latitudes,
+// and the longitudes a point of those latitudes can differ by and still
+// be within the radius (half the width), by the haversine formula. A
+// shape that reaches a pole or the antimeridian gets every longitude.
+func (sh *geoShape) searchRect() geoRect {
+	const rel, abs = 1e-9, 1e-12 // radians
+	halfLat, halfLon := sh.radius, sh.radius
+	if sh.box {
+		halfLat, halfLon = sh.height/2, sh.width/2
+	}
+	halfLat, halfLon = halfLat*sh.conversion, halfLon*sh.conversion
+	dLat := (halfLat/geoEarthRadius*(1+rel) + abs) / geoDegToRad
+	latLo, latHi := sh.lat-dLat, sh.lat+dLat
+	r := geoRect{geoLatIndex(latLo), geoLatIndex(latHi), 0, geoIndexMax}
+	// One column more each side covers positions decoded onto a
+	// column's edge.
+	r.latLo, r.latHi = max(r.latLo, 1)-1, min(r.latHi+1, geoIndexMax)
+	far := max(math.Abs(latLo), math.Abs(latHi))
+	half := halfLon / geoEarthRadius / 2 // half the angle, radians
+	if far >= 89 || half >= 1.5 {
+		return r
+	}
+	// A point at latitude lat within the distance has
+	// cos(lat0)·cos(lat)·sin²(dLon/2) <= sin²(d/2R) (circle), or
+	// cos²(lat)·sin²(dLon/2) <= sin²(w/2R) along its latitude (box).
+	s := math.Sin(half) / math.Cos(far*geoDegToRad)
+	if !sh.box {
+		s = math.Sin(half) / math.Sqrt(math.Cos(sh.lat*geoDegToRad)*math.Cos(far*geoDegToRad))
+	}
+	if s >= 0.99 {
+		return r
+	}
+	dLon := (2*math.Asin(s)*(1+rel) + abs) / geoDegToRad
+	lonLo, lonHi := sh.lon-dLon, sh.lon+dLon
+	if lonLo < geoLonMin || lonHi > geoLonMax {
+		return r
+	}
+	r.lonLo, r.lonHi = max(geoLonIndex(lonLo), 1)-1, min(geoLonIndex(lonHi)+1, geoIndexMax)
+	return r
+}

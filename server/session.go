@@ -72,6 +72,8 @@ type Session struct {
 	oom bool
 	// acctKeys is accountKeys' scratch list.
 	acctKeys [][]byte
+	// geo holds the buffers of the GEO searches (cmd_geo.go).
+	geo geoScratch
 
 	multi *multiState
 	// multiLen is 1 + the commands queued in an open MULTI, 0 without one,

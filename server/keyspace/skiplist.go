@@ -3,6 +3,7 @@ package keyspace
 import (
 	"math/bits"
 	"math/rand/v2"
+	"strings"
 	"unsafe"
 )
 
@@ -93,6 +94,54 @@ func newZNode(height int, score float64, member string) *znode {
 	return n
 }
 
+// zNodeWith is a node of links L followed by the bytes M of its member, so
+// that a new member costs one allocation (newZNodeCopy).
+type zNodeWith[L, M any] struct {
+	node znode
+	lv   L
+	mb   M
+}
+
+// allocZNodeWith allocates a zNodeWith and returns its node and member
+// bytes.
+func allocZNodeWith[L, M any]() (*znode, []byte) {
+	a := new(zNodeWith[L, M])
+	return &a.node, unsafe.Slice((*byte)(unsafe.Pointer(&a.mb)), unsafe.Sizeof(a.mb))
+}
+
+// newZNodeCopy is newZNode for a member it copies: into the node's own
+// allocation when the node is up to four levels high and the member up to
+// 32 bytes, as most are.
+func newZNodeCopy(height int, score float64, member string) *znode {
+	if height > 4 || len(member) > 32 || len(member) == 0 {
+		return newZNode(height, score, strings.Clone(member))
+	}
+	var n *znode
+	var mb []byte
+	small := len(member) <= 16
+	switch {
+	case height == 1 && small:
+		n, mb = allocZNodeWith[[1]zlevel, [16]byte]()
+	case height == 1:
+		n, mb = allocZNodeWith[[1]zlevel, [32]byte]()
+	case height == 2 && small:
+		n, mb = allocZNodeWith[[2]zlevel, [16]byte]()
+	case height == 2:
+		n, mb = allocZNodeWith[[2]zlevel, [32]byte]()
+	case height == 3 && small:
+		n, mb = allocZNodeWith[[3]zlevel, [16]byte]()
+	case height == 3:
+		n, mb = allocZNodeWith[[3]zlevel, [32]byte]()
+	case small:
+		n, mb = allocZNodeWith[[4]zlevel, [16]byte]()
+	default:
+		n, mb = allocZNodeWith[[4]zlevel, [32]byte]()
+	}
+	copy(mb, member)
+	n.score, n.member, n.height = score, unsafe.String(&mb[0], len(member)), height
+	return n
+}
+
 // setNext makes n's link at level i point to next, noting next's score.
 func (l *zlevel) setNext(next *znode) {
 	l.next = next
@@ -146,9 +195,14 @@ func (sl *skipList) search(score float64, member string, update *[skipMaxLevel]*
 }
 
 // insert adds (score, member), which must not be present, and returns its
-// node.
-func (sl *skipList) insert(score float64, member string) *znode {
-	n := newZNode(randomHeight(), score, member)
+// node. owned says member may be kept as is; otherwise it is copied.
+func (sl *skipList) insert(score float64, member string, owned bool) *znode {
+	var n *znode
+	if owned {
+		n = newZNode(randomHeight(), score, member)
+	} else {
+		n = newZNodeCopy(randomHeight(), score, member)
+	}
 	sl.link(n)
 	return n
 }
@@ -232,26 +286,22 @@ func (sl *skipList) delete(score float64, member string) *znode {
 	return x
 }
 
-// updateScore moves the element (cur, member) to score and returns its
-// node. The node stays in place when the order allows it.
-func (sl *skipList) updateScore(cur float64, member string, score float64) *znode {
+// updateScore moves the node x to score. It stays in place when the order
+// allows it.
+func (sl *skipList) updateScore(x *znode, score float64) {
 	var update [skipMaxLevel]*znode
-	x := sl.find(cur, member, &update)
-	if x == nil {
-		return nil
-	}
+	sl.search(x.score, x.member, &update, nil)
 	next := x.level(0).next
-	if (x.prev == nil || x.prev.before(score, member)) && (next == nil || !next.before(score, member)) {
+	if (x.prev == nil || x.prev.before(score, x.member)) && (next == nil || !next.before(score, x.member)) {
 		x.score = score
 		for i := range x.height {
 			update[i].level(i).score = score
 		}
-		return x
+		return
 	}
 	sl.unlink(x, &update)
 	x.score = score
 	sl.link(x)
-	return x
 }
 
 // rank returns the 1-based rank of (score, member), 0 if absent.

@@ -1,7 +1,6 @@
 package keyspace
 
 import (
-	"strings"
 	"sync/atomic"
 	"unsafe"
 )
@@ -47,9 +46,10 @@ type ZSet struct {
 	big *zbig
 }
 
-// zbig is the large form of a sorted set.
+// zbig is the large form of a sorted set. The map leads from a member to
+// its node, so that an update of a member's score looks the member up once.
 type zbig struct {
-	dict  map[string]float64
+	dict  map[string]*znode
 	sl    skipList
 	bytes int // total length of the members
 }
@@ -69,7 +69,7 @@ func NewZSetSized(n, maxLen int, lim ZLimits) *ZSet {
 }
 
 func newZBig(n int) *zbig {
-	b := &zbig{dict: make(map[string]float64, min(n, 1<<16))}
+	b := &zbig{dict: make(map[string]*znode, min(n, 1<<16))}
 	b.sl.init()
 	return b
 }
@@ -117,8 +117,10 @@ func (z *ZSet) ScoreString(member string) (float64, bool) {
 		_, _, _, s, ok := zpackFind(z.packed(), member)
 		return s, ok
 	}
-	s, ok := z.big.dict[member]
-	return s, ok
+	if x, ok := z.big.dict[member]; ok {
+		return x.score, true
+	}
+	return 0, false
 }
 
 // Add sets member's score, adding the member (copied) if it is new, and
@@ -224,21 +226,63 @@ func (z *ZSet) Fit(lim ZLimits) {
 
 // put adds or updates member in the skip list.
 func (z *zbig) put(member string, owned bool, score float64) (bool, float64) {
-	if cur, ok := z.dict[member]; ok {
-		if score == cur {
-			return false, cur
+	if x, ok := z.dict[member]; ok {
+		if score != x.score {
+			z.sl.updateScore(x, score)
 		}
-		x := z.sl.updateScore(cur, member, score)
-		z.dict[x.member] = score
-		return false, score
+		return false, x.score // an equal score keeps the stored one (-0)
 	}
-	if !owned {
-		member = strings.Clone(member)
-	}
-	z.sl.insert(score, member)
-	z.dict[member] = score
-	z.bytes += len(member)
+	z.insert(member, owned, score)
 	return true, score
+}
+
+// insert adds member, which is not in the set; owned says member may be
+// kept as is, else it is copied.
+func (z *zbig) insert(member string, owned bool, score float64) {
+	x := z.sl.insert(score, member, owned)
+	z.dict[x.member] = x
+	z.bytes += len(member)
+}
+
+// Find returns member's element and whether it is in the set, for
+// Update: a sorted set write that reads the score first looks the member
+// up once.
+func (z *ZSet) Find(member []byte) (ZPos, bool) {
+	if z.big == nil {
+		off, next, rank, _, ok := zpackFind(z.packed(), view(member))
+		if !ok {
+			return ZPos{}, false
+		}
+		return ZPos{z: z, off: int32(off), next: int32(next), rank: int32(rank)}, true
+	}
+	x, ok := z.big.dict[view(member)]
+	return ZPos{node: x}, ok
+}
+
+// Update sets the score of the element p, which Find returned for member
+// with no change to the set since, and returns the score as stored (a
+// packed set turns -0 into 0).
+func (z *ZSet) Update(p ZPos, member []byte, score float64, lim ZLimits) float64 {
+	if p.node == nil {
+		_, stored := z.put(view(member), false, score, lim)
+		return stored
+	}
+	if score != p.node.score {
+		z.big.sl.updateScore(p.node, score)
+	}
+	return p.node.score
+}
+
+// Insert adds member, which Find found absent with no change to the set
+// since, and returns the score as stored. A set packed within lim that
+// would outgrow it becomes a skip list.
+func (z *ZSet) Insert(member []byte, score float64, lim ZLimits) float64 {
+	if z.big == nil {
+		_, stored := z.put(view(member), false, score, lim)
+		return stored
+	}
+	z.big.insert(view(member), false, score)
+	return score
 }
 
 // Remove deletes member and reports whether it was there.
@@ -251,11 +295,11 @@ func (z *ZSet) Remove(member []byte) bool {
 		}
 		return ok
 	}
-	score, ok := z.big.dict[view(member)]
+	x, ok := z.big.dict[view(member)]
 	if !ok {
 		return false
 	}
-	x := z.big.sl.delete(score, view(member))
+	z.big.sl.delete(x.score, x.member)
 	z.big.forget(x)
 	return true
 }
@@ -285,11 +329,11 @@ func (z *ZSet) Copy() Object {
 		c := *z
 		return &c
 	}
-	b := &zbig{dict: make(map[string]float64, len(z.big.dict)), bytes: z.big.bytes}
+	b := &zbig{dict: make(map[string]*znode, len(z.big.dict)), bytes: z.big.bytes}
 	b.sl.init()
 	b.sl.cloneFrom(&z.big.sl)
 	for x := b.sl.head.level(0).next; x != nil; x = x.level(0).next {
-		b.dict[x.member] = x.score
+		b.dict[x.member] = x
 	}
 	return &ZSet{big: b}
 }
@@ -350,6 +394,25 @@ func (p ZPos) Next() ZPos {
 	return p.z.packedPos(int(p.next), int(p.rank)+1)
 }
 
+// Toward is one step of a walk from p, whose score is below min, to the
+// first element whose score is at least min: it returns that element (or
+// none) when it is the next one, else an element on the way, reached
+// through p's highest skip list link that stays below min. Repeating it
+// skips d elements in O(log d) steps, touching only the elements it lands
+// on; a search from the top would start over from the head. In a packed
+// set it is Next.
+func (p ZPos) Toward(min float64) ZPos {
+	if p.node == nil {
+		return p.Next()
+	}
+	for i := p.node.height - 1; i > 0; i-- {
+		if l := p.node.level(i); l.next != nil && l.score < min {
+			return ZPos{node: l.next}
+		}
+	}
+	return ZPos{node: p.node.level(0).next}
+}
+
 // Prev returns the preceding element in ascending order, or none. In a
 // packed set it walks from the first entry.
 func (p ZPos) Prev() ZPos {
@@ -404,10 +467,11 @@ func (z *ZSet) Rank(member []byte) (rank int, score float64, ok bool) {
 		_, _, rank, score, ok = zpackFind(z.packed(), view(member))
 		return rank, score, ok
 	}
-	score, ok = z.big.dict[view(member)]
+	x, ok := z.big.dict[view(member)]
 	if !ok {
 		return 0, 0, false
 	}
+	score = x.score
 	return z.big.sl.rank(score, view(member)) - 1, score, true
 }
 

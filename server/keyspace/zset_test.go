@@ -766,6 +766,7 @@ func TestZNodeLayout(t *testing.T) {
 	offsets := []uintptr{
 		unsafe.Offsetof(zNode1{}.lv), unsafe.Offsetof(zNode2{}.lv), unsafe.Offsetof(zNode3{}.lv),
 		unsafe.Offsetof(zNode4{}.lv), unsafe.Offsetof(zNode8{}.lv), unsafe.Offsetof(zNodeMax{}.lv),
+		unsafe.Offsetof(zNodeWith[[1]zlevel, [16]byte]{}.lv), unsafe.Offsetof(zNodeWith[[4]zlevel, [32]byte]{}.lv),
 	}
 	for i, off := range offsets {
 		if off != zlinksOffset {
@@ -775,8 +776,15 @@ func TestZNodeLayout(t *testing.T) {
 	if size := unsafe.Sizeof(zNode1{}); size != 64 {
 		t.Errorf("a node of height 1 is %d bytes, want 64", size)
 	}
-	for h := 1; h <= skipMaxLevel; h++ {
-		n := newZNode(h, float64(h), "m")
+	for k := 1; k <= 2*skipMaxLevel; k++ {
+		// Both kinds of node: links only, and links with the member's
+		// bytes after them (members of 9 to 40 bytes).
+		h, member := k, "m"
+		n := newZNode(h, float64(h), member)
+		if k > skipMaxLevel {
+			h, member = k-skipMaxLevel, strings.Repeat("x", k-skipMaxLevel+8)
+			n = newZNodeCopy(h, float64(h), member)
+		}
 		for i := range h {
 			n.level(i).span = i + 1
 		}
@@ -785,8 +793,43 @@ func TestZNodeLayout(t *testing.T) {
 				t.Fatalf("height %d: level %d reads span %d", h, i, got)
 			}
 		}
-		if n.height != h || n.score != float64(h) || n.member != "m" {
+		if n.height != h || n.score != float64(h) || n.member != member {
 			t.Fatalf("height %d: node header %+v overwritten", h, *n)
+		}
+	}
+}
+
+// TestZPosToward checks that repeating Toward from an element reaches the
+// first element at or above a score, as walking with Next does, in packed
+// and skip list sets with repeated scores, and that it takes fewer steps
+// than the walk over long distances.
+func TestZPosToward(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, n := range []int{100, 5000} {
+		z := NewZSet()
+		for i := range n {
+			z.AddString("m"+strconv.Itoa(i), float64(rng.IntN(n/2)), DefaultZLimits())
+		}
+		steps, walked := 0, 0
+		for range 500 {
+			from := z.ByRank(rng.IntN(n))
+			target := from.Score() + 1 + float64(rng.IntN(n/2))
+			want := from
+			for want.Valid() && want.Score() < target {
+				want = want.Next()
+				walked++
+			}
+			got := from
+			for got.Valid() && got.Score() < target {
+				got = got.Toward(target)
+				steps++
+			}
+			if got.Valid() != want.Valid() || got.Valid() && got.Member() != want.Member() {
+				t.Fatalf("n %d: from %s toward %v reached %v, want %v", n, from.Member(), target, got, want)
+			}
+		}
+		if n > 1000 && steps*5 > walked {
+			t.Errorf("n %d: %d steps toward the targets, %d walking", n, steps, walked)
 		}
 	}
 }
