@@ -153,11 +153,7 @@ func (l *LogWriter) SetPolicy(p Fsync) { l.policy.Store(int32(p)) }
 
 // AppendCommand appends one effect: args run in database db.
 func (l *LogWriter) AppendCommand(db int, args [][]byte) {
-	l.mu.Lock()
-	n := len(l.buf)
-	l.buf = AppendCommand(l.buf, db, args)
-	l.appended.Add(uint64(len(l.buf) - n))
-	l.mu.Unlock()
+	l.add(func(b []byte) []byte { return AppendCommand(b, db, args) })
 }
 
 // AppendUnitCommand appends one effect of transaction unit (nonzero): a
@@ -165,19 +161,20 @@ func (l *LogWriter) AppendCommand(db int, args [][]byte) {
 // that a crash in the middle of an EXEC or a script leaves none of its
 // effects rather than some.
 func (l *LogWriter) AppendUnitCommand(unit uint64, db int, args [][]byte) {
-	l.mu.Lock()
-	n := len(l.buf)
-	l.buf = AppendUnitCommand(l.buf, unit, db, args)
-	l.appended.Add(uint64(len(l.buf) - n))
-	l.mu.Unlock()
+	l.add(func(b []byte) []byte { return AppendUnitCommand(b, unit, db, args) })
 }
 
 // AppendUnitEnd appends the end of transaction unit, after its last
 // effect.
 func (l *LogWriter) AppendUnitEnd(unit uint64) {
+	l.add(func(b []byte) []byte { return AppendUnitEnd(b, unit) })
+}
+
+// add appends under the writer's lock what fill appends to the buffer.
+func (l *LogWriter) add(fill func([]byte) []byte) {
 	l.mu.Lock()
 	n := len(l.buf)
-	l.buf = AppendUnitEnd(l.buf, unit)
+	l.buf = fill(l.buf)
 	l.appended.Add(uint64(len(l.buf) - n))
 	l.mu.Unlock()
 }
@@ -187,39 +184,30 @@ func (l *LogWriter) AppendUnitEnd(unit uint64) {
 // (none when args is nil), as an effect of transaction unit when unit is
 // not 0.
 func (l *LogWriter) AppendEffect(unit uint64, db int, args [][]byte, clientID []byte, wire uint64, lastSeen int64) {
-	l.mu.Lock()
-	n := len(l.buf)
-	if wire != l.lastWire || string(clientID) != l.lastClient {
-		l.lastClient, l.lastWire = string(clientID), wire
-		l.buf = AppendMark(l.buf, Marks{ClientID: l.lastClient, High: wire, LastSeen: lastSeen})
-	}
-	switch {
-	case args == nil:
-	case unit != 0:
-		l.buf = AppendUnitCommand(l.buf, unit, db, args)
-	default:
-		l.buf = AppendCommand(l.buf, db, args)
-	}
-	l.appended.Add(uint64(len(l.buf) - n))
-	l.mu.Unlock()
+	l.add(func(b []byte) []byte {
+		if wire != l.lastWire || string(clientID) != l.lastClient {
+			l.lastClient, l.lastWire = string(clientID), wire
+			b = AppendMark(b, Marks{ClientID: l.lastClient, High: wire, LastSeen: lastSeen})
+		}
+		switch {
+		case args == nil:
+		case unit != 0:
+			b = AppendUnitCommand(b, unit, db, args)
+		default:
+			b = AppendCommand(b, db, args)
+		}
+		return b
+	})
 }
 
 // AppendHistory appends one channel history message.
 func (l *LogWriter) AppendHistory(h *History) {
-	l.mu.Lock()
-	n := len(l.buf)
-	l.buf = AppendHistory(l.buf, h)
-	l.appended.Add(uint64(len(l.buf) - n))
-	l.mu.Unlock()
+	l.add(func(b []byte) []byte { return AppendHistory(b, h) })
 }
 
 // AppendMark appends one DEDUP mark.
 func (l *LogWriter) AppendMark(m Marks) {
-	l.mu.Lock()
-	n := len(l.buf)
-	l.buf = AppendMark(l.buf, m)
-	l.appended.Add(uint64(len(l.buf) - n))
-	l.mu.Unlock()
+	l.add(func(b []byte) []byte { return AppendMark(b, m) })
 }
 
 // Size returns the current file's size, what is still buffered included.
