@@ -290,6 +290,9 @@ func (s *Session) callLocked(cmd *Command) {
 	if timed {
 		start = s.commandStart(cmd)
 	}
+	if s.beforeReply != nil && !s.inExec && !s.inScript {
+		s.beforeReply() // the transport's pushes queued until now go first
+	}
 	n := len(s.W.B)
 	if !s.inDedup {
 		s.scratch = s.scratch[:0]

@@ -131,6 +131,9 @@ type Session struct {
 	// transaction (EXEC, a script, DEDUP).
 	replUnit, replMarked bool
 	replWrap             atomic.Int32
+	// beforeReply, set by the transport (SetBeforeReply), runs before a
+	// command starts its reply.
+	beforeReply func()
 	// logUnit is the append-only log's id for the transaction the running
 	// wrapped command writes (0 until its first effect): its effects are
 	// logged as one unit, ended by endUnit (persist_unit.go).
@@ -234,3 +237,12 @@ func (s *Session) lookupType(key []byte, t keyspace.Type) (e *keyspace.Entry, wr
 	}
 	return e, false
 }
+
+// SetBeforeReply makes fn run, on the session's goroutine, each time a
+// command is about to write its reply (not for the commands inside EXEC
+// or a script, whose replies are parts of one). A transport that queues
+// pushes from other goroutines moves those queued so far into W there, so
+// that a message published before the command ran precedes its reply and
+// one published while it ran follows it, in the order Redis, which runs
+// one command at a time, sends them.
+func (s *Session) SetBeforeReply(fn func()) { s.beforeReply = fn }

@@ -282,6 +282,23 @@ func (c *conn) Buffered() (query, output int) {
 	return int(c.inbound.Load()), int(c.outbound.Load()) + c.Pending()
 }
 
+// takePushes moves the pushes queued so far into s's replies; the session
+// calls it as a command starts its reply (Session.SetBeforeReply): a
+// message published before the command ran reaches the client before its
+// reply, one published while it ran after it (flush), as Redis orders
+// them.
+func (c *conn) takePushes(s *server.Session) {
+	if c.queued.Load() == 0 {
+		return
+	}
+	c.pushMu.Lock()
+	n := len(c.pushBuf)
+	s.W.B = append(s.W.B, c.pushBuf...)
+	c.pushBuf = c.pushBuf[:0]
+	c.pushMu.Unlock()
+	c.queued.Add(-int64(n))
+}
+
 // writePushes runs on the event loop: it writes every queued push at once,
 // then reports what the connection still holds to the engine, which drops
 // subscribers past the pub/sub and the sync output limits. The log is
@@ -372,6 +389,7 @@ func (l *Listener) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	}
 	cc.s = s
 	s.SetPipeline(cc)
+	s.SetBeforeReply(func() { cc.takePushes(s) })
 	gc.SetContext(cc)
 	cc.loop.track(cc)
 	if d := l.srv.KeepAlive(); d > 0 {
@@ -490,12 +508,15 @@ func (l *Listener) flush(gc gnet.Conn, s *server.Session) {
 		s.W.B = s.W.B[:0] // closed for its output limits: nothing more
 		return
 	}
-	if cc, ok := gc.Context().(*conn); ok && cc.queued.Load() > 0 {
-		_ = cc.writePushes(gc, nil) // pushes queued before these replies go first
-	}
 	_, _ = gc.Write(s.W.B)
 	l.srv.AddNetIO(0, len(s.W.B))
 	if cc, ok := gc.Context().(*conn); ok {
+		if cc.queued.Load() > 0 {
+			// Pushes queued while the last request ran (a message
+			// published after a SUBSCRIBE) follow its reply; the earlier
+			// ones are in W already (takePushes).
+			_ = cc.writePushes(gc, nil)
+		}
 		out := gc.OutboundBuffered()
 		cc.outbound.Store(int64(out))
 		s.CheckOutput(out + cc.Pending()) // client-output-buffer-limit
