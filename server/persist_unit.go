@@ -25,20 +25,27 @@ package server
 // the wrapped command running in e's session, drawn at its first effect,
 // or 0 when e stands alone.
 func logUnitOf(e *Effect) uint64 {
-	o := e.Origin
-	if o == nil || e.Kind == EffectMark {
+	if e.Kind == EffectMark {
 		return 0
 	}
-	if o.scriptOf != nil {
-		o = o.scriptOf
-	}
-	if o.replWrap.Load() == 0 {
+	o := e.unitOwner()
+	if o == nil || o.replWrap.Load() == 0 {
 		return 0
 	}
 	if o.logUnit == 0 {
 		o.logUnit = o.srv.persist.units.Add(1)
 	}
 	return o.logUnit
+}
+
+// unitOwner returns the session whose wrapped command (EXEC, script,
+// DEDUP) e belongs to: the script's caller for a command a script ran,
+// else e's origin (nil for an expiry or eviction).
+func (e *Effect) unitOwner() *Session {
+	if o := e.Origin; o != nil && o.scriptOf != nil {
+		return o.scriptOf
+	}
+	return e.Origin
 }
 
 // endUnit ends the transaction of s's wrapped command, once the outermost

@@ -474,10 +474,7 @@ func (srv *Server) feedEffect(e *Effect) {
 	if r.master != nil || r.backlog == nil {
 		return // a replica's stream is its master's (FeedStream)
 	}
-	o := e.Origin
-	if o != nil && o.scriptOf != nil {
-		o = o.scriptOf
-	}
+	o := e.unitOwner()
 	b := r.scratch[:0]
 	if o != nil && !o.replUnit && e.Kind != EffectMark && o.replWrap.Load() > 0 {
 		b = r.openUnit(b, o) // an EXEC's or a script's first effect

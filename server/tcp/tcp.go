@@ -282,18 +282,18 @@ func (c *conn) Buffered() (query, output int) {
 	return int(c.inbound.Load()), int(c.outbound.Load()) + c.Pending()
 }
 
-// takePushes moves the pushes queued so far into s's replies; the session
+// takePushes moves the pushes queued so far into the session's replies; the session
 // calls it as a command starts its reply (Session.SetBeforeReply): a
 // message published before the command ran reaches the client before its
 // reply, one published while it ran after it (flush), as Redis orders
 // them.
-func (c *conn) takePushes(s *server.Session) {
+func (c *conn) takePushes() {
 	if c.queued.Load() == 0 {
 		return
 	}
 	c.pushMu.Lock()
 	n := len(c.pushBuf)
-	s.W.B = append(s.W.B, c.pushBuf...)
+	c.s.W.B = append(c.s.W.B, c.pushBuf...)
 	c.pushBuf = c.pushBuf[:0]
 	c.pushMu.Unlock()
 	c.queued.Add(-int64(n))
@@ -389,7 +389,7 @@ func (l *Listener) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	}
 	cc.s = s
 	s.SetPipeline(cc)
-	s.SetBeforeReply(func() { cc.takePushes(s) })
+	s.SetBeforeReply(cc.takePushes)
 	gc.SetContext(cc)
 	cc.loop.track(cc)
 	if d := l.srv.KeepAlive(); d > 0 {
