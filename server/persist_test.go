@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -196,9 +197,22 @@ func TestPointInTime(t *testing.T) {
 	pexec(s, "SELECT", "0")
 	before := describeServer(srv)
 
+	// The save pauses half way. The rewrite scheduled during the pause
+	// starts once the save has finished, and its own snapshot replaces the
+	// save's: as the rewrite starts its first shard, the save's file is
+	// copied for the check below.
 	paused, resume := make(chan struct{}), make(chan struct{})
-	var pauseOnce sync.Once // the rewrite scheduled below dumps the same shard again
+	var pauseOnce sync.Once // the rewrite dumps the same shard again
+	var starts atomic.Int32
+	saved := make(chan []byte, 1)
 	srv.persist.dumpHook = func(db, shard int) {
+		if db == 0 && shard == keyspace.NumShards-1 && starts.Add(1) == 2 {
+			b, err := os.ReadFile(filepath.Join(dir, snapshot.SnapshotName))
+			if err != nil {
+				t.Error(err)
+			}
+			saved <- b
+		}
 		if db == 0 && shard == keyspace.NumShards/2 {
 			pauseOnce.Do(func() {
 				close(paused)
@@ -247,10 +261,20 @@ func TestPointInTime(t *testing.T) {
 	pexec(s, "SWAPDB", "0", "3")
 	after := describeServer(srv)
 	close(resume)
+	var b []byte
+	select {
+	case b = <-saved:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the scheduled rewrite did not start")
+	}
 	waitSaved(t, srv)
 
+	path := filepath.Join(t.TempDir(), "bgsave.rcd")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	image := keyspace.New(len(srv.ks.DBs), nil)
-	if _, _, _, err := snapshot.Load(filepath.Join(dir, snapshot.SnapshotName), image, nil, 0, false); err != nil {
+	if _, _, _, err := snapshot.Load(path, image, nil, 0, false); err != nil {
 		t.Fatal(err)
 	}
 	if got := describeServer(&Server{ks: image}); got != before {

@@ -124,11 +124,15 @@ func nextLimit(limit, floor, ceil int64, live, goal uint64) int64 {
 // An idle server has no better use for a core than to give that memory
 // back, as Redis's allocator returns its dirty pages in the background:
 // once the heap has allocated next to nothing for idleTicks ticks in a
-// row, and garbage and free pages together come to more than a
-// sixteenth of the live heap plus a MiB, reclaimWhenIdle runs a
-// collection and returns every free page (debug.FreeOSMemory). A busy
-// server never pays for it, and an idle one pays once: afterwards there
-// is nothing left to reclaim until writes come again.
+// row, and either its free pages or what it has allocated since the last
+// reclaim come to more than a sixteenth of the live heap plus a MiB,
+// reclaimWhenIdle runs a collection and returns every free page
+// (debug.FreeOSMemory). What was allocated since is the bound on the
+// garbage: the live heap is only measured by a collection, so data that
+// a FLUSHALL or DEL dropped without allocating anything still counts as
+// live until one runs. A busy server never pays for it, and an idle one
+// pays once: afterwards there is nothing left to reclaim until writes
+// come again.
 
 const (
 	idleTick  = 250 * time.Millisecond
@@ -142,12 +146,11 @@ func reclaimWhenIdle(ctx context.Context) {
 	s := []metrics.Sample{
 		{Name: "/gc/heap/allocs:bytes"},
 		{Name: "/gc/heap/live:bytes"},
-		{Name: "/memory/classes/heap/objects:bytes"},
 		{Name: "/memory/classes/heap/free:bytes"},
 	}
 	t := time.NewTicker(idleTick)
 	defer t.Stop()
-	var last uint64
+	var last, reclaimed uint64
 	idle := 0
 	for {
 		select {
@@ -163,21 +166,18 @@ func reclaimWhenIdle(ctx context.Context) {
 			idle++
 		}
 		last = allocs
-		if idle >= idleTicks && worthReclaiming(s[1].Value.Uint64(), s[2].Value.Uint64(), s[3].Value.Uint64()) {
+		if idle >= idleTicks && worthReclaiming(s[1].Value.Uint64(), allocs-reclaimed, s[2].Value.Uint64()) {
 			debug.FreeOSMemory()
-			idle = 0
+			metrics.Read(s)
+			last, reclaimed, idle = s[0].Value.Uint64(), s[0].Value.Uint64(), 0
 		}
 	}
 }
 
 // worthReclaiming reports whether an idle heap holds enough to give back:
-// its garbage (objects not yet collected beyond the live heap of the last
-// collection) and its free pages not yet returned, against a sixteenth of
-// the live heap plus a MiB.
-func worthReclaiming(live, objects, free uint64) bool {
-	garbage := uint64(0)
-	if objects > live {
-		garbage = objects - live
-	}
-	return garbage+free > live/16+1<<20
+// what it allocated since the last reclaim (at most that much of it can
+// have turned to garbage) or its free pages not yet returned, against a
+// sixteenth of the live heap plus a MiB.
+func worthReclaiming(live, allocated, free uint64) bool {
+	return max(allocated, free) > live/16+1<<20
 }

@@ -37,20 +37,19 @@ func TestNextLimit(t *testing.T) {
 func TestWorthReclaiming(t *testing.T) {
 	const mb = 1 << 20
 	cases := []struct {
-		name                string
-		live, objects, free uint64
-		want                bool
+		name                  string
+		live, allocated, free uint64
+		want                  bool
 	}{
 		{"empty heap", 0, 0, 0, false},
-		{"a MiB of garbage is not enough", 2 * mb, 3 * mb, 0, false},
-		{"garbage past a sixteenth and a MiB", 16 * mb, 18*mb + 1, 0, true},
-		{"free pages count as well", 16 * mb, 16 * mb, 2*mb + 1, true},
-		{"garbage and free pages add up", 16 * mb, 17 * mb, mb + 1, true},
-		{"little of either on a large heap", 1024 * mb, 1040 * mb, 40 * mb, false},
-		{"objects below live after frees", 16 * mb, 15 * mb, 0, false},
+		{"a MiB allocated is not enough", 2 * mb, mb, 0, false},
+		{"allocated past a sixteenth and a MiB", 16 * mb, 2*mb + 1, 0, true},
+		{"free pages count as well", 16 * mb, 0, 2*mb + 1, true},
+		{"little of either on a large heap", 1024 * mb, 40 * mb, 40 * mb, false},
+		{"a whole data set loaded since", 1024 * mb, 1024 * mb, 0, true},
 	}
 	for _, c := range cases {
-		if got := worthReclaiming(c.live, c.objects, c.free); got != c.want {
+		if got := worthReclaiming(c.live, c.allocated, c.free); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
