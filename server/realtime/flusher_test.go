@@ -11,6 +11,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/recached/recached/server/servertest"
+	"github.com/recached/recached/sync/realtime/wire"
 )
 
 // TestPausedReaderGetsEverything: a subscriber that reads nothing while
@@ -80,4 +81,84 @@ func TestPausedReaderGetsEverything(t *testing.T) {
 			t.Fatalf("message %d is %q", i, got)
 		}
 	}
+}
+
+// TestMessagesAfterBurstArrive: after a pass that wrote to many
+// connections the flusher waits for publishing to settle; whatever is
+// published during the burst or the wait, and a message published alone
+// afterwards, reaches every subscriber with nothing published after it
+// (no later publication is needed to end the wait). A message published
+// on a quiet server to one subscriber goes out likewise.
+func TestMessagesAfterBurstArrive(t *testing.T) {
+	r := startRig(t, testKeys, quickOptions(), nil)
+	read := func(ws *websocket.Conn) frame {
+		t.Helper()
+		var f frame
+		_ = ws.SetReadDeadline(time.Now().Add(10 * time.Second)) // a bound, not a timing assertion
+		for {
+			if err := ws.ReadJSON(&f); err != nil {
+				t.Fatalf("read: %v", err)
+			}
+			if f.op() != wire.Heartbeat {
+				return f
+			}
+		}
+	}
+	subscribe := func(channel string) *websocket.Conn {
+		t.Helper()
+		ws, _, err := websocket.DefaultDialer.Dial("ws://"+r.addr+"/?"+keyQuery("k3"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ws.Close() })
+		if f := read(ws); f.op() != wire.Connected {
+			t.Fatalf("got %v, want Connected", f)
+		}
+		if err := ws.WriteJSON(sub("s", channel)); err != nil {
+			t.Fatal(err)
+		}
+		if f := read(ws); f.op() != wire.Ack {
+			t.Fatalf("got %v, want the Subscribe's Ack", f)
+		}
+		return ws
+	}
+	expect := func(ws *websocket.Conn, data string) {
+		t.Helper()
+		if f := read(ws); f.op() != wire.Message || f.str("data") != data {
+			t.Fatalf("got %v, want the message %q", f, data)
+		}
+	}
+
+	subs := make([]*websocket.Conn, 4*burstConns) // each pass is a burst
+	for i := range subs {
+		subs[i] = subscribe("burst")
+	}
+	rc := servertest.Dial(t, r.resp)
+	publish := func(channel, data string) {
+		t.Helper()
+		if _, err := rc.Do("PUBLISH", channel, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The second message is published once the first has reached a
+	// subscriber: while the flusher writes it to the others, or waits
+	// after that pass, and then no more until it has reached everyone.
+	publish("burst", "one")
+	expect(subs[0], "one")
+	publish("burst", "two")
+	for i, ws := range subs {
+		if i > 0 {
+			expect(ws, "one")
+		}
+		expect(ws, "two")
+	}
+	// One more once everything is written: the last thing published.
+	publish("burst", "three")
+	for _, ws := range subs {
+		expect(ws, "three")
+	}
+
+	lone := subscribe("lone")
+	publish("lone", "alone")
+	expect(lone, "alone")
 }

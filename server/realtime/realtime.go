@@ -14,7 +14,9 @@
 // Each connection has one goroutine, its reader, which runs the requests
 // of its frames in order. What the server sends goes through a bounded
 // queue of complete WebSocket frames. Flushers (one per GOMAXPROCS) write
-// each connection's queued frames in one system call; a writer goroutine
+// each connection's queued frames in one system call, and after a burst of
+// fan-out let the publishing settle before the next pass, so that each
+// write carries several publications; a writer goroutine
 // of the connection's own takes over only for a peer that does not keep
 // up, so an idle connection costs its reader and a few hundred bytes. A
 // Message frame is encoded once per publication and the same bytes are
@@ -119,7 +121,7 @@ func New(srv *server.Server, addr string, opts Options) *Listener {
 		perKey: make(map[string]int),
 	}
 	for range runtime.GOMAXPROCS(0) {
-		l.flushers = append(l.flushers, newFlusher())
+		l.flushers = append(l.flushers, newFlusher(&l.last))
 	}
 	l.upgrader = websocket.Upgrader{
 		// The pool lends a write buffer only for the handshake: the
