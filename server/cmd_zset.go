@@ -565,7 +565,7 @@ func (s *Session) zaddScores(f zaddFlags, scores []float64, first, stride int) {
 			return
 		}
 		z = keyspace.NewZSet()
-		s.db.Set(key, &keyspace.Entry{Obj: z, Atime: s.srv.ks.Clock()})
+		s.db.SetObject(key, z)
 	}
 	added, updated, processed := 0, 0, 0
 	var score float64

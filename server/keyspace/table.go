@@ -118,13 +118,16 @@ func (t *part) remove(i int, seed maphash.Seed) {
 }
 
 // resize rehashes the table into the smallest size of the sequence 8,
-// 12, 16, 24, 32, … that holds n entries at most 11/20 full (an empty
-// table has no slots): a table grown at 4/5 full is then 8/15 full.
+// 12, 16, 24, 32, … that holds n entries at most 5/8 full (an empty
+// table has no slots): a table grown at 4/5 full goes to the next size
+// of the sequence and is then 8/15 or 3/5 full. (A bound under 3/5
+// would skip every size 2^k, as 4/5 of 3*2^(k-1) is 3/5 of 2^k: the
+// table would double, and at times sit 2/5 full.)
 func (t *part) resize(n int, seed maphash.Seed) {
 	size := 0
 	if n > 0 {
 		size = minTable
-		for size*11 < n*20 {
+		for size*5 < n*8 {
 			if size&(size-1) == 0 {
 				size += size / 2
 			} else {
