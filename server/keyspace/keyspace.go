@@ -344,6 +344,15 @@ func (db *DB) AddHash(key []byte) *Hash {
 	return h
 }
 
+// AddZSet is AddSet for a sorted set.
+func (db *DB) AddZSet(key []byte) *ZSet {
+	e, _ := allocEntry(key, 0)
+	z := (*ZSet)(unsafe.Pointer(&e.Str))
+	e.Obj = z
+	db.Set(key, e)
+	return z
+}
+
 // Reserve sizes the empty shards of the database for about n keys in all,
 // so that a loader filling it does not grow the tables step by step.
 func (db *DB) Reserve(n int) {

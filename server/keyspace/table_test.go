@@ -235,6 +235,35 @@ func TestCollectionInEntry(t *testing.T) {
 	if e.Obj != own || e.objInside() || e.key() != "u" {
 		t.Fatalf("SetObject stored %v", e.Obj)
 	}
+	// A sorted set's skip list, kept alive by the header's first pointer
+	// alone, survives collections, and a move.
+	z := db.AddZSet([]byte("z"))
+	for i := range 300 {
+		z.AddString(fmt.Sprint("m", i), float64(i), DefaultZLimits())
+		if i%50 == 0 {
+			runtime.GC()
+		}
+	}
+	ze := db.Lookup([]byte("z"))
+	db.Delete([]byte("z"))
+	z = db.Set([]byte("z2"), ze).Obj.(*ZSet)
+	ze = nil
+	runtime.GC()
+	runtime.GC()
+	junk := make([][]byte, 0, 1000)
+	for range 1000 {
+		junk = append(junk, make([]byte, 64))
+	}
+	if z.Encoding() != "skiplist" || z.Len() != 300 || !db.Lookup([]byte("z2")).objInside() {
+		t.Fatalf("sorted set %s of %d", z.Encoding(), z.Len())
+	}
+	for i := range 300 {
+		if sc, ok := z.ScoreString(fmt.Sprint("m", i)); !ok || sc != float64(i) {
+			t.Fatalf("m%d scored %v (%v)", i, sc, ok)
+		}
+	}
+	_ = junk
+
 	// A set kept in its entry turns into a string as any value does.
 	db.AddSet([]byte("v")).Add([]byte("7"), SetMaxIntsetEntries)
 	if e := db.SetString([]byte("v"), []byte("str"), false); e.Obj != nil || string(e.Str) != "str" {
