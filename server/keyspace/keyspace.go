@@ -327,30 +327,25 @@ func (db *DB) SetObject(key []byte, obj Object) *Entry {
 // AddSet stores a new empty set under key (replacing what it held,
 // without a time to live) and returns it. The set is kept in its entry
 // (entry.go): a set stored with SetObject or Set is not.
-func (db *DB) AddSet(key []byte) *Set {
-	e, _ := allocEntry(key, 0)
-	s := (*Set)(unsafe.Pointer(&e.Str))
-	e.Obj = s
-	db.Set(key, e)
-	return s
-}
+func (db *DB) AddSet(key []byte) *Set { return addInside[Set](db, key) }
 
 // AddHash is AddSet for a hash.
-func (db *DB) AddHash(key []byte) *Hash {
-	e, _ := allocEntry(key, 0)
-	h := (*Hash)(unsafe.Pointer(&e.Str))
-	e.Obj = h
-	db.Set(key, e)
-	return h
-}
+func (db *DB) AddHash(key []byte) *Hash { return addInside[Hash](db, key) }
 
 // AddZSet is AddSet for a sorted set.
-func (db *DB) AddZSet(key []byte) *ZSet {
+func (db *DB) AddZSet(key []byte) *ZSet { return addInside[ZSet](db, key) }
+
+// addInside stores a new empty value of type T under key, kept in its
+// entry's Str field (entry.go), and returns it.
+func addInside[T any, PT interface {
+	*T
+	Object
+}](db *DB, key []byte) PT {
 	e, _ := allocEntry(key, 0)
-	z := (*ZSet)(unsafe.Pointer(&e.Str))
-	e.Obj = z
+	v := PT((*T)(unsafe.Pointer(&e.Str)))
+	e.Obj = v
 	db.Set(key, e)
-	return z
+	return v
 }
 
 // Reserve sizes the empty shards of the database for about n keys in all,
