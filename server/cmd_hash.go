@@ -68,15 +68,14 @@ func (s *Session) lookupHash(key []byte) (h *keyspace.Hash, wrong bool) {
 
 // addObject stores a new non-string value under key (no time to live).
 func (s *Session) addObject(key []byte, obj keyspace.Object) {
-	s.db.Set(key, &keyspace.Entry{Obj: obj, Atime: s.srv.ks.Clock()})
+	s.db.SetObject(key, obj)
 }
 
 // hashToWrite returns key's hash h, or a new empty one stored under key
 // when h is nil.
 func (s *Session) hashToWrite(key []byte, h *keyspace.Hash) *keyspace.Hash {
 	if h == nil {
-		h = keyspace.NewHash()
-		s.addObject(key, h)
+		h = s.db.AddHash(key)
 	}
 	return h
 }

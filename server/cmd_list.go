@@ -100,7 +100,7 @@ func (s *Session) listFill() int { return int(s.srv.live.listFill.Load()) }
 // newList stores an empty list under key and returns it.
 func (s *Session) newList(key []byte) *keyspace.List {
 	l := keyspace.NewList(s.listFill())
-	s.db.Set(key, &keyspace.Entry{Obj: l, Atime: s.srv.ks.Clock()})
+	s.db.SetObject(key, l)
 	return l
 }
 

@@ -60,8 +60,7 @@ func cmdSAdd(s *Session) {
 		return
 	}
 	if set == nil {
-		set = keyspace.NewSet()
-		s.addObject(key, set)
+		set = s.db.AddSet(key)
 	}
 	var buf [8][]byte
 	eff := append(buf[:0], bSADD, key)
@@ -278,8 +277,7 @@ func cmdSMove(s *Session) {
 	}
 	var dst *keyspace.Set
 	if dstEntry == nil {
-		dst = keyspace.NewSet()
-		s.addObject(dstKey, dst)
+		dst = s.db.AddSet(dstKey)
 	} else {
 		dst = dstEntry.Obj.(*keyspace.Set)
 	}

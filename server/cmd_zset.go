@@ -527,8 +527,13 @@ options:
 		s.W.Error(errZIncrPair)
 		return
 	}
-	var small [4]float64
+	// Sized once: a score slice grown by append leaves garbage in the
+	// size classes of the entries and packed arrays a load keeps.
+	var small [16]float64
 	scores := small[:0]
+	if pairs > len(small) {
+		scores = make([]float64, 0, pairs)
+	}
 	for j := 0; j < pairs; j++ {
 		f, ok := zparseScore(s.Args[i+2*j])
 		if !ok {
@@ -564,8 +569,7 @@ func (s *Session) zaddScores(f zaddFlags, scores []float64, first, stride int) {
 			}
 			return
 		}
-		z = keyspace.NewZSet()
-		s.db.Set(key, &keyspace.Entry{Obj: z, Atime: s.srv.ks.Clock()})
+		z = s.db.AddZSet(key)
 	}
 	added, updated, processed := 0, 0, 0
 	var score float64

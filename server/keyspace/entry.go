@@ -182,6 +182,9 @@ func keyed(key string, e *Entry) *Entry {
 	} else {
 		ne, _ = allocEntry(unsafe.Slice(unsafe.StringData(key), len(key)), 0)
 		ne.Obj = e.Obj
+		if e.objInside() {
+			ne.embed()
+		}
 	}
 	ne.Atime, ne.freq = e.Atime, e.freq
 	ne.flags |= e.flags &^ (flagInline | flagExtKey | flagKeyShared)
@@ -273,4 +276,67 @@ func (e *Entry) room() []byte {
 		return unsafe.Slice((*byte)(unsafe.Add(p, n)), end-n)[:0]
 	}
 	return nil
+}
+
+// Collections kept in their entry.
+//
+// A Set or a Hash is 16 bytes, a pointer and two lengths, a ZSet 24, and
+// an entry holding one has no use for its Str field: 24 bytes whose first
+// word is a pointer. So the set, hash or sorted set that a command creates
+// for a key (DB.AddSet, DB.AddHash, DB.AddZSet) or a loader stores
+// (DB.Load) is kept there, Obj pointing into the entry itself: a small set
+// is then its entry and its intset, two allocations, where a header of
+// its own would be a third. (A ZSet's second pointer, to its skip list,
+// falls where the collector sees none: its first keeps the skip list
+// alive, ZSet.lp.)
+// Only a string entry's Str is ever read (every reader checks Obj or the
+// type first). An entry moved to another allocation (keyed: RENAME, MOVE)
+// takes its header along: the value is then the new entry's, and the
+// entry left behind must not be used for it any more (a write through
+// the old header would not reach the new one). A caller's own Set or Hash
+// stored with Set (a computed result, a COPY) stays where it is, as the
+// caller may go on using it.
+
+// The headers fit the Str field, with their first pointer where its
+// pointer is: a compile-time check.
+var (
+	_ = [1]struct{}{}[unsafe.Sizeof(Set{})-16+unsafe.Offsetof(Set{}.p)]
+	_ = [1]struct{}{}[unsafe.Sizeof(Hash{})-16+unsafe.Offsetof(Hash{}.p)]
+	_ = [1]struct{}{}[unsafe.Sizeof(ZSet{})-unsafe.Sizeof([]byte{})+unsafe.Offsetof(ZSet{}.lp)]
+)
+
+// objInside reports whether e's value is a Set, a Hash or a ZSet kept in
+// e.
+func (e *Entry) objInside() bool {
+	switch o := e.Obj.(type) {
+	case *Set:
+		return unsafe.Pointer(o) == unsafe.Pointer(&e.Str)
+	case *Hash:
+		return unsafe.Pointer(o) == unsafe.Pointer(&e.Str)
+	case *ZSet:
+		return unsafe.Pointer(o) == unsafe.Pointer(&e.Str)
+	}
+	return false
+}
+
+// embed moves e's Set, Hash or ZSet, which nothing else may go on using,
+// into e's Str field (entries of other types are left as they are).
+func (e *Entry) embed() {
+	switch o := e.Obj.(type) {
+	case *Set:
+		in := (*Set)(unsafe.Pointer(&e.Str))
+		*in = *o
+		e.Obj = in
+	case *Hash:
+		in := (*Hash)(unsafe.Pointer(&e.Str))
+		*in = *o
+		e.Obj = in
+	case *ZSet:
+		in := (*ZSet)(unsafe.Pointer(&e.Str))
+		*in = *o
+		if in.big != nil {
+			in.lp = (*byte)(unsafe.Pointer(in.big))
+		}
+		e.Obj = in
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // NumShards is the number of shards per database, a power of two.
@@ -314,6 +315,39 @@ func (db *DB) Set(key []byte, e *Entry) *Entry {
 	return e
 }
 
+// SetObject stores obj, a new value of any type but string, under key
+// (replacing what it held, without a time to live) and returns the entry,
+// as Set does with a new Entry holding obj.
+func (db *DB) SetObject(key []byte, obj Object) *Entry {
+	e, _ := allocEntry(key, 0)
+	e.Obj = obj
+	return db.Set(key, e)
+}
+
+// AddSet stores a new empty set under key (replacing what it held,
+// without a time to live) and returns it. The set is kept in its entry
+// (entry.go): a set stored with SetObject or Set is not.
+func (db *DB) AddSet(key []byte) *Set { return addInside[Set](db, key) }
+
+// AddHash is AddSet for a hash.
+func (db *DB) AddHash(key []byte) *Hash { return addInside[Hash](db, key) }
+
+// AddZSet is AddSet for a sorted set.
+func (db *DB) AddZSet(key []byte) *ZSet { return addInside[ZSet](db, key) }
+
+// addInside stores a new empty value of type T under key, kept in its
+// entry's Str field (entry.go), and returns it.
+func addInside[T any, PT interface {
+	*T
+	Object
+}](db *DB, key []byte) PT {
+	e, _ := allocEntry(key, 0)
+	v := PT((*T)(unsafe.Pointer(&e.Str)))
+	e.Obj = v
+	db.Set(key, e)
+	return v
+}
+
 // Reserve sizes the empty shards of the database for about n keys in all,
 // so that a loader filling it does not grow the tables step by step.
 func (db *DB) Reserve(n int) {
@@ -334,6 +368,7 @@ func (db *DB) Load(k string, e *Entry, at int64) bool {
 	h := db.hashString(k)
 	s := &db.shards[h&(NumShards-1)]
 	e = keyed(k, e)
+	e.embed()
 	if i := s.t.find(k, h); i >= 0 {
 		s.t.put(i, e)
 		return false

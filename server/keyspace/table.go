@@ -10,8 +10,9 @@ import (
 // probing) of entries, each of which holds its own key (entry.go). A slot is a
 // pointer and a tag byte, 9 bytes, where map[string]*Entry spends 25 bytes
 // a slot on a string header, a pointer and a control byte. A table grows
-// by half when it is 4/5 full, to sizes 2^k and 3*2^(k-1) in turn, so it
-// stays between 1/2 and 4/5 full: about 13 bytes a key.
+// when it is 4/5 full (resize): by half from a size 2^k, then, as every
+// rehash reads every entry's key (a cache miss each), by doubling through
+// the sizes 3*2^k, between 2/5 and 4/5 full: 11 to 23 bytes a key.
 //
 // The tag of a live slot is seven bits of the key's hash plus 2, so that
 // a probe reads an entry (a cache miss) only when the tags match; 0 marks
@@ -119,7 +120,11 @@ func (t *part) remove(i int, seed maphash.Seed) {
 
 // resize rehashes the table into the smallest size of the sequence 8,
 // 12, 16, 24, 32, … that holds n entries at most 11/20 full (an empty
-// table has no slots): a table grown at 4/5 full is then 8/15 full.
+// table has no slots): a table of size 2^k grown at 4/5 full is then 8/15
+// full, one of size 3*2^k 2/5 full. (A bound of 5/8 would step through
+// every size, growing by 1.41 on average and keeping 11 to 17 bytes a key,
+// but moves 2.9 entries per key inserted where this moves 1.25: a million
+// new keys took 2.6 times the rehash time.)
 func (t *part) resize(n int, seed maphash.Seed) {
 	size := 0
 	if n > 0 {

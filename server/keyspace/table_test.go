@@ -176,11 +176,98 @@ func TestSetKeysForeignEntries(t *testing.T) {
 		t.Fatalf("moved entry %q=%q", moved.key(), moved.Str)
 	}
 	h := NewHash()
+	h.Set([]byte("f"), []byte("v"))
 	if !db.Load("c", &Entry{Obj: h}, ks.Now()+10000) {
 		t.Fatal("Load of a new key failed")
 	}
-	if got := db.Lookup([]byte("c")); got == nil || got.Obj != h || got.key() != "c" || !got.HasExpiry() {
+	got := db.Lookup([]byte("c"))
+	if got == nil || got.key() != "c" || !got.HasExpiry() || !got.objInside() {
 		t.Fatalf("loaded %v", got)
+	}
+	if v, ok := got.Obj.(*Hash).Get([]byte("f")); !ok || string(v) != "v" {
+		t.Fatalf("loaded hash holds f=%q (%v)", v, ok)
+	}
+	usedInvariant(t, ks)
+}
+
+// TestCollectionInEntry checks the sets and hashes kept in their entry
+// (entry.go): AddSet and AddHash keep them there, a move to another key
+// takes the header along, and a caller's own set stored with SetObject
+// stays the caller's.
+func TestCollectionInEntry(t *testing.T) {
+	ks := New(1, nil)
+	db := ks.DBs[0]
+	lim := HashLimits{Entries: 128, Value: 64}
+	s := db.AddSet([]byte("s"))
+	h := db.AddHash([]byte("h"))
+	for i := range 600 { // past the intset and listpack limits
+		m := []byte(fmt.Sprint(i))
+		s.Add(m, SetMaxIntsetEntries)
+		h.SetWith(m, m, lim)
+		e := db.Lookup([]byte("s"))
+		if e.Obj != s || !e.objInside() || !db.Lookup([]byte("h")).objInside() {
+			t.Fatalf("after %d members the set or hash left its entry", i+1)
+		}
+		db.Account([]byte("s"))
+		db.Account([]byte("h"))
+	}
+	if s.Encoding() != "hashtable" || h.Encoding() != "hashtable" || s.Len() != 600 || h.Len() != 600 {
+		t.Fatalf("set %s of %d, hash %s of %d", s.Encoding(), s.Len(), h.Encoding(), h.Len())
+	}
+	usedInvariant(t, ks)
+
+	// RENAME: the entry moves to an allocation holding the new key.
+	old := db.Lookup([]byte("s"))
+	db.Delete([]byte("s"))
+	moved := db.Set([]byte("t"), old)
+	ms := moved.Obj.(*Set)
+	if moved == old || !moved.objInside() || ms == s || ms.Len() != 600 || !ms.Has([]byte("599")) {
+		t.Fatalf("moved set: inside %v, len %d", moved.objInside(), ms.Len())
+	}
+	if ms.Add([]byte("new"), SetMaxIntsetEntries); !db.Lookup([]byte("t")).Obj.(*Set).Has([]byte("new")) {
+		t.Fatal("the moved set lost a member")
+	}
+
+	// A caller's set stays the caller's.
+	own := NewSet()
+	own.Add([]byte("1"), SetMaxIntsetEntries)
+	e := db.SetObject([]byte("u"), own)
+	if e.Obj != own || e.objInside() || e.key() != "u" {
+		t.Fatalf("SetObject stored %v", e.Obj)
+	}
+	// A sorted set's skip list, kept alive by the header's first pointer
+	// alone, survives collections, and a move.
+	z := db.AddZSet([]byte("z"))
+	for i := range 300 {
+		z.AddString(fmt.Sprint("m", i), float64(i), DefaultZLimits())
+		if i%50 == 0 {
+			runtime.GC()
+		}
+	}
+	ze := db.Lookup([]byte("z"))
+	db.Delete([]byte("z"))
+	z = db.Set([]byte("z2"), ze).Obj.(*ZSet)
+	ze = nil
+	runtime.GC()
+	runtime.GC()
+	junk := make([][]byte, 0, 1000)
+	for range 1000 {
+		junk = append(junk, make([]byte, 64))
+	}
+	if z.Encoding() != "skiplist" || z.Len() != 300 || !db.Lookup([]byte("z2")).objInside() {
+		t.Fatalf("sorted set %s of %d", z.Encoding(), z.Len())
+	}
+	for i := range 300 {
+		if sc, ok := z.ScoreString(fmt.Sprint("m", i)); !ok || sc != float64(i) {
+			t.Fatalf("m%d scored %v (%v)", i, sc, ok)
+		}
+	}
+	_ = junk
+
+	// A set kept in its entry turns into a string as any value does.
+	db.AddSet([]byte("v")).Add([]byte("7"), SetMaxIntsetEntries)
+	if e := db.SetString([]byte("v"), []byte("str"), false); e.Obj != nil || string(e.Str) != "str" {
+		t.Fatalf("SET over a set left %v %q", e.Obj, e.Str)
 	}
 	usedInvariant(t, ks)
 }

@@ -39,7 +39,9 @@ func (ks *Keyspace) SetZSetLimits(l ZLimits) { ks.zsetLimits.p.Store(&l) }
 type ZSet struct {
 	// The packed form, while big is nil: ln bytes at lp holding n
 	// entries. Kept as a pointer and two lengths so that a ZSet is 24
-	// bytes.
+	// bytes. While big is set, lp points to it as well: a ZSet kept in
+	// its entry's Str field (entry.go) has big where the collector does
+	// not look, and lp keeps it alive.
 	lp  *byte
 	ln  uint32
 	n   uint32
@@ -96,11 +98,12 @@ func (z *ZSet) Len() int {
 // packed returns the packed entries.
 func (z *ZSet) packed() []byte { return unsafe.Slice(z.lp, z.ln) }
 
-// setPacked makes b, holding n entries, the packed entries.
+// setPacked makes b, holding n entries, the packed entries; an empty b
+// leaves lp pointing to big (nil while there is none).
 func (z *ZSet) setPacked(b []byte, n int) {
 	z.lp, z.ln, z.n = unsafe.SliceData(b), uint32(len(b)), uint32(n)
 	if len(b) == 0 {
-		z.lp = nil
+		z.lp = (*byte)(unsafe.Pointer(z.big))
 	}
 }
 

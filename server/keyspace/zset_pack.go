@@ -186,7 +186,12 @@ func (z *ZSet) AddNew(n int, member func(j int) []byte, scores []float64, lim ZL
 	if z.big != nil || z.n != 0 || n > lim.Entries || n > len(scores) {
 		return false
 	}
-	order := make([]int, n)
+	var stack [16]int
+	order := stack[:0]
+	if n > len(stack) {
+		order = make([]int, 0, n)
+	}
+	order = order[:n]
 	size := 0
 	for j := range order {
 		m := member(j)
