@@ -168,10 +168,22 @@ func (s *Session) emit(args ...[]byte) { s.emitKey(args[1], args...) }
 // emitKey is emit for an effect whose key is not args[1]: XGROUP <sub>
 // <key> ….
 func (s *Session) emitKey(key []byte, args ...[]byte) {
+	s.eff.Args = append(s.eff.Args[:0], args...)
+	s.emitArgs(key)
+}
+
+// emitNamed emits the effect name followed by args (the running command's
+// key and arguments), copying them once, into the effect.
+func (s *Session) emitNamed(name []byte, args [][]byte) {
+	s.eff.Args = append(append(s.eff.Args[:0], name), args...)
+	s.emitArgs(args[0])
+}
+
+// emitArgs reports the effect on key whose arguments are in s.eff.Args.
+func (s *Session) emitArgs(key []byte) {
 	s.emitted++
 	e := &s.eff
 	e.Kind, e.DB, e.Key, e.Origin = EffectKey, s.DBIndex, key, s
-	e.Args = append(e.Args[:0], args...)
 	s.markEffect(e)
 	if s.scriptHold != nil {
 		s.scriptHold.holdEffect(e)

@@ -81,8 +81,11 @@ func newSyncer(srv *Server, dbs int) *syncer {
 	return sy
 }
 
-// scopeCheck is the dispatcher's scope hook: unscoped sessions pass at the
-// cost of one comparison.
+// scoped reports whether the session has rights to check, a scope or a
+// channel capability: the dispatcher calls its scope hook for those only.
+func (s *Session) scoped() bool { return s.scope != nil || s.chanScope != nil }
+
+// scopeCheck is the dispatcher's scope hook.
 func scopeCheck(s *Session, cmd *Command) bool {
 	return (s.scope == nil || s.checkScope(cmd)) && (s.chanScope == nil || s.checkChannels(cmd))
 }
