@@ -133,7 +133,12 @@ type EffectHook func(e *Effect)
 
 // publish is the one effect publisher: emit, emitDB, onExpire and emitMark
 // all end here. It counts the change and hands the effect first to the
-// append-only log, then to every hook in the order they were added.
+// append-only log, then to the hooks: those added by AddHookFirst, the
+// engine's own (WATCH, blocked clients, client tracking, sync routing),
+// then those added by AddHook. The engine's are called by name, so that
+// while nobody watches, waits or syncs their checks are inlined and a
+// write nobody listens to makes one direct call (tracking's), not four
+// calls through function values.
 //
 // The log comes first, and this order is a guarantee the transports rely
 // on: by the time a hook (the syncer, a blocked client's wake-up) has
@@ -155,6 +160,13 @@ func (srv *Server) publish(e *Effect) {
 	if l != nil {
 		onEffect(l, e)
 	}
+	for _, h := range srv.firstHooks {
+		h(e)
+	}
+	srv.watches.touch(e.DB, e.Key)
+	srv.blocking.onEffect(e)
+	srv.tracking.onEffect(srv, e)
+	srv.syncer.onEffect(e)
 	for _, h := range srv.hooks {
 		h(e)
 	}

@@ -75,7 +75,6 @@ func newSyncer(srv *Server, dbs int) *syncer {
 		sy.secret = []byte(sec)
 	}
 	sy.scratch.New = func() any { return &routeScratch{} }
-	srv.AddHook(sy.onEffect)
 	srv.resetHooks = append(srv.resetHooks, sy.reset)
 	srv.checkScope = scopeCheck
 	return sy
@@ -201,9 +200,13 @@ func (s *Session) checkScope(cmd *Command) bool {
 // a command of the table, whose Relocates says whether it moves keys
 // between names or databases.
 func (sy *syncer) onEffect(e *Effect) {
-	if !sy.router.Active() {
-		return
+	if sy.router.Active() {
+		sy.routeEffect(e)
 	}
+}
+
+// routeEffect is onEffect while some sync client is registered.
+func (sy *syncer) routeEffect(e *Effect) {
 	sc := sy.scratch.Get().(*routeScratch)
 	defer sy.putScratch(sc)
 	switch e.Kind {
