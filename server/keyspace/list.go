@@ -116,12 +116,18 @@ func (l *List) PushBack(v []byte) {
 
 // PushFront inserts a copy of v at the head.
 func (l *List) PushFront(v []byte) {
+	least := 0
 	if len(l.nodes) == 0 || !l.fits(&l.nodes[0], packedSize(len(v))) {
+		if len(l.nodes) > 0 {
+			// Pushes at the head filled that node: the new one starts
+			// with an eighth of its size, not with a few bytes.
+			least = len(l.nodes[0].b) / 8
+		}
 		l.nodes = slices.Insert(l.nodes, 0, listNode{})
 	}
 	nd := &l.nodes[0]
 	before := len(nd.b)
-	nd.prepend(v, l.headLimit(nd))
+	nd.prepend(v, least, l.headLimit(nd))
 	l.size += len(nd.b) - before
 	l.n++
 }

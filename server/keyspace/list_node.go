@@ -67,8 +67,9 @@ func headCap(n, limit int) int {
 // room before b when there is enough. A node whose head was popped since
 // its array was made (gone > 0), or that has room at the back, shifts its
 // elements along as splice does; any other moves them into a new array
-// with room before them (headCap) for the pushes at the head that follow.
-func (nd *listNode) prepend(v []byte, limit int) {
+// with room before them (headCap, or least bytes in all when that is
+// more) for the pushes at the head that follow.
+func (nd *listNode) prepend(v []byte, least, limit int) {
 	sz := packedSize(len(v))
 	switch {
 	case nd.room() >= sz:
@@ -81,7 +82,7 @@ func (nd *listNode) prepend(v []byte, limit int) {
 		nd.splice(0, 0, v)
 		return
 	default:
-		nd.growFront(headCap(len(nd.b)+sz, limit), sz)
+		nd.growFront(max(headCap(len(nd.b)+sz, limit), min(least, limit)), sz)
 	}
 	putEntry(nd.b, v)
 	nd.n++
