@@ -374,9 +374,13 @@ func (s *Session) releaseBlocked() {
 // the key a RENAME, COPY or MOVE writes; after SWAPDB, every key waited
 // for. It runs under the writer's shard locks.
 func (reg *blockRegistry) onEffect(e *Effect) {
-	if reg.waiting.Load() == 0 {
-		return
+	if reg.waiting.Load() != 0 {
+		reg.markEffect(e)
 	}
+}
+
+// markEffect is onEffect while some client waits.
+func (reg *blockRegistry) markEffect(e *Effect) {
 	a := e.Args
 	reg.mu.Lock()
 	defer reg.mu.Unlock()

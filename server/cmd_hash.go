@@ -122,8 +122,7 @@ func hsetCmd(name string, hmset bool) Handler {
 		}
 		h = s.hashToWrite(key, h)
 		created := h.SetPairs(s.Args[2:], s.srv.ks.HashLimits())
-		var buf [8][]byte
-		s.emit(append(append(buf[:0], bHSET), s.Args[1:]...)...)
+		s.emitNamed(bHSET, s.Args[1:])
 		if hmset {
 			s.W.OK()
 		} else {

@@ -104,13 +104,6 @@ func (s *Session) newList(key []byte) *keyspace.List {
 	return l
 }
 
-// emitNamed emits the effect name followed by args (the running command's
-// key and arguments), without allocating for short argument lists.
-func (s *Session) emitNamed(name []byte, args [][]byte) {
-	var buf [8][]byte
-	s.emit(append(append(buf[:0], name), args...)...)
-}
-
 // listWhere parses LEFT or RIGHT; front reports LEFT.
 func listWhere(b []byte) (front, ok bool) {
 	switch {

@@ -133,7 +133,12 @@ type EffectHook func(e *Effect)
 
 // publish is the one effect publisher: emit, emitDB, onExpire and emitMark
 // all end here. It counts the change and hands the effect first to the
-// append-only log, then to every hook in the order they were added.
+// append-only log, then to the hooks: those added by AddHookFirst, the
+// engine's own (WATCH, blocked clients, client tracking, sync routing),
+// then those added by AddHook. The engine's are called by name, so that
+// while nobody watches, waits or syncs their checks are inlined and a
+// write nobody listens to makes one direct call (tracking's), not four
+// calls through function values.
 //
 // The log comes first, and this order is a guarantee the transports rely
 // on: by the time a hook (the syncer, a blocked client's wake-up) has
@@ -155,6 +160,13 @@ func (srv *Server) publish(e *Effect) {
 	if l != nil {
 		onEffect(l, e)
 	}
+	for _, h := range srv.firstHooks {
+		h(e)
+	}
+	srv.watches.touch(e.DB, e.Key)
+	srv.blocking.onEffect(e)
+	srv.tracking.onEffect(srv, e)
+	srv.syncer.onEffect(e)
 	for _, h := range srv.hooks {
 		h(e)
 	}
@@ -168,10 +180,22 @@ func (s *Session) emit(args ...[]byte) { s.emitKey(args[1], args...) }
 // emitKey is emit for an effect whose key is not args[1]: XGROUP <sub>
 // <key> ….
 func (s *Session) emitKey(key []byte, args ...[]byte) {
+	s.eff.Args = append(s.eff.Args[:0], args...)
+	s.emitArgs(key)
+}
+
+// emitNamed emits the effect name followed by args (the running command's
+// key and arguments), copying them once, into the effect.
+func (s *Session) emitNamed(name []byte, args [][]byte) {
+	s.eff.Args = append(append(s.eff.Args[:0], name), args...)
+	s.emitArgs(args[0])
+}
+
+// emitArgs reports the effect on key whose arguments are in s.eff.Args.
+func (s *Session) emitArgs(key []byte) {
 	s.emitted++
 	e := &s.eff
 	e.Kind, e.DB, e.Key, e.Origin = EffectKey, s.DBIndex, key, s
-	e.Args = append(e.Args[:0], args...)
 	s.markEffect(e)
 	if s.scriptHold != nil {
 		s.scriptHold.holdEffect(e)

@@ -217,9 +217,13 @@ func (s *Session) unwatchAll() {
 
 // touch marks every session watching key in db dirty.
 func (reg *watchRegistry) touch(db int, key []byte) {
-	if reg.n.Load() == 0 {
-		return
+	if reg.n.Load() != 0 {
+		reg.touchWatched(db, key)
 	}
+}
+
+// touchWatched is touch while some key is watched.
+func (reg *watchRegistry) touchWatched(db int, key []byte) {
 	reg.mu.Lock()
 	if len(reg.keys) > 0 {
 		for sess := range reg.keys[watchedKey{db: db, key: string(key)}] {

@@ -141,8 +141,11 @@ type Server struct {
 	params map[string]string
 	ks     *keyspace.Keyspace
 	table  *Table
-	hooks  []EffectHook
-	commit func()
+	// firstHooks and hooks are the effect hooks added by AddHookFirst
+	// and AddHook; the engine's own are called by name (publish).
+	firstHooks []EffectHook
+	hooks      []EffectHook
+	commit     func()
 	// checkScope, when set by the sync engine, vets a prepared command
 	// against the session's sync scope; it replies and returns false to
 	// refuse it.
@@ -239,9 +242,6 @@ func New(cfg Config) *Server {
 	}
 	srv.scripts.jobs = make(chan *Session)
 	srv.watches.keys = make(map[watchedKey]map[*Session]struct{})
-	srv.hooks = append(srv.hooks, func(e *Effect) { srv.watches.touch(e.DB, e.Key) })
-	srv.hooks = append(srv.hooks, srv.blocking.onEffect)
-	srv.hooks = append(srv.hooks, func(e *Effect) { srv.tracking.onEffect(srv, e) })
 	srv.resetHooks = append(srv.resetHooks, srv.disableTracking)
 	srv.tracking.maxKeys.Store(1000000) // tracking-table-max-keys's default
 	srv.slowlog.threshold.Store(10000)  // slowlog-log-slower-than's
@@ -287,7 +287,7 @@ func (srv *Server) AddHook(h EffectHook) { srv.hooks = append(srv.hooks, h) }
 // its own, which must hear of a change before any push for it is queued.
 // Call it before serving.
 func (srv *Server) AddHookFirst(h EffectHook) {
-	srv.hooks = append([]EffectHook{h}, srv.hooks...)
+	srv.firstHooks = append([]EffectHook{h}, srv.firstHooks...)
 }
 
 // Keyspace returns the server's data.

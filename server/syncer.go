@@ -75,14 +75,16 @@ func newSyncer(srv *Server, dbs int) *syncer {
 		sy.secret = []byte(sec)
 	}
 	sy.scratch.New = func() any { return &routeScratch{} }
-	srv.AddHook(sy.onEffect)
 	srv.resetHooks = append(srv.resetHooks, sy.reset)
 	srv.checkScope = scopeCheck
 	return sy
 }
 
-// scopeCheck is the dispatcher's scope hook: unscoped sessions pass at the
-// cost of one comparison.
+// scoped reports whether the session has rights to check, a scope or a
+// channel capability: the dispatcher calls its scope hook for those only.
+func (s *Session) scoped() bool { return s.scope != nil || s.chanScope != nil }
+
+// scopeCheck is the dispatcher's scope hook.
 func scopeCheck(s *Session, cmd *Command) bool {
 	return (s.scope == nil || s.checkScope(cmd)) && (s.chanScope == nil || s.checkChannels(cmd))
 }
@@ -198,9 +200,13 @@ func (s *Session) checkScope(cmd *Command) bool {
 // a command of the table, whose Relocates says whether it moves keys
 // between names or databases.
 func (sy *syncer) onEffect(e *Effect) {
-	if !sy.router.Active() {
-		return
+	if sy.router.Active() {
+		sy.routeEffect(e)
 	}
+}
+
+// routeEffect is onEffect while some sync client is registered.
+func (sy *syncer) routeEffect(e *Effect) {
 	sc := sy.scratch.Get().(*routeScratch)
 	defer sy.putScratch(sc)
 	switch e.Kind {

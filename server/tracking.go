@@ -251,9 +251,13 @@ func (srv *Server) trimTracking() {
 
 // onEffect is the effect hook: it invalidates the keys an effect changed.
 func (t *trackingTable) onEffect(srv *Server, e *Effect) {
-	if !t.active.Load() && t.clients.Load() == 0 {
-		return
+	if t.active.Load() || t.clients.Load() != 0 {
+		t.invalidateEffect(srv, e)
 	}
+}
+
+// invalidateEffect is onEffect while tracking is on.
+func (t *trackingTable) invalidateEffect(srv *Server, e *Effect) {
 	switch e.Kind {
 	case EffectDB:
 		if len(e.Args) > 0 {

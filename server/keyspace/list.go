@@ -62,7 +62,7 @@ func (l *List) fitsAfter(n, size, sz int) bool {
 	if l.fill >= 0 {
 		return n+1 <= int(l.fill) && total <= 8192
 	}
-	return total <= 4096<<(-l.fill-1)
+	return total <= l.nodeLimit()
 }
 
 // locate returns the node holding element i, 0 <= i < Len(), the offset of
@@ -116,21 +116,47 @@ func (l *List) PushBack(v []byte) {
 
 // PushFront inserts a copy of v at the head.
 func (l *List) PushFront(v []byte) {
+	least := 0
 	if len(l.nodes) == 0 || !l.fits(&l.nodes[0], packedSize(len(v))) {
+		if len(l.nodes) > 0 {
+			// Pushes at the head filled that node: the new one starts
+			// with an eighth of its size, not with a few bytes.
+			least = len(l.nodes[0].b) / 8
+		}
 		l.nodes = slices.Insert(l.nodes, 0, listNode{})
 	}
 	nd := &l.nodes[0]
 	before := len(nd.b)
-	nd.splice(0, 0, v)
+	nd.prepend(v, least, l.headLimit(nd))
 	l.size += len(nd.b) - before
 	l.n++
+}
+
+// headLimit returns the bytes the head node nd may grow to with the
+// element about to be pushed and the ones after it: none past it when it
+// takes no element after the next one.
+func (l *List) headLimit(nd *listNode) int {
+	if l.fill >= 0 && int(nd.n)+1 >= int(l.fill) {
+		return 0
+	}
+	return l.nodeLimit()
+}
+
+// nodeLimit returns the most bytes a node of more than one element may
+// hold (fits).
+func (l *List) nodeLimit() int {
+	if l.fill >= 0 {
+		return 8192
+	}
+	return 4096 << (-l.fill - 1)
 }
 
 // PushAll pushes copies of vs one after the other at the head (front) or
 // the tail, as LPUSH and RPUSH do. An end node about to grow is first
 // given room for all of vs it will take, so that a list built by one push
 // holds no slack and leaves none of the garbage of a node grown element
-// by element.
+// by element. At the head the room is made before the elements, unless
+// the head was popped since the node's array was made (prepend).
 func (l *List) PushAll(front bool, vs [][]byte) {
 	for i, v := range vs {
 		k := len(l.nodes) - 1
@@ -138,8 +164,9 @@ func (l *List) PushAll(front bool, vs [][]byte) {
 			k = 0
 		}
 		if len(l.nodes) > 0 {
-			if nd := &l.nodes[k]; l.fits(nd, packedSize(len(v))) && cap(nd.b)-len(nd.b) < packedSize(len(v)) {
-				l.reserve(nd, vs[i:])
+			sz := packedSize(len(v))
+			if nd := &l.nodes[k]; l.fits(nd, sz) && cap(nd.b)-len(nd.b) < sz && (!front || nd.room() < sz) {
+				l.reserve(nd, vs[i:], front && nd.gone <= 0)
 			}
 		}
 		if front {
@@ -150,8 +177,9 @@ func (l *List) PushAll(front bool, vs [][]byte) {
 	}
 }
 
-// reserve grows nd's array to hold as many of vs as it may take.
-func (l *List) reserve(nd *listNode, vs [][]byte) {
+// reserve grows nd's array to hold as many of vs as it may take: the
+// room is before the elements with atHead, after them without.
+func (l *List) reserve(nd *listNode, vs [][]byte, atHead bool) {
 	n, size := int(nd.n), len(nd.b)
 	for _, v := range vs {
 		sz := packedSize(len(v))
@@ -160,6 +188,15 @@ func (l *List) reserve(nd *listNode, vs [][]byte) {
 		}
 		n++
 		size += sz
+	}
+	if atHead {
+		c := lpCap(size)
+		if len(vs) == 1 {
+			// One push of a run at the head: room for the next ones.
+			c = headCap(size, l.headLimit(nd))
+		}
+		nd.growFront(c, 0)
+		return
 	}
 	nb := make([]byte, len(nd.b), lpCap(size))
 	copy(nb, nd.b)
@@ -175,8 +212,7 @@ func (l *List) PopFront() []byte {
 	}
 	nd := &l.nodes[0]
 	v, next := entryAt(nd.b, 0)
-	nd.b = nd.b[next:]
-	nd.gone += int32(next)
+	nd.giveAway(next)
 	nd.n--
 	l.size -= next
 	l.n--

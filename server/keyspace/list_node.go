@@ -1,6 +1,9 @@
 package keyspace
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"unsafe"
+)
 
 // listNode is one node of a List: n elements packed in b, each as
 //
@@ -11,9 +14,78 @@ import "encoding/binary"
 type listNode struct {
 	b []byte
 	n int32 // elements
-	// gone is the bytes before b's start that PopFront gave away: the
-	// array is gone+cap(b) bytes.
+	// gone counts the bytes of b's array before b's start: the array is
+	// |gone|+cap(b) bytes. Positive, they are bytes PopFront gave away,
+	// never written again; negative, they are the node's own room for
+	// elements pushed at the head (prepend), so that a run of LPUSHes
+	// writes each element once instead of moving the whole node along.
 	gone int32
+}
+
+// before returns the bytes of the node's array before b's start.
+func (nd *listNode) before() int {
+	if nd.gone < 0 {
+		return -int(nd.gone)
+	}
+	return int(nd.gone)
+}
+
+// room returns the bytes before b's start the node may write.
+func (nd *listNode) room() int { return max(-int(nd.gone), 0) }
+
+// giveAway drops the first k bytes of b, which now belong to a caller:
+// neither they nor the room before them are written again.
+func (nd *listNode) giveAway(k int) {
+	nd.gone = int32(nd.before() + k)
+	nd.b = nd.b[k:]
+}
+
+// growFront moves the elements to the end of a new array of size bytes,
+// with b taking the grow bytes before them (zeroed, for an element about
+// to be written) and the node's room the rest. The elements and grow are
+// not both empty: a slice of nothing would not point into the array.
+func (nd *listNode) growFront(size, grow int) {
+	nb := make([]byte, size)
+	start := size - len(nd.b) - grow
+	copy(nb[start+grow:], nd.b)
+	nd.b, nd.gone = nb[start:], -int32(start)
+}
+
+// headCap returns the size of the array of a head node of n bytes that
+// pushes at the head grow: as splice grows a node, an eighth more, or half
+// more past 1 KB so that filling a node of kilobytes moves it a few times
+// only, but no more than limit, the bytes the node may hold.
+func headCap(n, limit int) int {
+	c := lpCap(n)
+	if n > 1024 {
+		c = n + n/2
+	}
+	return max(min(c, limit), n)
+}
+
+// prepend packs v before the node's first element. It writes it into the
+// room before b when there is enough. A node whose head was popped since
+// its array was made (gone > 0), or that has room at the back, shifts its
+// elements along as splice does; any other moves them into a new array
+// with room before them (headCap, or least bytes in all when that is
+// more) for the pushes at the head that follow.
+func (nd *listNode) prepend(v []byte, least, limit int) {
+	sz := packedSize(len(v))
+	switch {
+	case nd.room() >= sz:
+		// The room is the node's own, before b in the same array (b is
+		// not empty: only a node holding elements has room).
+		p := unsafe.Add(unsafe.Pointer(unsafe.SliceData(nd.b)), -sz)
+		nd.b = unsafe.Slice((*byte)(p), cap(nd.b)+sz)[:len(nd.b)+sz]
+		nd.gone += int32(sz)
+	case nd.gone > 0 || len(nd.b)+sz <= cap(nd.b):
+		nd.splice(0, 0, v)
+		return
+	default:
+		nd.growFront(max(headCap(len(nd.b)+sz, limit), min(least, limit)), sz)
+	}
+	putEntry(nd.b, v)
+	nd.n++
 }
 
 // packedSize returns the packed size of an element of n bytes.
@@ -112,7 +184,7 @@ func (nd *listNode) splice(from, to int, v []byte) {
 // shrink gives back the array of a node that uses less than a quarter of
 // it.
 func (nd *listNode) shrink() {
-	if total := int(nd.gone) + cap(nd.b); total > 64 && 4*len(nd.b) < total {
+	if total := nd.before() + cap(nd.b); total > 64 && 4*len(nd.b) < total {
 		nd.b = append(make([]byte, 0, len(nd.b)+len(nd.b)/8), nd.b...)
 		nd.gone = 0
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // listContents returns the list's elements head to tail as strings.
@@ -333,6 +334,43 @@ func TestListShrinks(t *testing.T) {
 	}
 }
 
+// TestListHeadRoom checks the room a head node keeps for LPUSH: pushes at
+// the head fill it in place, in one array, and a popped element's bytes
+// are never written again by the pushes that follow.
+func TestListHeadRoom(t *testing.T) {
+	l := NewList(ListMaxListpackSize)
+	l.PushAll(true, [][]byte{[]byte("first")})
+	var model []string
+	model = append(model, "first")
+	moves := 0
+	for i := 0; i < 2000; i++ {
+		data := unsafe.SliceData(l.nodes[0].b)
+		v := "v" + strconv.Itoa(i)
+		l.PushAll(true, [][]byte{[]byte(v)})
+		model = append([]string{v}, model...)
+		if nd := l.nodes[0]; len(nd.b) > 1024 && unsafe.Pointer(unsafe.SliceData(nd.b)) != unsafe.Add(unsafe.Pointer(data), -packedSize(len(v))) {
+			moves++
+		}
+	}
+	checkList(t, "after LPUSHes", l, model)
+	// Half more at each move past 1 KB: a node of 8 KB is moved about 5
+	// times from there, not once per push.
+	if moves > 15 {
+		t.Errorf("the head node moved %d times in 2000 pushes", moves)
+	}
+	popped := l.PopFront()
+	kept := string(popped)
+	model = model[1:]
+	for i := 0; i < 50; i++ {
+		l.PushFront([]byte("overwrite?"))
+		model = append([]string{"overwrite?"}, model...)
+	}
+	if string(popped) != kept {
+		t.Fatalf("popped %q became %q", kept, popped)
+	}
+	checkList(t, "after a pop and pushes", l, model)
+}
+
 func BenchmarkListPushPop(b *testing.B) {
 	l := NewList(ListMaxListpackSize)
 	v := []byte("value")
@@ -341,6 +379,16 @@ func BenchmarkListPushPop(b *testing.B) {
 		if l.Len() > 100 {
 			l.PopFront()
 		}
+	}
+}
+
+// BenchmarkListPushFront is LPUSH of one short element onto a long list,
+// as redis-benchmark's lpush row runs it.
+func BenchmarkListPushFront(b *testing.B) {
+	l := NewList(ListMaxListpackSize)
+	v := [][]byte{[]byte("xxx")}
+	for i := 0; i < b.N; i++ {
+		l.PushAll(true, v)
 	}
 }
 
@@ -515,8 +563,9 @@ func TestListPushAll(t *testing.T) {
 			if len(l.nodes) != len(one.nodes) {
 				t.Errorf("%s: %d nodes, one push at a time makes %d", step, len(l.nodes), len(one.nodes))
 			}
-			if nd := l.nodes[0]; start == nil && len(l.nodes) == 1 && cap(nd.b) != lpCap(len(nd.b)) {
-				t.Errorf("%s: capacity %d for %d bytes", step, cap(nd.b), len(nd.b))
+			// The array is the room before b (LPUSH) and b's capacity.
+			if nd := l.nodes[0]; start == nil && len(l.nodes) == 1 && nd.before()+cap(nd.b) != lpCap(len(nd.b)) {
+				t.Errorf("%s: capacity %d for %d bytes", step, nd.before()+cap(nd.b), len(nd.b))
 			}
 		}
 	}
