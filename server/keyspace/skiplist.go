@@ -212,6 +212,12 @@ func (sl *skipList) link(n *znode) {
 	var update [skipMaxLevel]*znode
 	var rank [skipMaxLevel]int
 	sl.search(n.score, n.member, &update, &rank)
+	sl.linkAt(n, &update, &rank)
+}
+
+// linkAt puts the unlinked node n after the nodes update, of ranks rank,
+// that search found for it.
+func (sl *skipList) linkAt(n *znode, update *[skipMaxLevel]*znode, rank *[skipMaxLevel]int) {
 	h := n.height
 	if h > sl.level {
 		for i := sl.level; i < h; i++ {
@@ -287,21 +293,70 @@ func (sl *skipList) delete(score float64, member string) *znode {
 }
 
 // updateScore moves the node x to score. It stays in place when the order
-// allows it.
+// allows it. Otherwise one pass finds both the links to x and the place it
+// moves to, the two walks taking their steps in turn: in a large list every
+// step is a cache miss, and the misses of one walk overlap the other's.
 func (sl *skipList) updateScore(x *znode, score float64) {
 	var update [skipMaxLevel]*znode
-	sl.search(x.score, x.member, &update, nil)
 	next := x.level(0).next
 	if (x.prev == nil || x.prev.before(score, x.member)) && (next == nil || !next.before(score, x.member)) {
+		sl.search(x.score, x.member, &update, nil)
 		x.score = score
 		for i := range x.height {
 			update[i].level(i).score = score
 		}
 		return
 	}
+	var rank, to [skipMaxLevel]int
+	var at [skipMaxLevel]*znode
+	from := zwalk{x: sl.head, i: sl.level - 1, score: x.score, member: x.member}
+	dest := zwalk{x: sl.head, i: sl.level - 1, score: score, member: x.member}
+	for {
+		more := from.step(&update, &rank)
+		if !dest.step(&at, &to) && !more {
+			break
+		}
+	}
+	// dest searched the list with x in it: where x is the last node
+	// before the new place, its predecessor takes its place, and the
+	// nodes after x move down a rank.
+	xr := rank[0] + 1
+	for i := range sl.level {
+		switch {
+		case at[i] == x:
+			at[i], to[i] = update[i], rank[i]
+		case to[i] > xr:
+			to[i]--
+		}
+	}
 	sl.unlink(x, &update)
 	x.score = score
-	sl.link(x)
+	sl.linkAt(x, &at, &to)
+}
+
+// zwalk is a search in progress, as search does it, one step at a time:
+// at level i, at node x of rank r, for (score, member).
+type zwalk struct {
+	x      *znode
+	i, r   int
+	score  float64
+	member string
+}
+
+// step moves the walk to its next node, descending levels as needed and
+// filling update and rank for the levels it leaves as search does, and
+// reports whether it moved; false means the search is complete.
+func (w *zwalk) step(update *[skipMaxLevel]*znode, rank *[skipMaxLevel]int) bool {
+	for ; w.i >= 0; w.i-- {
+		l := w.x.level(w.i)
+		if l.next != nil && (l.score < w.score || (l.score == w.score && l.next.member < w.member)) {
+			w.r += l.span
+			w.x = l.next
+			return true
+		}
+		update[w.i], rank[w.i] = w.x, w.r
+	}
+	return false
 }
 
 // rank returns the 1-based rank of (score, member), 0 if absent.

@@ -688,6 +688,18 @@ func BenchmarkZSetAddLarge(b *testing.B) {
 	}
 }
 
+// BenchmarkZSetUpdateLarge moves members of a set of a million to random
+// scores, as GEOADD of known members does: every search hop misses the
+// cache, and a move finds both the old place and the new one.
+func BenchmarkZSetUpdateLarge(b *testing.B) {
+	z, members := benchZSet(1000000)
+	r := rand.New(rand.NewPCG(13, 14))
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		z.Add(members[r.IntN(len(members))], r.Float64()*1e6, ZLimits{})
+	}
+}
+
 // BenchmarkZSetSmallMemory reports the heap bytes a sorted set of ten
 // members ("member:0" … "member:9", whole scores) costs, built by ZADD's
 // adds, as the memory table's sorted set row loads them.
