@@ -150,11 +150,6 @@ func (l *zlevel) setNext(next *znode) {
 	}
 }
 
-// before reports whether n sorts before the element (score, member).
-func (n *znode) before(score float64, member string) bool {
-	return n.score < score || (n.score == score && n.member < member)
-}
-
 // skipList is a skip list with spans ordered by (score, member), as Redis
 // keeps its large sorted sets. Its head is a sentinel with every level.
 type skipList struct {
@@ -292,23 +287,13 @@ func (sl *skipList) delete(score float64, member string) *znode {
 	return x
 }
 
-// updateScore moves the node x to score. It stays in place when the order
-// allows it. Otherwise one pass finds both the links to x and the place it
-// moves to, the two walks taking their steps in turn: in a large list every
-// step is a cache miss, and the misses of one walk overlap the other's.
+// updateScore moves the node x to score. One pass finds both the links to
+// x and the place for the new score, the two walks taking their steps in
+// turn: in a large list every step is a cache miss, and the misses of one
+// walk overlap the other's. x stays where it is when the order allows it.
 func (sl *skipList) updateScore(x *znode, score float64) {
-	var update [skipMaxLevel]*znode
-	next := x.level(0).next
-	if (x.prev == nil || x.prev.before(score, x.member)) && (next == nil || !next.before(score, x.member)) {
-		sl.search(x.score, x.member, &update, nil)
-		x.score = score
-		for i := range x.height {
-			update[i].level(i).score = score
-		}
-		return
-	}
+	var update, at [skipMaxLevel]*znode
 	var rank, to [skipMaxLevel]int
-	var at [skipMaxLevel]*znode
 	from := zwalk{x: sl.head, i: sl.level - 1, score: x.score, member: x.member}
 	dest := zwalk{x: sl.head, i: sl.level - 1, score: score, member: x.member}
 	for {
@@ -316,6 +301,14 @@ func (sl *skipList) updateScore(x *znode, score float64) {
 		if !dest.step(&at, &to) && !more {
 			break
 		}
+	}
+	if at[0] == x || at[0] == update[0] {
+		// The new place is next to x: only the scores change.
+		x.score = score
+		for i := range x.height {
+			update[i].level(i).score = score
+		}
+		return
 	}
 	// dest searched the list with x in it: where x is the last node
 	// before the new place, its predecessor takes its place, and the
