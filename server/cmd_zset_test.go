@@ -282,6 +282,42 @@ func TestZPopKeyed(t *testing.T) {
 	}
 }
 
+// TestParseScoreMatchesParseFloat checks the quick exact conversion
+// against strconv's parser on decimal numbers of every shape near its
+// limits: mantissas around 2^53 and 20 digits, exponents around ±22,
+// leading zeros, points and signs.
+func TestParseScoreMatchesParseFloat(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	mantissas := []string{"0", "1", "000000123456", "9007199254740991", "9007199254740992", "9007199254740993",
+		"12345678901234567890", "99999999999999999999", "4.9", "0.000001", "123.456", ".5", "5."}
+	for range 20000 {
+		var mant string
+		if r.IntN(3) == 0 {
+			mant = mantissas[r.IntN(len(mantissas))]
+		} else {
+			mant = strconv.FormatUint(r.Uint64()>>r.IntN(64), 10)
+			if p := r.IntN(len(mant) + 1); r.IntN(2) == 0 {
+				mant = mant[:p] + "." + mant[p:]
+			}
+		}
+		lit := mant
+		if r.IntN(2) == 0 {
+			lit += "e" + strconv.Itoa(r.IntN(60)-30)
+		}
+		if r.IntN(4) == 0 {
+			lit = "-" + lit
+		}
+		want, err := strconv.ParseFloat(lit, 64)
+		if err != nil {
+			continue // "." alone
+		}
+		got, ok := zparseScore([]byte(lit))
+		if !ok || math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("zparseScore(%q) = %v, %v; strconv reads %v", lit, got, ok, want)
+		}
+	}
+}
+
 func TestParseScore(t *testing.T) {
 	negZero := math.Copysign(0, -1)
 	tests := []struct {
