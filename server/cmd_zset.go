@@ -275,14 +275,18 @@ func (e *zeffect) emit(s *Session, cmd, key []byte) {
 	}
 }
 
-// zappendScore formats f so that it parses back exactly: the shortest
-// round-trip form, with inf and -inf as Redis spells them.
+// zappendScore formats f so that it parses back exactly: a whole number
+// below 2^53 as an integer (as Redis's GEOADD passes its positions on,
+// and quicker to format), inf and -inf as Redis spells them, any other
+// number in the shortest round-trip form.
 func zappendScore(b []byte, f float64) []byte {
 	switch {
 	case math.IsInf(f, 1):
 		return append(b, "inf"...)
 	case math.IsInf(f, -1):
 		return append(b, "-inf"...)
+	case f == math.Trunc(f) && math.Abs(f) < 1<<53 && (f != 0 || !math.Signbit(f)):
+		return strconv.AppendInt(b, int64(f), 10)
 	}
 	return strconv.AppendFloat(b, f, 'g', -1, 64)
 }

@@ -282,6 +282,35 @@ func TestZPopKeyed(t *testing.T) {
 	}
 }
 
+// TestZAppendScore checks that effect scores parse back to the same
+// double, -0 included, and that whole numbers below 2^53 are integers.
+func TestZAppendScore(t *testing.T) {
+	tests := []struct {
+		f    float64
+		want string
+	}{
+		{0, "0"},
+		{math.Copysign(0, -1), "-0"},
+		{3479099956230698, "3479099956230698"},
+		{-42, "-42"},
+		{1 << 53, "9.007199254740992e+15"},
+		{1e20, "1e+20"},
+		{0.5, "0.5"},
+		{-1.25e-7, "-1.25e-07"},
+		{math.Inf(1), "inf"},
+		{math.Inf(-1), "-inf"},
+	}
+	for _, tc := range tests {
+		got := string(zappendScore(nil, tc.f))
+		if got != tc.want {
+			t.Errorf("zappendScore(%v) = %q, want %q", tc.f, got, tc.want)
+		}
+		if back, ok := zparseScore([]byte(got)); !ok || math.Float64bits(back) != math.Float64bits(tc.f) {
+			t.Errorf("%q parses back as %v, %v; want %v", got, back, ok, tc.f)
+		}
+	}
+}
+
 // TestParseScoreMatchesParseFloat checks the quick exact conversion
 // against strconv's parser on decimal numbers of every shape near its
 // limits: mantissas around 2^53 and 20 digits, exponents around ±22,
