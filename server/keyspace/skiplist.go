@@ -287,18 +287,20 @@ func (sl *skipList) delete(score float64, member string) *znode {
 	return x
 }
 
-// updateScore moves the node x to score. One pass finds both the links to
-// x and the place for the new score, the two walks taking their steps in
-// turn: in a large list every step is a cache miss, and the misses of one
-// walk overlap the other's. x stays where it is when the order allows it.
-func (sl *skipList) updateScore(x *znode, score float64) {
+// updateScore moves the node x, whose member is member, to score. One pass
+// finds both the links to x and the place for the new score, the two walks
+// taking their steps in turn: in a large list every step is a cache miss,
+// and the misses of one walk overlap the other's (the second walk reads
+// the caller's member, so it need not wait for x either). x stays where
+// it is when the order allows it.
+func (sl *skipList) updateScore(x *znode, member string, score float64) {
 	var update, at [skipMaxLevel]*znode
 	var rank, to [skipMaxLevel]int
+	dest := zwalk{x: sl.head, i: sl.level - 1, score: score, member: member}
 	from := zwalk{x: sl.head, i: sl.level - 1, score: x.score, member: x.member}
-	dest := zwalk{x: sl.head, i: sl.level - 1, score: score, member: x.member}
 	for {
-		more := from.step(&update, &rank)
-		if !dest.step(&at, &to) && !more {
+		more := dest.step(&at, &to)
+		if !from.step(&update, &rank) && !more {
 			break
 		}
 	}
