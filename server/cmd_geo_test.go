@@ -80,11 +80,11 @@ func TestGeoEffects(t *testing.T) {
 	r := newEffectRecorder(t)
 	runSteps(t, r, []effectStep{
 		{[]string{"GEOADD", "g", "13.361389", "38.115556", "Palermo", "15.087269", "37.502669", "Catania"}, ":2\r\n",
-			[][]string{{"ZADD", "g", "3.479099956230698e+15", "Palermo", "3.479447370796909e+15", "Catania"}}},
+			[][]string{{"ZADD", "g", "3479099956230698", "Palermo", "3479447370796909", "Catania"}}},
 		{[]string{"GEOADD", "g", "NX", "1", "1", "Palermo"}, ":0\r\n", nil},
 		{[]string{"GEOADD", "g", "1", "100", "x"}, "-ERR invalid longitude,latitude pair 1.000000,100.000000\r\n", nil},
 		{[]string{"GEOSEARCHSTORE", "d", "g", "FROMLONLAT", "15", "37", "BYRADIUS", "200", "km", "ASC"}, ":2\r\n",
-			[][]string{{"DEL", "d"}, {"ZADD", "d", "3.479447370796909e+15", "Catania", "3.479099956230698e+15", "Palermo"}}},
+			[][]string{{"DEL", "d"}, {"ZADD", "d", "3479447370796909", "Catania", "3479099956230698", "Palermo"}}},
 		{[]string{"GEORADIUS", "g", "15", "37", "100", "km", "STOREDIST", "d"}, ":1\r\n",
 			[][]string{{"DEL", "d"}, {"ZADD", "d", "56.4412578701582", "Catania"}}},
 		{[]string{"GEORADIUS", "g", "0", "0", "1", "km", "STORE", "d"}, ":0\r\n", [][]string{{"DEL", "d"}}},

@@ -275,14 +275,18 @@ func (e *zeffect) emit(s *Session, cmd, key []byte) {
 	}
 }
 
-// zappendScore formats f so that it parses back exactly: the shortest
-// round-trip form, with inf and -inf as Redis spells them.
+// zappendScore formats f so that it parses back exactly: a whole number
+// below 2^53 as an integer (as Redis's GEOADD passes its positions on,
+// and quicker to format), inf and -inf as Redis spells them, any other
+// number in the shortest round-trip form.
 func zappendScore(b []byte, f float64) []byte {
 	switch {
 	case math.IsInf(f, 1):
 		return append(b, "inf"...)
 	case math.IsInf(f, -1):
 		return append(b, "-inf"...)
+	case f == math.Trunc(f) && math.Abs(f) < 1<<53 && (f != 0 || !math.Signbit(f)):
+		return strconv.AppendInt(b, int64(f), 10)
 	}
 	return strconv.AppendFloat(b, f, 'g', -1, 64)
 }
@@ -332,15 +336,29 @@ func zstrtod(b []byte) (f float64, n int, erange bool) {
 		digit = zisHex
 		j = 2
 	}
+	// The mantissa is also read into m while it fits (sig counts its
+	// digits from the first nonzero one, frac those after the point), for
+	// the exact conversion of a decimal number below.
 	digits, nonzero := 0, false
+	var m uint64
+	sig, frac := 0, 0
 	for ; j < len(rest) && digit(rest[j]); j++ {
 		digits++
 		nonzero = nonzero || rest[j] != '0'
+		if nonzero && sig < 20 {
+			sig++
+			m = m*10 + uint64(rest[j]-'0')
+		}
 	}
 	if j < len(rest) && rest[j] == '.' {
 		for j++; j < len(rest) && digit(rest[j]); j++ {
 			digits++
 			nonzero = nonzero || rest[j] != '0'
+			if nonzero && sig < 20 {
+				sig++
+				m = m*10 + uint64(rest[j]-'0')
+			}
+			frac++
 		}
 	}
 	if digits == 0 {
@@ -354,16 +372,28 @@ func zstrtod(b []byte) (f float64, n int, erange bool) {
 	if hex {
 		expChar = 'p'
 	}
+	exp, expNeg := 0, false
 	if j < len(rest) && (rest[j]|0x20) == expChar {
 		k := j + 1
 		if k < len(rest) && (rest[k] == '+' || rest[k] == '-') {
+			expNeg = rest[k] == '-'
 			k++
 		}
 		if k < len(rest) && zisDigit(rest[k]) {
-			for k < len(rest) && zisDigit(rest[k]) {
-				k++
+			for ; k < len(rest) && zisDigit(rest[k]); k++ {
+				if exp < 10000 {
+					exp = exp*10 + int(rest[k]-'0')
+				}
 			}
 			end = k
+		}
+	}
+	if expNeg {
+		exp = -exp
+	}
+	if !hex {
+		if f, ok := zexactFloat(m, sig, exp-frac); ok {
+			return sign * f, i + end, false
 		}
 	}
 	lit := string(b[start : i+end])
@@ -376,6 +406,24 @@ func zstrtod(b []byte) (f float64, n int, erange bool) {
 	}
 	erange = math.IsInf(f, 0) || (f == 0 && nonzero)
 	return f, i + end, erange
+}
+
+// zpow10 are the powers of ten a float64 holds exactly.
+var zpow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// zexactFloat returns m×10^e, for the sig significant digits of m, when
+// one correctly rounded operation on exact values computes it: m below
+// 2^53 and the power of ten exact. Most scores and coordinates are such
+// numbers, and this is quicker than the general parser.
+func zexactFloat(m uint64, sig, e int) (float64, bool) {
+	if sig >= 20 || m >= 1<<53 || e < -22 || e > 22 {
+		return 0, false
+	}
+	if e < 0 {
+		return float64(m) / zpow10[-e], true
+	}
+	return float64(m) * zpow10[e], true
 }
 
 func zhasPrefixFold(b []byte, word string) bool {

@@ -282,6 +282,71 @@ func TestZPopKeyed(t *testing.T) {
 	}
 }
 
+// TestZAppendScore checks that effect scores parse back to the same
+// double, -0 included, and that whole numbers below 2^53 are integers.
+func TestZAppendScore(t *testing.T) {
+	tests := []struct {
+		f    float64
+		want string
+	}{
+		{0, "0"},
+		{math.Copysign(0, -1), "-0"},
+		{3479099956230698, "3479099956230698"},
+		{-42, "-42"},
+		{1 << 53, "9.007199254740992e+15"},
+		{1e20, "1e+20"},
+		{0.5, "0.5"},
+		{-1.25e-7, "-1.25e-07"},
+		{math.Inf(1), "inf"},
+		{math.Inf(-1), "-inf"},
+	}
+	for _, tc := range tests {
+		got := string(zappendScore(nil, tc.f))
+		if got != tc.want {
+			t.Errorf("zappendScore(%v) = %q, want %q", tc.f, got, tc.want)
+		}
+		if back, ok := zparseScore([]byte(got)); !ok || math.Float64bits(back) != math.Float64bits(tc.f) {
+			t.Errorf("%q parses back as %v, %v; want %v", got, back, ok, tc.f)
+		}
+	}
+}
+
+// TestParseScoreMatchesParseFloat checks the quick exact conversion
+// against strconv's parser on decimal numbers of every shape near its
+// limits: mantissas around 2^53 and 20 digits, exponents around ±22,
+// leading zeros, points and signs.
+func TestParseScoreMatchesParseFloat(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	mantissas := []string{"0", "1", "000000123456", "9007199254740991", "9007199254740992", "9007199254740993",
+		"12345678901234567890", "99999999999999999999", "4.9", "0.000001", "123.456", ".5", "5."}
+	for range 20000 {
+		var mant string
+		if r.IntN(3) == 0 {
+			mant = mantissas[r.IntN(len(mantissas))]
+		} else {
+			mant = strconv.FormatUint(r.Uint64()>>r.IntN(64), 10)
+			if p := r.IntN(len(mant) + 1); r.IntN(2) == 0 {
+				mant = mant[:p] + "." + mant[p:]
+			}
+		}
+		lit := mant
+		if r.IntN(2) == 0 {
+			lit += "e" + strconv.Itoa(r.IntN(60)-30)
+		}
+		if r.IntN(4) == 0 {
+			lit = "-" + lit
+		}
+		want, err := strconv.ParseFloat(lit, 64)
+		if err != nil {
+			continue // "." alone
+		}
+		got, ok := zparseScore([]byte(lit))
+		if !ok || math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("zparseScore(%q) = %v, %v; strconv reads %v", lit, got, ok, want)
+		}
+	}
+}
+
 func TestParseScore(t *testing.T) {
 	negZero := math.Copysign(0, -1)
 	tests := []struct {

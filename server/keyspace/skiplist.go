@@ -150,11 +150,6 @@ func (l *zlevel) setNext(next *znode) {
 	}
 }
 
-// before reports whether n sorts before the element (score, member).
-func (n *znode) before(score float64, member string) bool {
-	return n.score < score || (n.score == score && n.member < member)
-}
-
 // skipList is a skip list with spans ordered by (score, member), as Redis
 // keeps its large sorted sets. Its head is a sentinel with every level.
 type skipList struct {
@@ -212,6 +207,12 @@ func (sl *skipList) link(n *znode) {
 	var update [skipMaxLevel]*znode
 	var rank [skipMaxLevel]int
 	sl.search(n.score, n.member, &update, &rank)
+	sl.linkAt(n, &update, &rank)
+}
+
+// linkAt puts the unlinked node n after the nodes update, of ranks rank,
+// that search found for it.
+func (sl *skipList) linkAt(n *znode, update *[skipMaxLevel]*znode, rank *[skipMaxLevel]int) {
 	h := n.height
 	if h > sl.level {
 		for i := sl.level; i < h; i++ {
@@ -286,22 +287,71 @@ func (sl *skipList) delete(score float64, member string) *znode {
 	return x
 }
 
-// updateScore moves the node x to score. It stays in place when the order
-// allows it.
-func (sl *skipList) updateScore(x *znode, score float64) {
-	var update [skipMaxLevel]*znode
-	sl.search(x.score, x.member, &update, nil)
-	next := x.level(0).next
-	if (x.prev == nil || x.prev.before(score, x.member)) && (next == nil || !next.before(score, x.member)) {
+// updateScore moves the node x, whose member is member, to score. One pass
+// finds both the links to x and the place for the new score, the two walks
+// taking their steps in turn: in a large list every step is a cache miss,
+// and the misses of one walk overlap the other's (the second walk reads
+// the caller's member, so it need not wait for x either). x stays where
+// it is when the order allows it.
+func (sl *skipList) updateScore(x *znode, member string, score float64) {
+	var update, at [skipMaxLevel]*znode
+	var rank, to [skipMaxLevel]int
+	dest := zwalk{x: sl.head, i: sl.level - 1, score: score, member: member}
+	from := zwalk{x: sl.head, i: sl.level - 1, score: x.score, member: x.member}
+	for {
+		more := dest.step(&at, &to)
+		if !from.step(&update, &rank) && !more {
+			break
+		}
+	}
+	if at[0] == x || at[0] == update[0] {
+		// The new place is next to x: only the scores change.
 		x.score = score
 		for i := range x.height {
 			update[i].level(i).score = score
 		}
 		return
 	}
+	// dest searched the list with x in it: where x is the last node
+	// before the new place, its predecessor takes its place, and the
+	// nodes after x move down a rank.
+	xr := rank[0] + 1
+	for i := range sl.level {
+		switch {
+		case at[i] == x:
+			at[i], to[i] = update[i], rank[i]
+		case to[i] > xr:
+			to[i]--
+		}
+	}
 	sl.unlink(x, &update)
 	x.score = score
-	sl.link(x)
+	sl.linkAt(x, &at, &to)
+}
+
+// zwalk is a search in progress, as search does it, one step at a time:
+// at level i, at node x of rank r, for (score, member).
+type zwalk struct {
+	x      *znode
+	i, r   int
+	score  float64
+	member string
+}
+
+// step moves the walk to its next node, descending levels as needed and
+// filling update and rank for the levels it leaves as search does, and
+// reports whether it moved; false means the search is complete.
+func (w *zwalk) step(update *[skipMaxLevel]*znode, rank *[skipMaxLevel]int) bool {
+	for ; w.i >= 0; w.i-- {
+		l := w.x.level(w.i)
+		if l.next != nil && (l.score < w.score || (l.score == w.score && l.next.member < w.member)) {
+			w.r += l.span
+			w.x = l.next
+			return true
+		}
+		update[w.i], rank[w.i] = w.x, w.r
+	}
+	return false
 }
 
 // rank returns the 1-based rank of (score, member), 0 if absent.

@@ -231,7 +231,7 @@ func (z *ZSet) Fit(lim ZLimits) {
 func (z *zbig) put(member string, owned bool, score float64) (bool, float64) {
 	if x, ok := z.dict[member]; ok {
 		if score != x.score {
-			z.sl.updateScore(x, score)
+			z.sl.updateScore(x, member, score)
 		}
 		return false, x.score // an equal score keeps the stored one (-0)
 	}
@@ -271,7 +271,7 @@ func (z *ZSet) Update(p ZPos, member []byte, score float64, lim ZLimits) float64
 		return stored
 	}
 	if score != p.node.score {
-		z.big.sl.updateScore(p.node, score)
+		z.big.sl.updateScore(p.node, view(member), score)
 	}
 	return p.node.score
 }

@@ -234,6 +234,52 @@ func testZSetRandomOperations(t *testing.T, lim ZLimits) {
 	checkZSet(t, z, model())
 }
 
+// TestZSetMoves changes the scores of a skip list's members in every way a
+// move can go: to a random score, to a neighbour's score (the member then
+// decides the order), by a step too small to leave its place, to the ends,
+// and to its own place's bounds, checking the whole structure as it goes.
+func TestZSetMoves(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	z := NewZSet()
+	ref := map[string]float64{}
+	members := numbered(2000, 8)
+	for _, m := range members {
+		s := float64(r.IntN(500))
+		z.Add([]byte(m), s, ZLimits{})
+		ref[m] = s
+	}
+	model := func() zmodel {
+		var m zmodel
+		for k, v := range ref {
+			m = append(m, zpairT{k, v})
+		}
+		return m.sorted()
+	}
+	moves := []struct {
+		name  string
+		score func(cur float64, sorted zmodel) float64
+	}{
+		{"random", func(float64, zmodel) float64 { return float64(r.IntN(500)) }},
+		{"neighbour's score", func(_ float64, m zmodel) float64 { return m[r.IntN(len(m))].score }},
+		{"small step", func(cur float64, _ zmodel) float64 { return cur + 1.0/1024 }},
+		{"lowest", func(float64, zmodel) float64 { return -1e9 }},
+		{"highest", func(float64, zmodel) float64 { return 1e9 }},
+		{"next down", func(cur float64, _ zmodel) float64 { return math.Nextafter(cur, math.Inf(-1)) }},
+	}
+	for _, mv := range moves {
+		before := model()
+		for range 300 {
+			m := members[r.IntN(len(members))]
+			s := mv.score(ref[m], before)
+			if z.Add([]byte(m), s, ZLimits{}) {
+				t.Fatalf("%s: Add(%q) reported a new member", mv.name, m)
+			}
+			ref[m] = s
+		}
+		checkZSet(t, z, model())
+	}
+}
+
 func TestZSetLexRanges(t *testing.T) {
 	for _, enc := range zencodings {
 		for _, size := range []int{20, 500} { // listpack-sized and larger
@@ -685,6 +731,18 @@ func BenchmarkZSetAddLarge(b *testing.B) {
 		if !z.Add(m, r.Float64()*1e6, ZLimits{}) {
 			z.Remove(m)
 		}
+	}
+}
+
+// BenchmarkZSetUpdateLarge moves members of a set of a million to random
+// scores, as GEOADD of known members does: every search hop misses the
+// cache, and a move finds both the old place and the new one.
+func BenchmarkZSetUpdateLarge(b *testing.B) {
+	z, members := benchZSet(1000000)
+	r := rand.New(rand.NewPCG(13, 14))
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		z.Add(members[r.IntN(len(members))], r.Float64()*1e6, ZLimits{})
 	}
 }
 
