@@ -469,6 +469,8 @@ type otherType struct{}
 
 func (otherType) Type() keyspace.Type { return keyspace.TypeHash }
 
+func (otherType) MemoryUsage() int64 { return 64 }
+
 func TestBitWrongType(t *testing.T) {
 	s := plainSession(t)
 	srv := s.srv

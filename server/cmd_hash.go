@@ -66,11 +66,6 @@ func (s *Session) lookupHash(key []byte) (h *keyspace.Hash, wrong bool) {
 	return e.Obj.(*keyspace.Hash), false
 }
 
-// addObject stores a new non-string value under key (no time to live).
-func (s *Session) addObject(key []byte, obj keyspace.Object) {
-	s.db.SetObject(key, obj)
-}
-
 // hashToWrite returns key's hash h, or a new empty one stored under key
 // when h is nil.
 func (s *Session) hashToWrite(key []byte, h *keyspace.Hash) *keyspace.Hash {

@@ -237,7 +237,7 @@ func cmdJSet(s *Session) {
 			s.jsonErr(err)
 			return
 		}
-		s.addObject(key, doc)
+		s.db.SetObject(key, doc)
 	} else {
 		done, err := doc.Set(p, v, cond)
 		if err != nil {
@@ -326,7 +326,7 @@ func cmdJMerge(s *Session) {
 			s.jsonErr(err)
 			return
 		}
-		s.addObject(key, doc)
+		s.db.SetObject(key, doc)
 	default:
 		remove, err := doc.Merge(p, patch)
 		if err != nil {

@@ -90,7 +90,7 @@ func cmdThrottle(s *Session) {
 		case rl == nil || rl.TAT != res.TAT || rl.Interval != q.Interval || rl.Burst != q.Burst:
 			if rl == nil {
 				rl = &keyspace.RateLimit{}
-				s.addObject(key, rl)
+				s.db.SetObject(key, rl)
 			}
 			rl.TAT, rl.Interval, rl.Burst = res.TAT, q.Interval, q.Burst
 			at := rl.ExpireAt()

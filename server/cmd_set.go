@@ -444,7 +444,7 @@ func setOpCmd(op setOp, store bool) Handler {
 			}
 			return
 		}
-		s.addObject(dst, res)
+		s.db.SetObject(dst, res)
 		s.emit(bDEL, dst)
 		eff := make([][]byte, 2, 2+n)
 		eff[0], eff[1] = bSADD, dst

@@ -418,7 +418,7 @@ func cmdXAdd(s *Session) {
 	}
 	if st == nil {
 		st = keyspace.NewStream()
-		s.addObject(key, st)
+		s.db.SetObject(key, st)
 	}
 	st.Append(id, fv, maxBytes, maxEntries)
 	idb := s.idBytes(id)
@@ -1026,7 +1026,7 @@ func cmdXGroupCreate(s *Session) {
 	created := false
 	if st == nil {
 		st = keyspace.NewStream()
-		s.addObject(key, st)
+		s.db.SetObject(key, st)
 		created = true
 	}
 	g := st.CreateGroup(s.Args[3], id, entriesRead)

@@ -141,7 +141,7 @@ func (s *Session) prepare(args [][]byte) *Command {
 	if st := s.user.Load().limits.Load(); st != nil && !s.aclAllows(st, cmd) {
 		return nil
 	}
-	if s.scoped() && s.srv.checkScope != nil && !s.srv.checkScope(s, cmd) {
+	if s.scoped() && !scopeCheck(s, cmd) {
 		return nil
 	}
 	// On a replica: -READONLY, -MASTERDOWN (repl_replica.go).

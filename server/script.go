@@ -782,7 +782,7 @@ func (st *luaState) call(L *lua.LState, raise bool) int {
 	savedW, savedArgs := s.W, s.Args
 	st.w.B, st.w.Proto = st.w.B[:0], run.resp
 	s.W, s.Args = st.w, args
-	if s.srv.checkScope != nil && !s.srv.checkScope(s, cmd) {
+	if s.scoped() && !scopeCheck(s, cmd) {
 		// An out-of-scope key or command aborts the whole script, before
 		// the command runs: no pcall catches it.
 		v, _, _ := resp.ParseValue(s.W.B)
@@ -1399,7 +1399,7 @@ func (srv *Server) runLua(s *Session, st *luaState, fn *lua.LFunction, name *scr
 			srv.endUnit(o)
 		}
 	}()
-	if s.scope != nil && s.srv.checkScope != nil && s.scriptHold == nil {
+	if s.scope != nil && s.scriptHold == nil {
 		// A scoped session's script shows nothing until it ends: an
 		// out-of-scope key must find nothing written (script_hold.go).
 		hold := &scriptHold{emitted: s.emitted}

@@ -146,10 +146,6 @@ type Server struct {
 	firstHooks []EffectHook
 	hooks      []EffectHook
 	commit     func()
-	// checkScope, when set by the sync engine, vets a prepared command
-	// against the session's sync scope; it replies and returns false to
-	// refuse it.
-	checkScope func(s *Session, cmd *Command) bool
 	// resetHooks drop a session's state kept elsewhere (RESET, close).
 	resetHooks []func(*Session)
 	// extraInfo are INFO sections added by other parts of the server.

@@ -76,15 +76,15 @@ func newSyncer(srv *Server, dbs int) *syncer {
 	}
 	sy.scratch.New = func() any { return &routeScratch{} }
 	srv.resetHooks = append(srv.resetHooks, sy.reset)
-	srv.checkScope = scopeCheck
 	return sy
 }
 
 // scoped reports whether the session has rights to check, a scope or a
-// channel capability: the dispatcher calls its scope hook for those only.
+// channel capability: the dispatcher calls scopeCheck for those only.
 func (s *Session) scoped() bool { return s.scope != nil || s.chanScope != nil }
 
-// scopeCheck is the dispatcher's scope hook.
+// scopeCheck vets a prepared command against a scoped session's rights;
+// it replies and returns false to refuse it.
 func scopeCheck(s *Session, cmd *Command) bool {
 	return (s.scope == nil || s.checkScope(cmd)) && (s.chanScope == nil || s.checkChannels(cmd))
 }

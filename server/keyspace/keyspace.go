@@ -42,6 +42,9 @@ func (t Type) String() string { return typeNames[t] }
 type Object interface {
 	// Type reports the value's data type.
 	Type() Type
+	// MemoryUsage estimates the bytes the value occupies (SizeOf,
+	// MEMORY USAGE).
+	MemoryUsage() int64
 }
 
 // Entry is one key's value. A string value lives in Str with Obj nil; any

@@ -74,22 +74,8 @@ func SizeOf(e *Entry) int64 {
 		}
 	case *Stream:
 		n += o.sizeEstimate()
-	// The types a write command changes in place, named so that
-	// accounting each write (Account) calls them directly.
-	case *List:
-		n += o.MemoryUsage()
-	case *Hash:
-		n += o.MemoryUsage()
-	case *Set:
-		n += o.MemoryUsage()
-	case *ZSet:
-		n += o.MemoryUsage()
 	default:
-		if m, ok := e.Obj.(interface{ MemoryUsage() int64 }); ok {
-			n += m.MemoryUsage()
-		} else {
-			n += 64
-		}
+		n += o.MemoryUsage()
 	}
 	return int64(float64(n) * heapFactor)
 }
