@@ -59,12 +59,12 @@ func cmdSAdd(s *Session) {
 	if wrong {
 		return
 	}
+	limit := s.maxIntset()
 	if set == nil {
-		set = s.db.AddSet(key)
+		set = s.db.AddSet(key, s.Args[2:], limit)
 	}
 	var buf [8][]byte
 	eff := append(buf[:0], bSADD, key)
-	limit := s.maxIntset()
 	set.Grow(s.Args[2:], limit)
 	for _, m := range s.Args[2:] {
 		if set.Add(m, limit) {
@@ -277,7 +277,7 @@ func cmdSMove(s *Session) {
 	}
 	var dst *keyspace.Set
 	if dstEntry == nil {
-		dst = s.db.AddSet(dstKey)
+		dst = s.db.AddSet(dstKey, nil, 0)
 	} else {
 		dst = dstEntry.Obj.(*keyspace.Set)
 	}

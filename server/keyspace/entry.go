@@ -71,35 +71,40 @@ func allocEntry(key []byte, vlen int) (e *Entry, val []byte) {
 		need = 1 + len(key)
 	}
 	size := inlineSize(need)
+	e = newKeyed(size)
+	return e, inlineKey(e, size, key, vlen)
+}
+
+// newKeyed allocates an Entry followed by size bytes, a multiple of 16 up
+// to maxInline.
+func newKeyed(size int) *Entry {
 	switch size {
 	case 16:
-		e = &new(keyedEntry[[16]byte]).Entry
+		return &new(keyedEntry[[16]byte]).Entry
 	case 32:
-		e = &new(keyedEntry[[32]byte]).Entry
+		return &new(keyedEntry[[32]byte]).Entry
 	case 48:
-		e = &new(keyedEntry[[48]byte]).Entry
+		return &new(keyedEntry[[48]byte]).Entry
 	case 64:
-		e = &new(keyedEntry[[64]byte]).Entry
+		return &new(keyedEntry[[64]byte]).Entry
 	case 80:
-		e = &new(keyedEntry[[80]byte]).Entry
+		return &new(keyedEntry[[80]byte]).Entry
 	case 96:
-		e = &new(keyedEntry[[96]byte]).Entry
+		return &new(keyedEntry[[96]byte]).Entry
 	case 112:
-		e = &new(keyedEntry[[112]byte]).Entry
+		return &new(keyedEntry[[112]byte]).Entry
 	case 128:
-		e = &new(keyedEntry[[128]byte]).Entry
+		return &new(keyedEntry[[128]byte]).Entry
 	case 144:
-		e = &new(keyedEntry[[144]byte]).Entry
+		return &new(keyedEntry[[144]byte]).Entry
 	case 160:
-		e = &new(keyedEntry[[160]byte]).Entry
+		return &new(keyedEntry[[160]byte]).Entry
 	case 176:
-		e = &new(keyedEntry[[176]byte]).Entry
+		return &new(keyedEntry[[176]byte]).Entry
 	case 192:
-		e = &new(keyedEntry[[192]byte]).Entry
-	default:
-		e = &new(keyedEntry[[208]byte]).Entry
+		return &new(keyedEntry[[192]byte]).Entry
 	}
-	return e, inlineKey(e, size, key, vlen)
+	return &new(keyedEntry[[208]byte]).Entry
 }
 
 // inlineKey writes key into the size bytes after e, an Entry allocated
@@ -122,13 +127,16 @@ func inlineKey(e *Entry, size int, key []byte, vlen int) (val []byte) {
 // recycle (entryPools): a caller that hands it out of the keyspace marks
 // the entry flagKeyShared.
 func (e *Entry) key() string {
-	switch e.flags & (flagInline | flagExtKey) {
+	switch e.flags & (flagInline | flagExtKey | flagPacked) {
 	case flagInline:
 		p := unsafe.Add(unsafe.Pointer(e), unsafe.Sizeof(Entry{}))
 		n := *(*byte)(p)
 		return unsafe.String((*byte)(unsafe.Add(p, 1)), int(n))
 	case flagExtKey:
 		return (*entryExt)(unsafe.Pointer(e)).key
+	case flagPacked:
+		n := *(*byte)(unsafe.Add(unsafe.Pointer(e), keyLenOffset))
+		return unsafe.String((*byte)(unsafe.Add(unsafe.Pointer(e), unsafe.Sizeof(Entry{}))), int(n))
 	}
 	return ""
 }
@@ -136,7 +144,7 @@ func (e *Entry) key() string {
 // allocBytes is the size of the entry's own allocation (the Entry, its key
 // and whatever value bytes are inline), as the allocator rounds it.
 func (e *Entry) allocBytes() int64 {
-	switch e.flags & (flagInline | flagExtKey) {
+	switch e.flags & (flagInline | flagExtKey | flagPacked) {
 	case flagInline:
 		p := unsafe.Add(unsafe.Pointer(e), unsafe.Sizeof(Entry{}))
 		n := int(*(*byte)(p))
@@ -146,6 +154,9 @@ func (e *Entry) allocBytes() int64 {
 		return int64(unsafe.Sizeof(Entry{})) + int64(inlineSize(1+n))
 	case flagExtKey:
 		return int64(unsafe.Sizeof(entryExt{})) + allocSize(len(e.key()))
+	case flagPacked:
+		// The rest is the intset's room, which the Set counts.
+		return int64(unsafe.Sizeof(Entry{})) + int64(len(e.key()))
 	}
 	return int64(unsafe.Sizeof(Entry{}))
 }
@@ -167,7 +178,7 @@ func (e *Entry) inlineStr() bool {
 // when it already holds key, else a new allocation holding key into which
 // e's fields are copied (a string value that fits is copied inline).
 func keyed(key string, e *Entry) *Entry {
-	if e.flags&(flagInline|flagExtKey) != 0 && e.key() == key {
+	if e.flags&(flagInline|flagExtKey|flagPacked) != 0 && e.key() == key {
 		return e
 	}
 	var ne *Entry
@@ -183,11 +194,16 @@ func keyed(key string, e *Entry) *Entry {
 		ne, _ = allocEntry(unsafe.Slice(unsafe.StringData(key), len(key)), 0)
 		ne.Obj = e.Obj
 		if e.objInside() {
+			if e.flags&flagPacked != 0 {
+				// Its intset may be in e's allocation: the new entry
+				// takes a copy.
+				e.Obj.(*Set).ownInts()
+			}
 			ne.embed()
 		}
 	}
 	ne.Atime, ne.freq = e.Atime, e.freq
-	ne.flags |= e.flags &^ (flagInline | flagExtKey | flagKeyShared)
+	ne.flags |= e.flags &^ (flagInline | flagExtKey | flagKeyShared | flagPacked)
 	return ne
 }
 
@@ -339,4 +355,46 @@ func (e *Entry) embed() {
 		}
 		e.Obj = in
 	}
+}
+
+// Sets kept whole in their entry.
+//
+// A set that SADD creates from integers (DB.AddSet with room) is one
+// allocation: the Entry, whose Str field holds the Set, then the key, then
+// the intset's values up to the end of the allocation (flagPacked). Neither
+// the key's length nor the intset's width takes a byte there: the width
+// is in the Set (set.go), the key's length in the Str field's last word,
+// which a Set, 16 bytes, leaves free. Ten values of 4 bytes under an 8-byte
+// key are then one 96-byte object, where the entry and an intset of their
+// own took 64 and 48 bytes. An intset that outgrows the room moves to an
+// allocation of its own (the room is then unused), and an entry moved to
+// another key (keyed) takes a copy of it. A packed entry never holds a
+// string, as its Str field is taken: ReplaceString replaces the entry.
+
+// keyLenOffset is where a packed entry keeps its key's length: the Str
+// field's capacity word.
+const keyLenOffset = unsafe.Offsetof(Entry{}.Str) + 2*unsafe.Sizeof(uintptr(0))
+
+// A Set kept in the Str field ends where the key's length starts: a
+// compile-time check.
+var _ = [1]struct{}{}[keyLenOffset-unsafe.Offsetof(Entry{}.Str)-unsafe.Sizeof(Set{})]
+
+// allocPacked returns a new entry holding key and an empty Set kept in it,
+// whose intset has the allocation's bytes after the key as room, room of
+// them at least (room > 0); nil for a key longer than maxInlineKey or
+// when they would be more than maxInline.
+func allocPacked(key []byte, room int) *Entry {
+	if len(key) > maxInlineKey || len(key)+room > maxInline || room <= 0 {
+		return nil
+	}
+	size := inlineSize(len(key) + room)
+	e := newKeyed(size)
+	b := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(e), unsafe.Sizeof(Entry{}))), size)
+	copy(b, key)
+	*(*byte)(unsafe.Add(unsafe.Pointer(e), keyLenOffset)) = byte(len(key))
+	e.flags = flagPacked
+	s := (*Set)(unsafe.Pointer(&e.Str))
+	s.setInts(intset{b: b[len(key):len(key)]})
+	e.Obj = s
+	return e
 }

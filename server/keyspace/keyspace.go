@@ -78,6 +78,9 @@ const (
 	// bytes) was handed out of the keyspace: it is never recycled
 	// (entry.go).
 	flagKeyShared
+	// flagPacked marks an entry holding its key and a Set with its
+	// intset, the key's length in the Str field (entry.go).
+	flagPacked
 )
 
 // Type returns the entry's data type.
@@ -329,8 +332,16 @@ func (db *DB) SetObject(key []byte, obj Object) *Entry {
 
 // AddSet stores a new empty set under key (replacing what it held,
 // without a time to live) and returns it. The set is kept in its entry
-// (entry.go): a set stored with SetObject or Set is not.
-func (db *DB) AddSet(key []byte) *Set { return addInside[Set](db, key) }
+// (entry.go): a set stored with SetObject or Set is not. When members, to
+// be added next, are integers that make an intset of at most maxIntset
+// values, its room for them is kept in the entry too (allocPacked).
+func (db *DB) AddSet(key []byte, members [][]byte, maxIntset int) *Set {
+	if e := allocPacked(key, intsetRoom(members, maxIntset)); e != nil {
+		db.Set(key, e)
+		return e.Obj.(*Set)
+	}
+	return addInside[Set](db, key)
+}
 
 // AddHash is AddSet for a hash.
 func (db *DB) AddHash(key []byte) *Hash { return addInside[Hash](db, key) }
@@ -407,6 +418,15 @@ func (db *DB) ReplaceString(key []byte, cur *Entry, val []byte, keepTTL bool) *E
 		}
 		s.t.insert(e, h, db.ks.seed)
 		db.admit(s, e, nil)
+		return e
+	}
+	if e.flags&flagPacked != 0 {
+		// Its Str field is taken (entry.go): a new entry.
+		at, ok := db.Expiry(key)
+		e = db.Set(key, db.ks.newStringEntry(key, val))
+		if keepTTL && ok {
+			db.SetExpiry(key, at)
+		}
 		return e
 	}
 	c, obj, exp := cap(e.Str), e.Obj, e.flags&flagExpires

@@ -2,6 +2,7 @@ package keyspace
 
 import (
 	"maps"
+	"math/bits"
 	"slices"
 	"strconv"
 	"unsafe"
@@ -23,29 +24,44 @@ const SetMaxIntsetEntries = 512
 // canonical integer, or one past the limit, converts the set for good to
 // the hashtable encoding, a setTable.
 type Set struct {
-	// p is the intset encoding's bytes, n of them in a capacity of c
+	// p is the intset encoding's values, n of them in a capacity of c
 	// (ints), or, once c is tableMark, the *setTable of the hashtable
-	// encoding (table). One pointer and two lengths, so that a Set is 16
-	// bytes, beside the intset it points to.
+	// encoding (table). n's top two bits are the intset's width (0 for
+	// none yet, 1, 2 or 3 for 2, 4 or 8 bytes). One pointer and two
+	// lengths, so that a Set is 16 bytes, beside the intset it points to
+	// or, for a set kept in its entry, inside the same allocation
+	// (entry.go).
 	p    unsafe.Pointer
 	n, c uint32
 }
 
-// maxIntsetLen bounds an intset's values, so that its bytes fit the
-// lengths of a Set: a set that would grow past it is converted.
-const maxIntsetLen = 1 << 28
+// maxIntsetLen bounds an intset's values, so that its bytes, at 8 a
+// value, fit the 30 low bits of a Set's n: a set that would grow past it
+// is converted.
+const maxIntsetLen = 1 << 26
 
-// ints returns the intset, nil for a hashtable.
+// intsetLenBits is how many low bits of a Set's n are the intset's length.
+const intsetLenBits = 30
+
+// ints returns the intset, empty for a hashtable.
 func (s *Set) ints() intset {
 	if s.c == tableMark {
-		return nil
+		return intset{}
 	}
-	return unsafe.Slice((*byte)(s.p), s.c)[:s.n]
+	w := 0
+	if code := s.n >> intsetLenBits; code != 0 {
+		w = 1 << code
+	}
+	return intset{b: unsafe.Slice((*byte)(s.p), s.c)[:s.n&(1<<intsetLenBits-1)], w: w}
 }
 
 // setInts makes is the intset.
 func (s *Set) setInts(is intset) {
-	s.p, s.n, s.c = unsafe.Pointer(unsafe.SliceData(is)), uint32(len(is)), uint32(cap(is))
+	code := uint32(bits.TrailingZeros(uint(is.w))) // 1, 2 or 3; 0 for width 0
+	if is.w == 0 {
+		code = 0
+	}
+	s.p, s.n, s.c = unsafe.Pointer(unsafe.SliceData(is.b)), uint32(len(is.b))|code<<intsetLenBits, uint32(cap(is.b))
 }
 
 // table returns the hashtable, nil while the set is an intset.
@@ -151,8 +167,6 @@ func (s *Set) AddString(member string, maxIntset int) bool {
 	return true
 }
 
-// addInt adds v to an intset, converting it when it is full, as Redis
-// converts once the intset's length passes the limit.
 // Grow gives an intset the room for those of members it lacks, in the
 // width they need, before SADD adds them one by one: a set built by one
 // SADD is then allocated once, to its size. It does nothing when the
@@ -163,7 +177,7 @@ func (s *Set) Grow(members [][]byte, maxIntset int) {
 		return
 	}
 	is := s.ints()
-	w, n := is.width(), is.len()
+	w, n := is.w, is.len()
 	add := 0
 	for _, m := range members {
 		v, ok := resp.ParseInt(m)
@@ -175,17 +189,54 @@ func (s *Set) Grow(members [][]byte, maxIntset int) {
 			w = max(w, intWidth(v))
 		}
 	}
-	if add == 0 || n+add > min(maxIntset, maxIntsetLen) || 1+(n+add)*w <= cap(is) && w == is.width() {
-		return
+	switch {
+	case add == 0 || n+add > min(maxIntset, maxIntsetLen):
+	case (n+add)*w <= cap(is.b) && w == is.w:
+	case (n+add)*w <= cap(is.b) && n == 0:
+		// An empty intset with the room (a set kept in its entry has
+		// some) takes the width in place.
+		s.setInts(intset{b: is.b[:0], w: w})
+	default:
+		grown := intset{b: make([]byte, n*w, (n+add)*w), w: w}
+		for j := range n {
+			grown.put(j, is.at(j))
+		}
+		s.setInts(grown)
 	}
-	grown := make(intset, 1+n*w, 1+(n+add)*w)
-	grown[0] = byte(w)
-	for j := range n {
-		grown.put(j, w, is.at(j))
-	}
-	s.setInts(grown)
 }
 
+// intsetRoom is the bytes an intset of members takes: 0 unless they are
+// all integers, at most maxIntset of them (a duplicate counts twice).
+func intsetRoom(members [][]byte, maxIntset int) int {
+	if len(members) == 0 || len(members) > min(maxIntset, maxIntsetLen) {
+		return 0
+	}
+	w := 2
+	for _, m := range members {
+		v, ok := resp.ParseInt(m)
+		if !ok {
+			return 0
+		}
+		w = max(w, intWidth(v))
+	}
+	return len(members) * w
+}
+
+// ownInts moves an intset to an allocation of its own (keyed, for an
+// entry whose allocation holds it).
+func (s *Set) ownInts() {
+	if s.c != tableMark {
+		is := s.ints()
+		own := intset{w: is.w}
+		if len(is.b) > 0 {
+			own.b = slices.Clone(is.b)
+		}
+		s.setInts(own)
+	}
+}
+
+// addInt adds v to an intset, converting it when it is full, as Redis
+// converts once the intset's length passes the limit.
 func (s *Set) addInt(v int64, maxIntset int) bool {
 	i, found := s.ints().search(v)
 	if found {
@@ -214,8 +265,10 @@ func (t *setTable) insert(m string) {
 }
 
 // convert turns an intset into a hashtable set, for good.
-func (s *Set) convert() {
-	is := s.ints()
+func (s *Set) convert() { s.setTable(newSetTable(s.ints())) }
+
+// newSetTable returns the hashtable set of is's values.
+func newSetTable(is intset) *setTable {
 	n := is.len()
 	t := &setTable{members: make([]string, n, max(n+n/4, 4))}
 	for i := range n {
@@ -226,7 +279,7 @@ func (s *Set) convert() {
 	if n > indexThreshold {
 		t.buildIndex()
 	}
-	s.setTable(t)
+	return t
 }
 
 // ConvertToHashtable converts an intset to the hashtable encoding, as
@@ -378,7 +431,8 @@ func (s *Set) Copy() Object {
 	c := &Set{}
 	from := s.table()
 	if from == nil {
-		c.setInts(slices.Clone(s.ints()))
+		is := s.ints()
+		c.setInts(intset{b: slices.Clone(is.b), w: is.w})
 		return c
 	}
 	t := &setTable{members: slices.Clone(from.members), size: from.size}
@@ -395,10 +449,10 @@ func (s *Set) Copy() Object {
 // hashtable or an empty set.
 func (s *Set) Intset() (width int, data []byte, ok bool) {
 	is := s.ints()
-	if len(is) == 0 {
+	if is.len() == 0 {
 		return 0, nil, false
 	}
-	return is.width(), is[1:], true
+	return is.w, is.b, true
 }
 
 // Encoding names the set's encoding as OBJECT ENCODING reports it:

@@ -7,12 +7,17 @@ import (
 	"slices"
 )
 
-// intset is Redis's intset in one byte slice: a first byte giving the
-// width of every value (2, 4 or 8 bytes), then the values, little-endian
-// two's complement, in ascending order. An empty intset is nil. The width
-// is the smallest that holds every value ever added: it grows when a wider
-// value comes and, as in Redis, never shrinks.
-type intset []byte
+// intset is Redis's intset: values of one width (2, 4 or 8 bytes),
+// little-endian two's complement, in ascending order, in one byte slice.
+// The width is the smallest that holds every value ever added: it grows
+// when a wider value comes and, as in Redis, never shrinks. It is kept
+// beside the bytes (in the Set's header, set.go) rather than in them, so
+// that a small intset and its key fill their entry's allocation to the
+// byte (entry.go). The zero intset is empty, and so is one of width 0.
+type intset struct {
+	b []byte
+	w int // bytes per value, 0 while no value was ever added
+}
 
 // intWidth returns the smallest intset width that holds v.
 func intWidth(v int64) int {
@@ -25,27 +30,18 @@ func intWidth(v int64) int {
 	return 2
 }
 
-// width returns the bytes per value, 0 for an empty intset.
-func (is intset) width() int {
-	if len(is) == 0 {
-		return 0
-	}
-	return int(is[0])
-}
-
 // len returns the number of values.
 func (is intset) len() int {
-	if len(is) == 0 {
+	if is.w == 0 {
 		return 0
 	}
-	return (len(is) - 1) / int(is[0])
+	return len(is.b) / is.w
 }
 
 // at returns value i, 0 <= i < len().
 func (is intset) at(i int) int64 {
-	w := int(is[0])
-	p := is[1+i*w:]
-	switch w {
+	p := is.b[i*is.w:]
+	switch is.w {
 	case 2:
 		return int64(int16(binary.LittleEndian.Uint16(p)))
 	case 4:
@@ -54,10 +50,10 @@ func (is intset) at(i int) int64 {
 	return int64(binary.LittleEndian.Uint64(p))
 }
 
-// put writes v as value i in width w.
-func (is intset) put(i, w int, v int64) {
-	p := is[1+i*w:]
-	switch w {
+// put writes v as value i.
+func (is intset) put(i int, v int64) {
+	p := is.b[i*is.w:]
+	switch is.w {
 	case 2:
 		binary.LittleEndian.PutUint16(p, uint16(v))
 	case 4:
@@ -84,49 +80,52 @@ func (is intset) search(v int64) (int, bool) {
 
 // insert returns the intset with v, known to be absent, inserted at
 // position i (from search). A value wider than the others rewrites the
-// intset in the wider width first. Capacity grows by an eighth, keeping a
-// small intset close to its size.
+// intset in the wider width first (an empty one takes the width as it
+// is). Capacity grows by an eighth, keeping a small intset close to its
+// size.
 func (is intset) insert(i int, v int64) intset {
-	w := max(is.width(), intWidth(v))
+	w := max(is.w, intWidth(v))
 	n := is.len()
-	if w != is.width() {
+	if w != is.w {
 		is = is.widen(w)
 	}
-	need := 1 + (n+1)*w
-	if need > cap(is) {
-		grown := make(intset, len(is), need+(n/8)*w)
-		copy(grown, is)
-		is = grown
+	need := (n + 1) * w
+	if need > cap(is.b) {
+		grown := make([]byte, len(is.b), need+(n/8)*w)
+		copy(grown, is.b)
+		is.b = grown
 	}
-	is = is[:need]
-	copy(is[1+(i+1)*w:], is[1+i*w:1+n*w])
-	is.put(i, w, v)
+	is.b = is.b[:need]
+	copy(is.b[(i+1)*w:], is.b[i*w:n*w])
+	is.put(i, v)
 	return is
 }
 
-// widen returns a copy of the intset with values of width w, with room
-// for one more.
+// widen returns the intset with values of width w: an empty one in place,
+// else a copy with room for one more value.
 func (is intset) widen(w int) intset {
 	n := is.len()
-	out := make(intset, 1+n*w, 1+(n+1)*w+(n/8)*w)
-	out[0] = byte(w)
+	if n == 0 {
+		return intset{b: is.b[:0], w: w}
+	}
+	out := intset{b: make([]byte, n*w, (n+1)*w+(n/8)*w), w: w}
 	for j := range n {
-		out.put(j, w, is.at(j))
+		out.put(j, is.at(j))
 	}
 	return out
 }
 
-// remove returns the intset without value i, nil when it was the last.
+// remove returns the intset without value i, empty when it was the last.
 // The slice is reallocated once it is less than half used.
 func (is intset) remove(i int) intset {
-	n, w := is.len(), is.width()
+	n, w := is.len(), is.w
 	if n == 1 {
-		return nil
+		return intset{}
 	}
-	copy(is[1+i*w:], is[1+(i+1)*w:])
-	is = is[:len(is)-w]
-	if cap(is) >= 32 && 2*len(is) < cap(is) {
-		is = slices.Clone(is)
+	copy(is.b[i*w:], is.b[(i+1)*w:])
+	is.b = is.b[:len(is.b)-w]
+	if cap(is.b) >= 32 && 2*len(is.b) < cap(is.b) {
+		is.b = slices.Clone(is.b)
 	}
 	return is
 }
@@ -134,16 +133,15 @@ func (is intset) remove(i int) intset {
 // newIntset returns the intset of vs, ascending and distinct.
 func newIntset(vs []int64) intset {
 	if len(vs) == 0 {
-		return nil
+		return intset{}
 	}
 	w := 2
 	for _, v := range vs {
 		w = max(w, intWidth(v))
 	}
-	is := make(intset, 1+len(vs)*w)
-	is[0] = byte(w)
+	is := intset{b: make([]byte, len(vs)*w), w: w}
 	for i, v := range vs {
-		is.put(i, w, v)
+		is.put(i, v)
 	}
 	return is
 }
@@ -163,18 +161,17 @@ func ParseIntset(width int, data []byte, maxIntset int) (*Set, error) {
 	if len(data) == 0 {
 		return NewSet(), nil
 	}
-	is := make(intset, 1+len(data))
-	is[0] = byte(width)
-	copy(is[1:], data)
+	is := intset{b: slices.Clone(data), w: width}
 	for i := 1; i < is.len(); i++ {
 		if is.at(i-1) >= is.at(i) {
 			return nil, errIntsetOrder
 		}
 	}
 	s := &Set{}
-	s.setInts(is)
 	if is.len() > min(maxIntset, maxIntsetLen) {
-		s.convert()
+		s.setTable(newSetTable(is))
+	} else {
+		s.setInts(is)
 	}
 	return s, nil
 }

@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/recached/recached/resp"
 )
@@ -501,12 +503,125 @@ func TestSetGrow(t *testing.T) {
 		if g, p := setContents(grown), setContents(plain); !slices.Equal(g, p) {
 			t.Errorf("%s: %q, adding alone gives %q", c.name, g, p)
 		}
-		if grown.Encoding() != plain.Encoding() || grown.ints().width() != plain.ints().width() {
+		if grown.Encoding() != plain.Encoding() || grown.ints().w != plain.ints().w {
 			t.Errorf("%s: %s of width %d, adding alone gives %s of width %d", c.name,
-				grown.Encoding(), grown.ints().width(), plain.Encoding(), plain.ints().width())
+				grown.Encoding(), grown.ints().w, plain.Encoding(), plain.ints().w)
 		}
-		if c.exact && grown.c != grown.n {
-			t.Errorf("%s: capacity %d for %d bytes", c.name, grown.c, grown.n)
+		if is := grown.ints(); c.exact && cap(is.b) != len(is.b) {
+			t.Errorf("%s: capacity %d for %d bytes", c.name, cap(is.b), len(is.b))
 		}
+	}
+}
+
+// TestSetInEntry checks the sets kept whole in their entry (entry.go,
+// "Sets kept whole in their entry"): AddSet with integer members puts the
+// intset after the key in the entry's allocation; the set grows out of it,
+// converts, moves to another key and survives collections with its
+// members, and a string stored over it keeps the time to live when asked.
+func TestSetInEntry(t *testing.T) {
+	ks := New(1, nil)
+	db := ks.DBs[0]
+	args := func(vs ...int) [][]byte {
+		var ms [][]byte
+		for _, v := range vs {
+			ms = append(ms, []byte(strconv.Itoa(v)))
+		}
+		return ms
+	}
+	for _, c := range []struct {
+		key     string
+		members [][]byte
+		packed  bool
+	}{
+		{"s:000001", args(10, 11, 12, 13, 14, 15, 16, 17, 18, 19), true},
+		{"", args(-1), true},
+		{"wide", args(1<<40, 3), true},
+		{strings.Repeat("k", 200), args(1, 2, 3, 4), false}, // past maxInline
+		{"strs", [][]byte{[]byte("a")}, false},
+		{"none", nil, false},
+	} {
+		s := db.AddSet([]byte(c.key), c.members, SetMaxIntsetEntries)
+		s.Grow(c.members, SetMaxIntsetEntries)
+		for _, m := range c.members {
+			s.Add(m, SetMaxIntsetEntries)
+		}
+		e := db.Lookup([]byte(c.key))
+		if e == nil || e.key() != c.key || e.Obj != s || (e.flags&flagPacked != 0) != c.packed {
+			t.Fatalf("%q: entry %v, packed %v", c.key, e != nil, e != nil && e.flags&flagPacked != 0)
+		}
+		if c.packed {
+			start := uintptr(unsafe.Pointer(e)) + unsafe.Sizeof(Entry{}) + uintptr(len(c.key))
+			if uintptr(s.p) != start {
+				t.Fatalf("%q: the intset is not after the key", c.key)
+			}
+		}
+	}
+	usedInvariant(t, ks)
+
+	// Grow past the room (out of the entry), then past the intset.
+	s := db.Lookup([]byte("s:000001")).Obj.(*Set)
+	for i := range 600 {
+		s.Add([]byte(strconv.Itoa(i*7)), SetMaxIntsetEntries)
+		if i%100 == 0 {
+			runtime.GC()
+		}
+		db.Account([]byte("s:000001"))
+	}
+	if e := db.Lookup([]byte("s:000001")); e.key() != "s:000001" || s.Encoding() != "hashtable" || !s.Has([]byte("15")) || !s.Has([]byte("4193")) {
+		t.Fatalf("grown set: key %q, %s of %d", e.key(), s.Encoding(), s.Len())
+	}
+
+	// RENAME: the moved entry takes a copy of the intset.
+	old := db.Lookup([]byte("wide"))
+	db.Delete([]byte("wide"))
+	moved := db.Set([]byte("w2"), old)
+	if moved.flags&flagPacked != 0 || moved.key() != "w2" {
+		t.Fatalf("moved entry: flags %b key %q", moved.flags, moved.key())
+	}
+	old = nil
+	runtime.GC()
+	junk := make([][]byte, 0, 1000)
+	for range 1000 {
+		junk = append(junk, bytes.Repeat([]byte{0xff}, 96))
+	}
+	if got := setContents(moved.Obj.(*Set)); !slices.Equal(got, []string{"1099511627776", "3"}) {
+		t.Fatalf("moved set holds %q", got)
+	}
+	_ = junk
+
+	// SET over a set kept whole, with KEEPTTL and without.
+	db.SetExpiry([]byte(""), ks.Now()+100000)
+	e := db.SetString([]byte(""), []byte("str"), true)
+	if at, ok := db.Expiry([]byte("")); e.Obj != nil || string(e.Str) != "str" || e.key() != "" || !ok || at == 0 {
+		t.Fatalf("SET KEEPTTL over a set left %v %q, expiry %v", e.Obj, e.Str, ok)
+	}
+	db.AddSet([]byte("v"), args(7), SetMaxIntsetEntries).Add([]byte("7"), SetMaxIntsetEntries)
+	db.SetExpiry([]byte("v"), ks.Now()+100000)
+	if e := db.SetString([]byte("v"), []byte("x"), false); string(e.Str) != "x" || e.HasExpiry() {
+		t.Fatalf("SET over a set left %q, expiry %v", e.Str, e.HasExpiry())
+	}
+	usedInvariant(t, ks)
+}
+
+// TestSetKeyBytes reports the live heap a key of the memory table's sets
+// row takes (an 8-byte key, ten 4-byte integers) and keeps it from
+// growing back to an entry and an intset of their own (64 and 48 bytes
+// and the table's slots): one 96-byte allocation a key.
+func TestSetKeyBytes(t *testing.T) {
+	const n = 100000
+	per, objs := heapPerKey(n, func(db *DB, i int) {
+		var ms [][]byte
+		for j := range 10 {
+			ms = append(ms, strconv.AppendInt(nil, int64(i*10+j), 10))
+		}
+		s := db.AddSet(fmt.Appendf(nil, "s:%06d", i), ms, SetMaxIntsetEntries)
+		s.Grow(ms, SetMaxIntsetEntries)
+		for _, m := range ms {
+			s.Add(m, SetMaxIntsetEntries)
+		}
+	})
+	t.Logf("%.1f live bytes and %.2f objects a key", per, objs)
+	if objs > 1.05 || per > 120 {
+		t.Fatalf("%.1f bytes and %.2f objects a key", per, objs)
 	}
 }

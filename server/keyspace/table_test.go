@@ -198,7 +198,7 @@ func TestCollectionInEntry(t *testing.T) {
 	ks := New(1, nil)
 	db := ks.DBs[0]
 	lim := HashLimits{Entries: 128, Value: 64}
-	s := db.AddSet([]byte("s"))
+	s := db.AddSet([]byte("s"), nil, 0)
 	h := db.AddHash([]byte("h"))
 	for i := range 600 { // past the intset and listpack limits
 		m := []byte(fmt.Sprint(i))
@@ -265,7 +265,7 @@ func TestCollectionInEntry(t *testing.T) {
 	_ = junk
 
 	// A set kept in its entry turns into a string as any value does.
-	db.AddSet([]byte("v")).Add([]byte("7"), SetMaxIntsetEntries)
+	db.AddSet([]byte("v"), nil, 0).Add([]byte("7"), SetMaxIntsetEntries)
 	if e := db.SetString([]byte("v"), []byte("str"), false); e.Obj != nil || string(e.Str) != "str" {
 		t.Fatalf("SET over a set left %v %q", e.Obj, e.Str)
 	}
