@@ -176,30 +176,39 @@ func (e *Entry) inlineStr() bool {
 
 // keyed returns an entry stored under key with e's contents: e itself
 // when it already holds key, else a new allocation holding key into which
-// e's fields are copied (a string value that fits is copied inline).
-func keyed(key string, e *Entry) *Entry {
+// e's fields are copied (a string value that fits is copied inline). An
+// intset moves along whole into the new entry (packSet) when it is e's
+// own, or when owned says the value is the new entry's alone (a
+// loader's).
+func keyed(key string, e *Entry, owned bool) *Entry {
 	if e.flags&(flagInline|flagExtKey|flagPacked) != 0 && e.key() == key {
 		return e
 	}
+	kb := unsafe.Slice(unsafe.StringData(key), len(key))
 	var ne *Entry
 	if e.Obj == nil {
 		var val []byte
-		ne, val = allocEntry(unsafe.Slice(unsafe.StringData(key), len(key)), len(e.Str))
+		ne, val = allocEntry(kb, len(e.Str))
 		if val != nil {
 			ne.Str = append(val, e.Str...)
 		} else {
 			ne.Str = e.Str
 		}
 	} else {
-		ne, _ = allocEntry(unsafe.Slice(unsafe.StringData(key), len(key)), 0)
-		ne.Obj = e.Obj
-		if e.objInside() {
-			if e.flags&flagPacked != 0 {
-				// Its intset may be in e's allocation: the new entry
-				// takes a copy.
-				e.Obj.(*Set).ownInts()
+		if s, ok := e.Obj.(*Set); ok && (owned || e.objInside()) {
+			ne = packSet(kb, s)
+		}
+		if ne == nil {
+			ne, _ = allocEntry(kb, 0)
+			ne.Obj = e.Obj
+			if e.objInside() {
+				if e.flags&flagPacked != 0 {
+					// Its intset may be in e's allocation: the new
+					// entry takes a copy.
+					e.Obj.(*Set).ownInts()
+				}
+				ne.embed()
 			}
-			ne.embed()
 		}
 	}
 	ne.Atime, ne.freq = e.Atime, e.freq
@@ -396,5 +405,22 @@ func allocPacked(key []byte, room int) *Entry {
 	s := (*Set)(unsafe.Pointer(&e.Str))
 	s.setInts(intset{b: b[len(key):len(key)]})
 	e.Obj = s
+	return e
+}
+
+// packSet returns a new entry holding key and a copy of s kept whole in
+// it (allocPacked), or nil when s is not a non-empty intset or does not
+// fit.
+func packSet(key []byte, s *Set) *Entry {
+	is := s.ints()
+	if s.c == tableMark || is.len() == 0 {
+		return nil
+	}
+	e := allocPacked(key, len(is.b))
+	if e == nil {
+		return nil
+	}
+	in := e.Obj.(*Set)
+	in.setInts(intset{b: append(in.ints().b, is.b...), w: is.w})
 	return e
 }

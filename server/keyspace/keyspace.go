@@ -300,7 +300,7 @@ func (db *DB) expireAt(s *Shard, i int) {
 // copy of it that does (entry.go), which the caller uses from then on.
 func (db *DB) Set(key []byte, e *Entry) *Entry {
 	s, h := db.locate(key)
-	e = keyed(bytesView(key), e)
+	e = keyed(bytesView(key), e, false)
 	e.flags &^= flagExpires
 	if i := s.t.find(bytesView(key), h); i >= 0 {
 		old := s.t.at(i)
@@ -381,7 +381,7 @@ func (db *DB) Reserve(n int) {
 func (db *DB) Load(k string, e *Entry, at int64) bool {
 	h := db.hashString(k)
 	s := &db.shards[h&(NumShards-1)]
-	e = keyed(k, e)
+	e = keyed(k, e, true)
 	e.embed()
 	if i := s.t.find(k, h); i >= 0 {
 		s.t.put(i, e)

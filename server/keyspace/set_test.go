@@ -571,11 +571,11 @@ func TestSetInEntry(t *testing.T) {
 		t.Fatalf("grown set: key %q, %s of %d", e.key(), s.Encoding(), s.Len())
 	}
 
-	// RENAME: the moved entry takes a copy of the intset.
+	// RENAME: the moved entry takes the intset whole.
 	old := db.Lookup([]byte("wide"))
 	db.Delete([]byte("wide"))
 	moved := db.Set([]byte("w2"), old)
-	if moved.flags&flagPacked != 0 || moved.key() != "w2" {
+	if moved.flags&flagPacked == 0 || moved.key() != "w2" || uintptr(moved.Obj.(*Set).p) != uintptr(unsafe.Pointer(moved))+unsafe.Sizeof(Entry{})+2 {
 		t.Fatalf("moved entry: flags %b key %q", moved.flags, moved.key())
 	}
 	old = nil
@@ -588,6 +588,19 @@ func TestSetInEntry(t *testing.T) {
 		t.Fatalf("moved set holds %q", got)
 	}
 	_ = junk
+
+	// A loader's intset is kept whole, a caller's own set stays the
+	// caller's.
+	ls, _ := ParseIntset(2, []byte{1, 0, 2, 0}, SetMaxIntsetEntries)
+	if e := db.Lookup([]byte("loaded")); e != nil || !db.Load("loaded", &Entry{Obj: ls}, 0) {
+		t.Fatal("load")
+	}
+	if e := db.Lookup([]byte("loaded")); e.flags&flagPacked == 0 || e.Obj == ls || !slices.Equal(setContents(e.Obj.(*Set)), []string{"1", "2"}) {
+		t.Fatalf("loaded set: flags %b, %q", e.flags, setContents(e.Obj.(*Set)))
+	}
+	if e := db.SetObject([]byte("own"), ls); e.Obj != ls || e.flags&flagPacked != 0 {
+		t.Fatal("SetObject packed a caller's set")
+	}
 
 	// SET over a set kept whole, with KEEPTTL and without.
 	db.SetExpiry([]byte(""), ks.Now()+100000)
