@@ -138,7 +138,8 @@ const (
 // the pass has not reached yet take them in this pass's write. Without it
 // a pass over a thousand connections holds the listener's only P (the
 // benchmark's GOMAXPROCS 1) for its whole length, since a write system
-// call no longer gives the P away: every publication that arrives during
+// call gives the P away only when it lasts past a tick of the runtime's
+// monitor (20 us or more): every publication that arrives during
 // the pass waits for the next one, and each connection's write carries
 // the publications of one pass only (8.5 frames a write in the 1000
 // subscriber fan-out with 8 messages in flight, 11 with the yield: a
