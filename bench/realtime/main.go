@@ -21,8 +21,9 @@
 // connection when its writer wakes, as one frame of newline-separated
 // pushes (its write delay and messages-per-frame options are Centrifugo
 // PRO's); recached writes what is queued for a connection in one write of
-// one frame per message, and after a pass over many connections waits for
-// the publishing to settle, at most as long as the pass (server/realtime's
+// one frame per message, lets the publishers in every millisecond of a
+// long pass over many connections, and after the pass waits for the
+// publishing to settle, at most as long as the pass (server/realtime's
 // flusher). The latencies show what each batching costs.
 //
 // Usage (scripts/bench-realtime.sh builds both servers):

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -123,8 +124,12 @@ func nextLimit(limit, floor, ceil int64, live, goal uint64) int64 {
 // its data, for as long as no more writes come to trigger a collection.
 // An idle server has no better use for a core than to give that memory
 // back, as Redis's allocator returns its dirty pages in the background:
-// once the heap has allocated next to nothing for idleTicks ticks in a
-// row, and either its free pages or what it has allocated since the last
+// once the server has been idle for idleTicks ticks in a row (the heap
+// allocated next to nothing and the process used next to no CPU: a
+// realtime fan-out writes to a thousand sockets a second on a few
+// kilobytes of allocation, and a forced collection plus the page faults
+// that take the returned pages back cost it several percent of its CPU),
+// and either its free pages or what it has allocated since the last
 // reclaim come to more than a sixteenth of the live heap plus a MiB,
 // reclaimWhenIdle runs a collection and returns every free page
 // (debug.FreeOSMemory). What was allocated since is the bound on the
@@ -138,6 +143,9 @@ const (
 	idleTick  = 250 * time.Millisecond
 	idleTicks = 4       // a second without allocation
 	idleAlloc = 1 << 18 // bytes a tick may allocate and still be idle
+	// idleCPU is the CPU time a tick may use and still be idle: a
+	// sixteenth of a core.
+	idleCPU = idleTick / 16
 )
 
 // reclaimWhenIdle returns the heap's garbage and free pages to the system
@@ -151,6 +159,7 @@ func reclaimWhenIdle(ctx context.Context) {
 	t := time.NewTicker(idleTick)
 	defer t.Stop()
 	var last, reclaimed uint64
+	lastCPU := processCPU()
 	idle := 0
 	for {
 		select {
@@ -159,19 +168,35 @@ func reclaimWhenIdle(ctx context.Context) {
 		case <-t.C:
 		}
 		metrics.Read(s)
-		allocs := s[0].Value.Uint64()
-		if allocs-last > idleAlloc {
-			idle = 0
-		} else {
+		allocs, cpu := s[0].Value.Uint64(), processCPU()
+		if isIdle(allocs-last, cpu-lastCPU) {
 			idle++
+		} else {
+			idle = 0
 		}
-		last = allocs
+		last, lastCPU = allocs, cpu
 		if idle >= idleTicks && worthReclaiming(s[1].Value.Uint64(), allocs-reclaimed, s[2].Value.Uint64()) {
 			debug.FreeOSMemory()
 			metrics.Read(s)
-			last, reclaimed, idle = s[0].Value.Uint64(), s[0].Value.Uint64(), 0
+			last, reclaimed, lastCPU, idle = s[0].Value.Uint64(), s[0].Value.Uint64(), processCPU(), 0
 		}
 	}
+}
+
+// isIdle reports whether a tick that allocated allocated bytes and used
+// cpu of the process's CPU time was an idle one.
+func isIdle(allocated uint64, cpu time.Duration) bool {
+	return allocated <= idleAlloc && cpu <= idleCPU
+}
+
+// processCPU returns the CPU time the process has used, user and system,
+// every thread's; 0 when the system does not say.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // worthReclaiming reports whether an idle heap holds enough to give back:

@@ -55,6 +55,27 @@ func TestWorthReclaiming(t *testing.T) {
 	}
 }
 
+func TestIsIdle(t *testing.T) {
+	cases := []struct {
+		name      string
+		allocated uint64
+		cpu       time.Duration
+		want      bool
+	}{
+		{"nothing allocated, no CPU", 0, 0, true},
+		{"a little of both", idleAlloc, idleCPU, true},
+		{"allocating", idleAlloc + 1, 0, false},
+		// A realtime fan-out to many subscribers allocates a few
+		// kilobytes per publication but writes all the time.
+		{"busy without allocating", 0, idleTick / 2, false},
+	}
+	for _, c := range cases {
+		if got := isIdle(c.allocated, c.cpu); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
 // TestIdleReclaim runs the real binary, fills it with about 40 MB of
 // strings, deletes them all and leaves it idle: no write comes to trigger
 // a collection, so only the idle reclaim gives the garbage back. The

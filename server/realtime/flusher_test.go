@@ -3,8 +3,10 @@ package realtime
 import (
 	"context"
 	"net"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -161,4 +163,78 @@ func TestMessagesAfterBurstArrive(t *testing.T) {
 	lone := subscribe("lone")
 	publish("lone", "alone")
 	expect(lone, "alone")
+}
+
+// TestYieldRunsNetworkReaders: with one P, a goroutine that never blocks
+// keeps a goroutine waiting for a socket from running even after its bytes
+// came in (runtime.Gosched does not look at the network); a yield lets it
+// run before it returns, as the flusher's pass needs for the Publish frames
+// that arrive during it. The runtime does not promise either: when
+// another thread already waits in the poller, the reader runs once that
+// thread hands it over, during the spin or after the yield; so half the
+// bytes are asked to wait for a yield and three in four of those to go
+// through at the first (nearly all do), and every byte within 50 ms.
+func TestYieldRunsNetworkReaders(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	server, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	var got atomic.Int64
+	go func() {
+		b := make([]byte, 1)
+		for {
+			if _, err := server.Read(b); err != nil {
+				return
+			}
+			got.Add(1)
+		}
+	}()
+	var y yielder
+	defer y.close()
+	const bytes = 40
+	waiting, first := 0, 0
+	for i := range int64(bytes) {
+		for deadline := time.Now().Add(time.Second); got.Load() < i && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond) // the reader parks on its socket
+		}
+		if _, err := client.Write([]byte{1}); err != nil {
+			t.Fatal(err)
+		}
+		// Give the byte time to arrive without ever blocking: the
+		// reader cannot run meanwhile.
+		for deadline := time.Now().Add(200 * time.Microsecond); time.Now().Before(deadline); {
+			runtime.Gosched()
+		}
+		if got.Load() > i {
+			continue // another thread polled the network meanwhile
+		}
+		waiting++
+		y.yield()
+		if got.Load() == i+1 {
+			first++
+			continue
+		}
+		for deadline := time.Now().Add(50 * time.Millisecond); got.Load() == i && time.Now().Before(deadline); {
+			y.yield()
+		}
+		if got.Load() != i+1 {
+			t.Fatalf("byte %d: the reader did not run during 50 ms of yields", i)
+		}
+	}
+	t.Logf("%d of %d bytes waited for a yield, %d went through at the first", waiting, bytes, first)
+	if waiting < bytes/2 || first < waiting*3/4 {
+		t.Errorf("%d of %d bytes waited for a yield, %d went through at the first: want half waiting, three in four of them through", waiting, bytes, first)
+	}
 }

@@ -14,9 +14,10 @@
 // Each connection has one goroutine, its reader, which runs the requests
 // of its frames in order. What the server sends goes through a bounded
 // queue of complete WebSocket frames. Flushers (one per GOMAXPROCS) write
-// each connection's queued frames in one system call, and after a burst of
-// fan-out let the publishing settle before the next pass, so that each
-// write carries several publications; a writer goroutine
+// each connection's queued frames in one system call, let the publishers
+// in during a long pass and, after a burst of fan-out, let the publishing
+// settle before the next pass, so that each write carries several
+// publications; a writer goroutine
 // of the connection's own takes over only for a peer that does not keep
 // up, so an idle connection costs its reader and a few hundred bytes. A
 // Message frame is encoded once per publication and the same bytes are
