@@ -80,3 +80,29 @@ func WriteCalls(pid int) int64 {
 	}
 	return 0
 }
+
+// ContextSwitches returns the context switches, voluntary and not, of every
+// thread the process has now (from /proc/PID/task/*/status; 0 when they
+// cannot be read). A server that wakes threads of its own besides the one
+// serving (a runtime handing its processor to another thread while the
+// event loop waits) shows it here, where CPU time alone is noisy.
+func ContextSwitches(pid int) int64 {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, t.Name()))
+		if err != nil {
+			continue // the thread has exited
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.HasSuffix(k, "ctxt_switches") {
+				c, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				n += c
+			}
+		}
+	}
+	return n
+}

@@ -351,9 +351,9 @@ func (s *server) run(r row) result {
 		args = append(args, "--threads", strconv.Itoa(r.threads))
 	}
 	args = append(args, r.extra...)
-	before := s.cpu()
+	before, csBefore := s.cpu(), procstat.ContextSwitches(s.cmd.Process.Pid)
 	out, err := exec.Command("redis-benchmark", args...).CombinedOutput()
-	after := s.cpu()
+	after, csAfter := s.cpu(), procstat.ContextSwitches(s.cmd.Process.Pid)
 	if err != nil {
 		log.Fatalf("redis-benchmark %v against %s: %v\n%s", args, s.name, err, out)
 	}
@@ -376,7 +376,11 @@ func (s *server) run(r row) result {
 		}
 	}
 	cpuNs := float64(after-before) * 1e9 / ticksPerSecond / float64(r.n)
-	fmt.Fprintf(os.Stderr, "%-9s %-34s %10.0f req/s %8.0f ns cpu/req p50 %.3f ms\n", s.name, r.name(), rps, cpuNs, p50)
+	// Context switches per request tell a round in which the server woke
+	// threads of its own (a runtime handing its processor around while
+	// the event loop waits) from one slowed by the machine's load.
+	cs := float64(csAfter-csBefore) / float64(r.n)
+	fmt.Fprintf(os.Stderr, "%-9s %-34s %10.0f req/s %8.0f ns cpu/req p50 %.3f ms %.3f cs/req\n", s.name, r.name(), rps, cpuNs, p50, cs)
 	return result{rps: rps, cpuNsPR: cpuNs, p50: p50}
 }
 
