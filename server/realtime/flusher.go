@@ -157,8 +157,6 @@ type yielder struct {
 	r, w *os.File
 }
 
-var yieldByte = []byte{0}
-
 func (y *yielder) yield() {
 	if y.r == nil {
 		r, w, err := os.Pipe()
@@ -167,7 +165,7 @@ func (y *yielder) yield() {
 		}
 		y.r, y.w = r, w
 	}
-	go y.w.Write(yieldByte)
+	go y.w.Write([]byte{0})
 	var b [1]byte
 	if _, err := y.r.Read(b[:]); err != nil {
 		return
