@@ -90,6 +90,9 @@ func (f *flusher) run() {
 	// The publishers that are ready to run go first: what they queue
 	// meanwhile goes out in this pass.
 	runtime.Gosched()
+	// The yields of this run's passes share a pipe, closed when it ends.
+	var y yielder
+	defer y.close()
 	for {
 		f.mu.Lock()
 		list := f.list
@@ -102,7 +105,6 @@ func (f *flusher) run() {
 		f.mu.Unlock()
 		start := time.Now()
 		now := start.UnixNano()
-		var y yielder
 		last := start
 		for i, c := range list {
 			f.turn(c, now)
@@ -112,7 +114,6 @@ func (f *flusher) run() {
 				last = time.Now()
 			}
 		}
-		y.close()
 		f.mu.Lock()
 		if cap(list) <= 1<<16 {
 			f.spare = list[:0]
