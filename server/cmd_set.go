@@ -74,9 +74,9 @@ func cmdSAdd(s *Session) {
 			eff = append(eff, m)
 		}
 	}
-	s.accountWrite(key, e, shard)
 	added := len(eff) - 2
 	if added > 0 {
+		s.accountWrite(key, e, shard)
 		s.emit(eff...)
 		s.notify(notifySet, "sadd", key)
 	}

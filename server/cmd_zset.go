@@ -679,7 +679,7 @@ func (s *Session) zaddScores(f zaddFlags, scores []float64, first, stride int) {
 	}
 	if z.Len() == 0 {
 		s.db.Delete(key)
-	} else {
+	} else if added+updated > 0 {
 		s.accountWrite(key, e, shard)
 	}
 	eff.emit(s, bZADD, key)

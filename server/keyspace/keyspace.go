@@ -243,7 +243,7 @@ func (db *DB) shardFor(key []byte) *Shard { return &db.shards[db.ks.ShardOf(key)
 // Lookup returns the live entry of key, or nil. A key whose time to live has
 // passed is deleted on the way (lazy expiry).
 func (db *DB) Lookup(key []byte) *Entry {
-	e := db.LookupNoTouch(key)
+	e, _ := db.lookupShard(key)
 	if e != nil {
 		db.ks.touch(e)
 	}
