@@ -26,9 +26,9 @@ const maxRandReply = 1 << 30
 func hashCommands() []*Command {
 	k1 := keysIn("hash", 1, 1)
 	return []*Command{
-		k1(&Command{Name: "hset", Arity: -4, Flags: FlagWrite | FlagDenyOOM | FlagFast, KeySpecs: "RW update", Since: "2.0.0", Syntax: "key field value [field value ...]", Summary: "Creates or modifies the value of a field in a hash.", Complexity: "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.", Categories: "write hash fast", Handler: hsetCmd("hset", false)}),
-		k1(&Command{Name: "hmset", Arity: -4, Flags: FlagWrite | FlagDenyOOM | FlagFast, KeySpecs: "RW update", Since: "2.0.0", Syntax: "key field value [field value ...]", Summary: "Sets the values of multiple fields.", Complexity: "O(N) where N is the number of fields being set.", Categories: "write hash fast", Handler: hsetCmd("hmset", true)}),
-		k1(&Command{Name: "hsetnx", Arity: 4, Flags: FlagWrite | FlagDenyOOM | FlagFast, KeySpecs: "RW insert", Since: "2.0.0", Syntax: "key field value", Summary: "Sets the value of a field in a hash only when the field doesn't exist.", Complexity: "O(1)", Categories: "write hash fast", Handler: cmdHSetNX}),
+		k1(&Command{Name: "hset", Arity: -4, Flags: FlagWrite | FlagDenyOOM | FlagFast | FlagSized, KeySpecs: "RW update", Since: "2.0.0", Syntax: "key field value [field value ...]", Summary: "Creates or modifies the value of a field in a hash.", Complexity: "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.", Categories: "write hash fast", Handler: hsetCmd("hset", false)}),
+		k1(&Command{Name: "hmset", Arity: -4, Flags: FlagWrite | FlagDenyOOM | FlagFast | FlagSized, KeySpecs: "RW update", Since: "2.0.0", Syntax: "key field value [field value ...]", Summary: "Sets the values of multiple fields.", Complexity: "O(N) where N is the number of fields being set.", Categories: "write hash fast", Handler: hsetCmd("hmset", true)}),
+		k1(&Command{Name: "hsetnx", Arity: 4, Flags: FlagWrite | FlagDenyOOM | FlagFast | FlagSized, KeySpecs: "RW insert", Since: "2.0.0", Syntax: "key field value", Summary: "Sets the value of a field in a hash only when the field doesn't exist.", Complexity: "O(1)", Categories: "write hash fast", Handler: cmdHSetNX}),
 		k1(&Command{Name: "hget", Arity: 3, Flags: FlagReadonly | FlagFast, Since: "2.0.0", Syntax: "key field", Summary: "Returns the value of a field in a hash.", Complexity: "O(1)", Categories: "read hash fast", Handler: cmdHGet}),
 		k1(&Command{Name: "hmget", Arity: -3, Flags: FlagReadonly | FlagFast, Since: "2.0.0", Syntax: "key field [field ...]", Summary: "Returns the values of all fields in a hash.", Complexity: "O(N) where N is the number of fields being requested.", Categories: "read hash fast", Handler: cmdHMGet}),
 		k1(&Command{Name: "hgetall", Arity: 2, Flags: FlagReadonly, Since: "2.0.0", Syntax: "key", Summary: "Returns all fields and values in a hash.", Complexity: "O(N) where N is the size of the hash.", Categories: "read hash slow", Handler: hgetallCmd(true, true)}),
@@ -60,10 +60,15 @@ func applyHashLimits(srv *Server, _ string) {
 // (and replies to) a value of another type.
 func (s *Session) lookupHash(key []byte) (h *keyspace.Hash, wrong bool) {
 	e, wrong := s.lookupType(key, keyspace.TypeHash)
+	return entryHash(e), wrong
+}
+
+// entryHash returns the hash e holds, nil for no entry.
+func entryHash(e *keyspace.Entry) *keyspace.Hash {
 	if e == nil {
-		return nil, wrong
+		return nil
 	}
-	return e.Obj.(*keyspace.Hash), false
+	return e.Obj.(*keyspace.Hash)
 }
 
 // hashToWrite returns key's hash h, or a new empty one stored under key
@@ -111,12 +116,13 @@ func hsetCmd(name string, hmset bool) Handler {
 			return
 		}
 		key := s.Args[1]
-		h, wrong := s.lookupHash(key)
+		e, shard, wrong := s.lookupWrite(key, keyspace.TypeHash)
 		if wrong {
 			return
 		}
-		h = s.hashToWrite(key, h)
+		h := s.hashToWrite(key, entryHash(e))
 		created := h.SetPairs(s.Args[2:], s.srv.ks.HashLimits())
+		s.accountWrite(key, e, shard)
 		s.emitNamed(bHSET, s.Args[1:])
 		if hmset {
 			s.W.OK()
@@ -129,16 +135,18 @@ func hsetCmd(name string, hmset bool) Handler {
 
 func cmdHSetNX(s *Session) {
 	key, field, val := s.Args[1], s.Args[2], s.Args[3]
-	h, wrong := s.lookupHash(key)
+	e, shard, wrong := s.lookupWrite(key, keyspace.TypeHash)
 	if wrong {
 		return
 	}
+	h := entryHash(e)
 	if h != nil && h.Has(field) {
 		s.W.Int(0)
 		return
 	}
 	h = s.hashToWrite(key, h)
 	h.SetWith(field, val, s.srv.ks.HashLimits())
+	s.accountWrite(key, e, shard)
 	s.emit(bHSET, key, field, val)
 	s.W.Int(1)
 	s.notify(notifyHash, "hset", key)

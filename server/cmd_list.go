@@ -20,10 +20,10 @@ func listCommands() []*Command {
 	k1, k2 := keysIn("list", 1, 1), keysIn("list", 1, 2)
 	const pushCx = "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments."
 	return []*Command{
-		k1(&Command{Name: "lpush", Arity: -3, Flags: FlagWrite | FlagDenyOOM | FlagFast, KeySpecs: "RW insert", Since: "1.0.0", Syntax: "key element [element ...]", Summary: "Prepends one or more elements to a list. Creates the key if it doesn't exist.", Complexity: pushCx, Categories: "write list fast", Handler: pushCmd(true, false)}),
-		k1(&Command{Name: "rpush", Arity: -3, Flags: FlagWrite | FlagDenyOOM | FlagFast, KeySpecs: "RW insert", Since: "1.0.0", Syntax: "key element [element ...]", Summary: "Appends one or more elements to a list. Creates the key if it doesn't exist.", Complexity: pushCx, Categories: "write list fast", Handler: pushCmd(false, false)}),
-		k1(&Command{Name: "lpushx", Arity: -3, Flags: FlagWrite | FlagDenyOOM | FlagFast, KeySpecs: "RW insert", Since: "2.2.0", Syntax: "key element [element ...]", Summary: "Prepends one or more elements to a list only when the list exists.", Complexity: pushCx, Categories: "write list fast", Handler: pushCmd(true, true)}),
-		k1(&Command{Name: "rpushx", Arity: -3, Flags: FlagWrite | FlagDenyOOM | FlagFast, KeySpecs: "RW insert", Since: "2.2.0", Syntax: "key element [element ...]", Summary: "Appends an element to a list only when the list exists.", Complexity: pushCx, Categories: "write list fast", Handler: pushCmd(false, true)}),
+		k1(&Command{Name: "lpush", Arity: -3, Flags: FlagWrite | FlagDenyOOM | FlagFast | FlagSized, KeySpecs: "RW insert", Since: "1.0.0", Syntax: "key element [element ...]", Summary: "Prepends one or more elements to a list. Creates the key if it doesn't exist.", Complexity: pushCx, Categories: "write list fast", Handler: pushCmd(true, false)}),
+		k1(&Command{Name: "rpush", Arity: -3, Flags: FlagWrite | FlagDenyOOM | FlagFast | FlagSized, KeySpecs: "RW insert", Since: "1.0.0", Syntax: "key element [element ...]", Summary: "Appends one or more elements to a list. Creates the key if it doesn't exist.", Complexity: pushCx, Categories: "write list fast", Handler: pushCmd(false, false)}),
+		k1(&Command{Name: "lpushx", Arity: -3, Flags: FlagWrite | FlagDenyOOM | FlagFast | FlagSized, KeySpecs: "RW insert", Since: "2.2.0", Syntax: "key element [element ...]", Summary: "Prepends one or more elements to a list only when the list exists.", Complexity: pushCx, Categories: "write list fast", Handler: pushCmd(true, true)}),
+		k1(&Command{Name: "rpushx", Arity: -3, Flags: FlagWrite | FlagDenyOOM | FlagFast | FlagSized, KeySpecs: "RW insert", Since: "2.2.0", Syntax: "key element [element ...]", Summary: "Appends an element to a list only when the list exists.", Complexity: pushCx, Categories: "write list fast", Handler: pushCmd(false, true)}),
 		k1(&Command{Name: "lpop", Arity: -2, Flags: FlagWrite | FlagFast, KeySpecs: "RW access delete", Since: "1.0.0", Syntax: "key [count]", Summary: "Returns the first elements in a list after removing it. Deletes the list if the last element was popped.", Complexity: "O(N) where N is the number of elements returned", Categories: "write list fast", Handler: popCmd("lpop", true)}),
 		k1(&Command{Name: "rpop", Arity: -2, Flags: FlagWrite | FlagFast, KeySpecs: "RW access delete", Since: "1.0.0", Syntax: "key [count]", Summary: "Returns and removes the last elements of a list. Deletes the list if the last element was popped.", Complexity: "O(N) where N is the number of elements returned", Categories: "write list fast", Handler: popCmd("rpop", false)}),
 		k1(&Command{Name: "llen", Arity: 2, Flags: FlagReadonly | FlagFast, KeySpecs: "RO", Since: "1.0.0", Syntax: "key", Summary: "Returns the length of a list.", Complexity: "O(1)", Categories: "read list fast", Handler: cmdLLen}),
@@ -197,11 +197,14 @@ func pushCmd(front, onlyExisting bool) Handler {
 	}
 	return func(s *Session) {
 		key := s.Args[1]
-		l, wrong := s.lookupList(key)
+		e, shard, wrong := s.lookupWrite(key, keyspace.TypeList)
 		if wrong {
 			return
 		}
-		if l == nil {
+		var l *keyspace.List
+		if e != nil {
+			l = e.Obj.(*keyspace.List)
+		} else {
 			if onlyExisting {
 				s.W.Int(0)
 				return
@@ -209,6 +212,7 @@ func pushCmd(front, onlyExisting bool) Handler {
 			l = s.newList(key)
 		}
 		l.PushAll(front, s.Args[2:])
+		s.accountWrite(key, e, shard)
 		s.emitNamed(name, s.Args[1:])
 		s.W.Int(int64(l.Len()))
 		// Redis replies first: a subscribed writer gets the reply, then the event.

@@ -13,7 +13,7 @@ import (
 func setCommands() []*Command {
 	k1, kall := keysIn("set", 1, 1), keysIn("set", 1, -1)
 	return []*Command{
-		k1(&Command{Name: "sadd", Arity: -3, Flags: FlagWrite | FlagDenyOOM | FlagFast, KeySpecs: "RW insert", Since: "1.0.0", Syntax: "key member [member ...]", Summary: "Adds one or more members to a set. Creates the key if it doesn't exist.", Complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.", Categories: "write set fast", Handler: cmdSAdd}),
+		k1(&Command{Name: "sadd", Arity: -3, Flags: FlagWrite | FlagDenyOOM | FlagFast | FlagSized, KeySpecs: "RW insert", Since: "1.0.0", Syntax: "key member [member ...]", Summary: "Adds one or more members to a set. Creates the key if it doesn't exist.", Complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.", Categories: "write set fast", Handler: cmdSAdd}),
 		k1(&Command{Name: "srem", Arity: -3, Flags: FlagWrite | FlagFast, KeySpecs: "RW delete", Since: "1.0.0", Syntax: "key member [member ...]", Summary: "Removes one or more members from a set. Deletes the set if the last member was removed.", Complexity: "O(N) where N is the number of members to be removed.", Categories: "write set fast", Handler: cmdSRem}),
 		k1(&Command{Name: "smembers", Arity: 2, Flags: FlagReadonly, Since: "1.0.0", Syntax: "key", Summary: "Returns all members of a set.", Complexity: "O(N) where N is the set cardinality.", Categories: "read set slow", Handler: cmdSMembers}),
 		k1(&Command{Name: "sismember", Arity: 3, Flags: FlagReadonly | FlagFast, KeySpecs: "RO", Since: "1.0.0", Syntax: "key member", Summary: "Determines whether a member belongs to a set.", Complexity: "O(1)", Categories: "read set fast", Handler: hasCmd(keyspace.TypeSet)}),
@@ -55,12 +55,15 @@ func (s *Session) lookupSet(key []byte) (set *keyspace.Set, wrong bool) {
 
 func cmdSAdd(s *Session) {
 	key := s.Args[1]
-	set, wrong := s.lookupSet(key)
+	e, shard, wrong := s.lookupWrite(key, keyspace.TypeSet)
 	if wrong {
 		return
 	}
 	limit := s.maxIntset()
-	if set == nil {
+	var set *keyspace.Set
+	if e != nil {
+		set = e.Obj.(*keyspace.Set)
+	} else {
 		set = s.db.AddSet(key, s.Args[2:], limit)
 	}
 	var buf [8][]byte
@@ -73,6 +76,7 @@ func cmdSAdd(s *Session) {
 	}
 	added := len(eff) - 2
 	if added > 0 {
+		s.accountWrite(key, e, shard)
 		s.emit(eff...)
 		s.notify(notifySet, "sadd", key)
 	}

@@ -45,8 +45,8 @@ func zsetCommands() []*Command {
 	)
 	ro, rw := FlagReadonly, FlagWrite
 	return []*Command{
-		k1(&Command{Name: "zadd", Arity: -4, Flags: rw | FlagDenyOOM | FlagFast, KeySpecs: "RW update", Since: "1.2.0", Syntax: "key [NX | XX] [GT | LT] [CH] [INCR] score member [score member ...]", Summary: "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.", Categories: write, Handler: cmdZAdd}),
-		k1(&Command{Name: "zincrby", Arity: 4, Flags: rw | FlagDenyOOM | FlagFast, Since: "1.2.0", Syntax: "key increment member", Summary: "Increments the score of a member in a sorted set.", Categories: write, Handler: cmdZIncrBy}),
+		k1(&Command{Name: "zadd", Arity: -4, Flags: rw | FlagDenyOOM | FlagFast | FlagSized, KeySpecs: "RW update", Since: "1.2.0", Syntax: "key [NX | XX] [GT | LT] [CH] [INCR] score member [score member ...]", Summary: "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.", Categories: write, Handler: cmdZAdd}),
+		k1(&Command{Name: "zincrby", Arity: 4, Flags: rw | FlagDenyOOM | FlagFast | FlagSized, Since: "1.2.0", Syntax: "key increment member", Summary: "Increments the score of a member in a sorted set.", Categories: write, Handler: cmdZIncrBy}),
 		k1(&Command{Name: "zrem", Arity: -3, Flags: rw | FlagFast, KeySpecs: "RW delete", Since: "1.2.0", Syntax: "key member [member ...]", Summary: "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.", Categories: write, Handler: cmdZRem}),
 		k1(&Command{Name: "zscore", Arity: 3, Flags: ro | FlagFast, Since: "1.2.0", Syntax: "key member", Summary: "Returns the score of a member in a sorted set.", Categories: read, Handler: cmdZScore}),
 		k1(&Command{Name: "zmscore", Arity: -3, Flags: ro | FlagFast, Since: "6.2.0", Syntax: "key member [member ...]", Summary: "Returns the score of one or more members in a sorted set.", Categories: read, Handler: cmdZMScore}),
@@ -604,11 +604,14 @@ func (s *Session) zaddScores(f zaddFlags, scores []float64, first, stride int) {
 	nx, xx, gt, lt, ch, incr := f.nx, f.xx, f.gt, f.lt, f.ch, f.incr
 	pairs := len(scores)
 	key := s.Args[1]
-	z, wrong := s.lookupZSet(key)
+	e, shard, wrong := s.lookupWrite(key, keyspace.TypeZSet)
 	if wrong {
 		return
 	}
-	if z == nil {
+	var z *keyspace.ZSet
+	if e != nil {
+		z = e.Obj.(*keyspace.ZSet)
+	} else {
 		if xx {
 			if incr {
 				s.W.Null()
@@ -676,6 +679,8 @@ func (s *Session) zaddScores(f zaddFlags, scores []float64, first, stride int) {
 	}
 	if z.Len() == 0 {
 		s.db.Delete(key)
+	} else if added+updated > 0 {
+		s.accountWrite(key, e, shard)
 	}
 	eff.emit(s, bZADD, key)
 	if added+updated > 0 {

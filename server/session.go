@@ -238,6 +238,30 @@ func (s *Session) lookupType(key []byte, t keyspace.Type) (e *keyspace.Entry, wr
 	return e, false
 }
 
+// lookupWrite is lookupType for a command that changes key's value in
+// place and counts its size itself (FlagSized): it returns the index of
+// key's shard too, for accountWrite.
+func (s *Session) lookupWrite(key []byte, t keyspace.Type) (e *keyspace.Entry, shard int, wrong bool) {
+	e, shard = s.db.LookupShard(key)
+	if e != nil && e.Type() != t {
+		s.W.Error(errWrongType)
+		return nil, shard, true
+	}
+	return e, shard, false
+}
+
+// accountWrite brings the used memory of key up to date after the running
+// command changed its value in place: e is the entry lookupWrite found in
+// shard, counted without a second lookup, or nil when the command created
+// the key, which is then looked up. The key must still exist.
+func (s *Session) accountWrite(key []byte, e *keyspace.Entry, shard int) {
+	if e == nil {
+		s.db.Account(key)
+		return
+	}
+	s.db.AccountIn(shard, e)
+}
+
 // SetBeforeReply makes fn run, on the session's goroutine, each time a
 // command is about to write its reply (not for the commands inside EXEC
 // or a script, whose replies are parts of one). A transport that queues

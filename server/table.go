@@ -48,10 +48,12 @@ const (
 	// FlagMayReplicate: not a write, yet it reaches other clients or may
 	// change data (PUBLISH, PFCOUNT): CLIENT PAUSE WRITE holds it.
 	FlagMayReplicate
-	// FlagSized: the command writes whole string values through the
-	// keyspace, which counts their size as it stores them (SET, INCR):
-	// dispatch skips the pass that recounts the sizes of the keys a
-	// write changed in place (accountKeys).
+	// FlagSized: the command counts the size of every key it writes
+	// itself: it writes whole string values through the keyspace, which
+	// counts their size as it stores them (SET, INCR), or it accounts the
+	// entry it changed in place from its own lookup (LPUSH, HSET, SADD,
+	// ZADD: Session.accountWrite). Dispatch skips the pass that looks the
+	// keys of a write up again to recount their sizes (accountKeys).
 	FlagSized
 )
 

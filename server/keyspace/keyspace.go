@@ -243,7 +243,7 @@ func (db *DB) shardFor(key []byte) *Shard { return &db.shards[db.ks.ShardOf(key)
 // Lookup returns the live entry of key, or nil. A key whose time to live has
 // passed is deleted on the way (lazy expiry).
 func (db *DB) Lookup(key []byte) *Entry {
-	e := db.LookupNoTouch(key)
+	e, _ := db.lookupShard(key)
 	if e != nil {
 		db.ks.touch(e)
 	}
@@ -254,19 +254,37 @@ func (db *DB) Lookup(key []byte) *Entry {
 // frequency, as Redis's LOOKUP_NOTOUCH: TTL, TYPE and EXISTS do not count
 // as uses of the key for OBJECT IDLETIME and eviction.
 func (db *DB) LookupNoTouch(key []byte) *Entry {
+	e, _ := db.lookupShard(key)
+	return e
+}
+
+// LookupShard is Lookup that also returns the index of key's shard,
+// whether or not the key exists, for AccountIn: a write that changes the
+// value in place counts its new size without looking the key up again.
+func (db *DB) LookupShard(key []byte) (*Entry, int) {
+	e, i := db.lookupShard(key)
+	if e != nil {
+		db.ks.touch(e)
+	}
+	return e, i
+}
+
+// lookupShard is LookupNoTouch returning the index of key's shard too.
+func (db *DB) lookupShard(key []byte) (*Entry, int) {
 	s, h := db.locate(key)
+	shard := int(h & (NumShards - 1))
 	i := s.t.find(bytesView(key), h)
 	if i < 0 {
-		return nil
+		return nil, shard
 	}
 	e := s.t.at(i)
 	if e.flags&flagExpires != 0 && s.exp[string(key)] <= db.ks.Now() {
 		if !db.ks.held() {
 			db.expireAt(s, i)
 		}
-		return nil
+		return nil, shard
 	}
-	return e
+	return e, shard
 }
 
 // Peek is Lookup without deleting an expired key: it reports an expired key
