@@ -252,6 +252,27 @@ func (s *Session) itoa(n int64) []byte {
 	return s.scratch[start:len(s.scratch):len(s.scratch)]
 }
 
+// itoaNext is itoa(n+1) for the digits old of a number n >= 0, as
+// ParseInt accepts them (no sign, no leading zero), with n+1 not past
+// MaxInt64: INCR adds one to the digits it holds instead of formatting
+// the sum, which costs a division per two digits.
+func (s *Session) itoaNext(old []byte) []byte {
+	start := len(s.scratch)
+	// A leading '0' is room for the carry out of 9…9.
+	s.scratch = append(append(s.scratch, '0'), old...)
+	d := s.scratch[start:len(s.scratch):len(s.scratch)]
+	i := len(d) - 1
+	for d[i] == '9' {
+		d[i] = '0'
+		i--
+	}
+	d[i]++
+	if i == 0 {
+		return d
+	}
+	return d[1:]
+}
+
 // utoa is itoa for unsigned numbers.
 func (s *Session) utoa(n uint64) []byte {
 	start := len(s.scratch)

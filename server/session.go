@@ -101,6 +101,11 @@ type Session struct {
 	keys        [][]byte
 	masks       []uint64
 	lockDB      uint64 // bit i set: masks[i] has shards locked
+	// hashedKey is the argument of a one-key command whose shard
+	// addLocks locked, and keyHash its hash, until unlock: lookupKey
+	// finds that argument without hashing it again.
+	hashedKey []byte
+	keyHash   uint64
 	inExec      bool
 	// afterExec is the work commands inside EXEC left for after its
 	// locks are released (CONFIG SET appendonly).
