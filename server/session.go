@@ -106,7 +106,7 @@ type Session struct {
 	// finds that argument without hashing it again.
 	hashedKey []byte
 	keyHash   uint64
-	inExec      bool
+	inExec    bool
 	// afterExec is the work commands inside EXEC left for after its
 	// locks are released (CONFIG SET appendonly).
 	afterExec []func()
