@@ -370,16 +370,10 @@ func (s *Session) releaseBlocked() {
 	}
 }
 
-// onEffect is the effect hook that marks keys ready: the effect's key, and
-// the key a RENAME, COPY or MOVE writes; after SWAPDB, every key waited
-// for. It runs under the writer's shard locks.
-func (reg *blockRegistry) onEffect(e *Effect) {
-	if reg.waiting.Load() != 0 {
-		reg.markEffect(e)
-	}
-}
-
-// markEffect is onEffect while some client waits.
+// markEffect is the effect hook that marks keys ready, which publish
+// calls while some client waits: the effect's key, and the key a RENAME,
+// COPY or MOVE writes; after SWAPDB, every key waited for. It runs under
+// the writer's shard locks.
 func (reg *blockRegistry) markEffect(e *Effect) {
 	a := e.Args
 	reg.mu.Lock()

@@ -44,7 +44,7 @@ func stringCommands() []*Command {
 // lookupString returns key's string entry, nil if absent; wrong reports
 // (and replies to) a value of another type.
 func (s *Session) lookupString(key []byte) (e *keyspace.Entry, wrong bool) {
-	e = s.db.Lookup(key)
+	e = s.lookupKey(key)
 	if e != nil && e.Obj != nil {
 		s.W.Error(errWrongType)
 		return nil, true
@@ -171,7 +171,7 @@ func cmdSet(s *Session) {
 			}
 		}
 	}
-	old := s.db.Lookup(key)
+	old := s.lookupKey(key)
 	if get {
 		if old != nil && old.Obj != nil {
 			s.W.Error(errWrongType)
@@ -419,7 +419,12 @@ func incrCmd(sign int64, byArg bool) Handler {
 		if !ok {
 			return
 		}
-		v := s.itoa(cur)
+		var v []byte
+		if by == 1 && cur > 1 {
+			v = s.itoaNext(old) // old is the digits of cur-1 > 0
+		} else {
+			v = s.itoa(cur)
+		}
 		s.db.ReplaceString(key, e, v, true) // keeps the TTL, resets the encoding
 		s.emit(bSET, key, v, bKEEPTTL)
 		s.notify(notifyString, "incrby", key)

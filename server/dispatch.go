@@ -6,8 +6,10 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/recached/recached/resp"
+	"github.com/recached/recached/server/keyspace"
 )
 
 // Exec runs one request: prepare checks it, then it is queued in an open
@@ -385,8 +387,14 @@ func (s *Session) addLocks(cmd *Command, args [][]byte, db int) {
 		s.lockDB |= 1 << db
 	case cmd.FirstKey > 0 || cmd.Keys != nil:
 		s.keys = cmd.KeyArgs(s.keys[:0], args)
-		for _, k := range s.keys {
-			s.masks[db] |= 1 << s.srv.ks.ShardOf(k)
+		if len(s.keys) == 1 {
+			k := s.keys[0]
+			s.hashedKey, s.keyHash = k, s.srv.ks.Hash(k)
+			s.masks[db] |= 1 << keyspace.ShardOfHash(s.keyHash)
+		} else {
+			for _, k := range s.keys {
+				s.masks[db] |= 1 << s.srv.ks.ShardOf(k)
+			}
 		}
 		if len(s.keys) > 0 {
 			s.lockDB |= 1 << db
@@ -416,4 +424,15 @@ func (s *Session) unlock() {
 		s.masks[i] = 0
 	}
 	s.lockDB = 0
+	s.hashedKey = nil
+}
+
+// lookupKey is s.db.Lookup(key), which does not hash key again when it is
+// the very argument (the same bytes in memory, not a copy) whose shard
+// addLocks locked.
+func (s *Session) lookupKey(key []byte) *keyspace.Entry {
+	if len(key) == len(s.hashedKey) && len(key) > 0 && unsafe.SliceData(key) == unsafe.SliceData(s.hashedKey) {
+		return s.db.LookupHashed(key, s.keyHash)
+	}
+	return s.db.Lookup(key)
 }

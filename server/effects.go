@@ -135,18 +135,27 @@ type EffectHook func(e *Effect)
 // all end here. It counts the change and hands the effect first to the
 // append-only log, then to the hooks: those added by AddHookFirst, the
 // engine's own (WATCH, blocked clients, client tracking, sync routing),
-// then those added by AddHook. The engine's are called by name, so that
-// while nobody watches, waits or syncs their checks are inlined and a
-// write nobody listens to makes one direct call (tracking's), not four
-// calls through function values.
+// then those added by AddHook. The engine's are called by name, each
+// behind its own check here (somebody waits, tracks, syncs), so that a
+// write nobody listens to calls none of them and copies no arguments
+// (publishArgs).
 //
 // The log comes first, and this order is a guarantee the transports rely
 // on: by the time a hook (the syncer, a blocked client's wake-up) has
 // queued a push about the change, the log holds its record, so that the
 // Commit a transport runs before writing pushes to a socket writes (under
 // appendfsync always, fsyncs) that record before the push leaves.
-func (srv *Server) publish(e *Effect) {
+func (srv *Server) publish(e *Effect) { srv.publishArgs(e, nil) }
+
+// publishArgs is publish for an effect whose arguments are still args
+// (not nil), on the writer's stack, and not yet in e.Args: they are copied
+// there only when a consumer that reads them is on, once, so that a write
+// nobody logs, replicates, syncs or hooks copies nothing. Each consumer's
+// own check decides, just before it is called, so that one turned on
+// meanwhile still gets them.
+func (srv *Server) publishArgs(e *Effect, args [][]byte) {
 	if srv.repl.on.Load() {
+		args = e.takeArgs(args)
 		srv.feedEffect(e) // the replication stream (repl_primary.go)
 	}
 	l := srv.persist.log.Load()
@@ -158,50 +167,74 @@ func (srv *Server) publish(e *Effect) {
 	}
 	srv.dirty.Add(1)
 	if l != nil {
+		args = e.takeArgs(args)
 		onEffect(l, e)
+	}
+	if len(srv.firstHooks) != 0 || len(srv.hooks) != 0 {
+		args = e.takeArgs(args)
 	}
 	for _, h := range srv.firstHooks {
 		h(e)
 	}
 	srv.watches.touch(e.DB, e.Key)
-	srv.blocking.onEffect(e)
-	srv.tracking.onEffect(srv, e)
-	srv.syncer.onEffect(e)
+	if srv.blocking.waiting.Load() != 0 {
+		args = e.takeArgs(args)
+		srv.blocking.markEffect(e)
+	}
+	if srv.tracking.on() {
+		args = e.takeArgs(args)
+		srv.tracking.invalidateEffect(srv, e)
+	}
+	if srv.syncer.router.Active() {
+		e.takeArgs(args)
+		srv.syncer.routeEffect(e)
+	}
 	for _, h := range srv.hooks {
 		h(e)
 	}
 }
 
+// takeArgs copies args, unless nil, into e.Args, and returns nil, which
+// tells the next consumer that they are there.
+func (e *Effect) takeArgs(args [][]byte) [][]byte {
+	if args != nil {
+		e.Args = append(e.Args[:0], args...)
+	}
+	return nil
+}
+
 // emit reports one effect of the running command on key args[1]. The
-// arguments are copied into the session's scratch space, so the call does
-// not allocate.
+// arguments are copied into the session's effect only when somebody reads
+// them (publishArgs), so the call does not allocate.
 func (s *Session) emit(args ...[]byte) { s.emitKey(args[1], args...) }
 
 // emitKey is emit for an effect whose key is not args[1]: XGROUP <sub>
 // <key> ….
 func (s *Session) emitKey(key []byte, args ...[]byte) {
-	s.eff.Args = append(s.eff.Args[:0], args...)
-	s.emitArgs(key)
+	s.eff.Args = s.eff.Args[:0]
+	s.emitArgs(key, args)
 }
 
 // emitNamed emits the effect name followed by args (the running command's
 // key and arguments), copying them once, into the effect.
 func (s *Session) emitNamed(name []byte, args [][]byte) {
 	s.eff.Args = append(append(s.eff.Args[:0], name), args...)
-	s.emitArgs(args[0])
+	s.emitArgs(args[0], nil)
 }
 
-// emitArgs reports the effect on key whose arguments are in s.eff.Args.
-func (s *Session) emitArgs(key []byte) {
+// emitArgs reports the effect on key whose arguments are args, or, when
+// args is nil, already in s.eff.Args.
+func (s *Session) emitArgs(key []byte, args [][]byte) {
 	s.emitted++
 	e := &s.eff
 	e.Kind, e.DB, e.Key, e.Origin = EffectKey, s.DBIndex, key, s
 	s.markEffect(e)
 	if s.scriptHold != nil {
+		e.takeArgs(args)
 		s.scriptHold.holdEffect(e)
 		return
 	}
-	s.srv.publish(e)
+	s.srv.publishArgs(e, args)
 }
 
 // emitDB reports an effect on whole databases (FLUSHDB, FLUSHALL, SWAPDB).
@@ -250,6 +283,27 @@ func (s *Session) itoa(n int64) []byte {
 	start := len(s.scratch)
 	s.scratch = strconv.AppendInt(s.scratch, n, 10)
 	return s.scratch[start:len(s.scratch):len(s.scratch)]
+}
+
+// itoaNext is itoa(n+1) for the digits old of a number n >= 0, as
+// ParseInt accepts them (no sign, no leading zero), with n+1 not past
+// MaxInt64: INCR adds one to the digits it holds instead of formatting
+// the sum, which costs a division per two digits.
+func (s *Session) itoaNext(old []byte) []byte {
+	start := len(s.scratch)
+	// A leading '0' is room for the carry out of 9…9.
+	s.scratch = append(append(s.scratch, '0'), old...)
+	d := s.scratch[start:len(s.scratch):len(s.scratch)]
+	i := len(d) - 1
+	for d[i] == '9' {
+		d[i] = '0'
+		i--
+	}
+	d[i]++
+	if i == 0 {
+		return d
+	}
+	return d[1:]
 }
 
 // utoa is itoa for unsigned numbers.

@@ -101,7 +101,12 @@ type Session struct {
 	keys        [][]byte
 	masks       []uint64
 	lockDB      uint64 // bit i set: masks[i] has shards locked
-	inExec      bool
+	// hashedKey is the argument of a one-key command whose shard
+	// addLocks locked, and keyHash its hash, until unlock: lookupKey
+	// finds that argument without hashing it again.
+	hashedKey []byte
+	keyHash   uint64
+	inExec    bool
 	// afterExec is the work commands inside EXEC left for after its
 	// locks are released (CONFIG SET appendonly).
 	afterExec []func()

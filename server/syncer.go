@@ -194,18 +194,12 @@ func (s *Session) checkScope(cmd *Command) bool {
 	return true
 }
 
-// onEffect is the sync effect hook. It runs under the shard lock of the
-// effect's key(s), so it only routes, encodes each frame once and hands the
-// bytes to the targets' Push, which queue them. An effect has the shape of
-// a command of the table, whose Relocates says whether it moves keys
+// routeEffect is the sync effect hook, which publish calls while some
+// sync client is registered. It runs under the shard lock of the effect's
+// key(s), so it only routes, encodes each frame once and hands the bytes
+// to the targets' Push, which queue them. An effect has the shape of a
+// command of the table, whose Relocates says whether it moves keys
 // between names or databases.
-func (sy *syncer) onEffect(e *Effect) {
-	if sy.router.Active() {
-		sy.routeEffect(e)
-	}
-}
-
-// routeEffect is onEffect while some sync client is registered.
 func (sy *syncer) routeEffect(e *Effect) {
 	sc := sy.scratch.Get().(*routeScratch)
 	defer sy.putScratch(sc)

@@ -249,14 +249,12 @@ func (srv *Server) trimTracking() {
 	}
 }
 
-// onEffect is the effect hook: it invalidates the keys an effect changed.
-func (t *trackingTable) onEffect(srv *Server, e *Effect) {
-	if t.active.Load() || t.clients.Load() != 0 {
-		t.invalidateEffect(srv, e)
-	}
-}
+// on reports whether some client tracks keys: publish then calls
+// invalidateEffect.
+func (t *trackingTable) on() bool { return t.active.Load() || t.clients.Load() != 0 }
 
-// invalidateEffect is onEffect while tracking is on.
+// invalidateEffect is the effect hook while tracking is on: it
+// invalidates the keys an effect changed.
 func (t *trackingTable) invalidateEffect(srv *Server, e *Effect) {
 	switch e.Kind {
 	case EffectDB:

@@ -208,14 +208,21 @@ func New(n int, onExpire ExpireFunc) *Keyspace {
 }
 
 // ShardOf returns the shard index of key.
-func (ks *Keyspace) ShardOf(key []byte) int {
-	return int(maphash.Bytes(ks.seed, key) & (NumShards - 1))
-}
+func (ks *Keyspace) ShardOf(key []byte) int { return ShardOfHash(ks.Hash(key)) }
+
+// Hash returns the hash of key that places it in its shard and in the
+// shard's table, the same in every database. A caller that has locked the
+// key's shard by it passes it to LookupHashed, so that the key is hashed
+// once per command.
+func (ks *Keyspace) Hash(key []byte) uint64 { return maphash.Bytes(ks.seed, key) }
+
+// ShardOfHash returns the shard index of a key of hash h (Hash).
+func ShardOfHash(h uint64) int { return int(h & (NumShards - 1)) }
 
 // locate returns key's shard and hash.
 func (db *DB) locate(key []byte) (*Shard, uint64) {
-	h := maphash.Bytes(db.ks.seed, key)
-	return &db.shards[h&(NumShards-1)], h
+	h := db.ks.Hash(key)
+	return &db.shards[ShardOfHash(h)], h
 }
 
 // hashString is the hash of key for the table of its shard.
@@ -243,7 +250,17 @@ func (db *DB) shardFor(key []byte) *Shard { return &db.shards[db.ks.ShardOf(key)
 // Lookup returns the live entry of key, or nil. A key whose time to live has
 // passed is deleted on the way (lazy expiry).
 func (db *DB) Lookup(key []byte) *Entry {
-	e, _ := db.lookupShard(key)
+	s, h := db.locate(key)
+	e := db.lookupIn(s, key, h)
+	if e != nil {
+		db.ks.touch(e)
+	}
+	return e
+}
+
+// LookupHashed is Lookup for a key whose hash h (Hash) the caller has.
+func (db *DB) LookupHashed(key []byte, h uint64) *Entry {
+	e := db.lookupIn(&db.shards[ShardOfHash(h)], key, h)
 	if e != nil {
 		db.ks.touch(e)
 	}
@@ -254,37 +271,36 @@ func (db *DB) Lookup(key []byte) *Entry {
 // frequency, as Redis's LOOKUP_NOTOUCH: TTL, TYPE and EXISTS do not count
 // as uses of the key for OBJECT IDLETIME and eviction.
 func (db *DB) LookupNoTouch(key []byte) *Entry {
-	e, _ := db.lookupShard(key)
-	return e
+	s, h := db.locate(key)
+	return db.lookupIn(s, key, h)
 }
 
 // LookupShard is Lookup that also returns the index of key's shard,
 // whether or not the key exists, for AccountIn: a write that changes the
 // value in place counts its new size without looking the key up again.
 func (db *DB) LookupShard(key []byte) (*Entry, int) {
-	e, i := db.lookupShard(key)
+	s, h := db.locate(key)
+	e := db.lookupIn(s, key, h)
 	if e != nil {
 		db.ks.touch(e)
 	}
-	return e, i
+	return e, ShardOfHash(h)
 }
 
-// lookupShard is LookupNoTouch returning the index of key's shard too.
-func (db *DB) lookupShard(key []byte) (*Entry, int) {
-	s, h := db.locate(key)
-	shard := int(h & (NumShards - 1))
+// lookupIn is LookupNoTouch of key, of hash h, in its shard s.
+func (db *DB) lookupIn(s *Shard, key []byte, h uint64) *Entry {
 	i := s.t.find(bytesView(key), h)
 	if i < 0 {
-		return nil, shard
+		return nil
 	}
 	e := s.t.at(i)
 	if e.flags&flagExpires != 0 && s.exp[string(key)] <= db.ks.Now() {
 		if !db.ks.held() {
 			db.expireAt(s, i)
 		}
-		return nil, shard
+		return nil
 	}
-	return e, shard
+	return e
 }
 
 // Peek is Lookup without deleting an expired key: it reports an expired key

@@ -166,3 +166,40 @@ func TestLookupNoTouch(t *testing.T) {
 		t.Fatal("LookupNoTouch kept an expired key")
 	}
 }
+
+// LookupHashed finds what Lookup finds, in every database, and expires a
+// key past its time to live the same way.
+func TestLookupHashed(t *testing.T) {
+	now := int64(1000)
+	var expired []string
+	ks := New(2, func(db int, key string) { expired = append(expired, fmt.Sprintf("%d:%s", db, key)) })
+	ks.Now = func() int64 { return now }
+	for _, db := range ks.DBs {
+		db.SetString([]byte("live"), []byte(fmt.Sprint(db.Index)), false)
+		db.SetString([]byte("old"), []byte("x"), false)
+		db.SetExpiry([]byte("old"), 1500)
+	}
+	now = 2000
+	for _, db := range ks.DBs {
+		for _, tc := range []struct {
+			key  string
+			want string // "" absent
+		}{{"live", fmt.Sprint(db.Index)}, {"old", ""}, {"none", ""}} {
+			key := []byte(tc.key)
+			e := db.LookupHashed(key, ks.Hash(key))
+			got := ""
+			if e != nil {
+				got = string(e.Str)
+			}
+			if got != tc.want {
+				t.Errorf("db %d: LookupHashed(%q) = %q, want %q", db.Index, tc.key, got, tc.want)
+			}
+			if ShardOfHash(ks.Hash(key)) != ks.ShardOf(key) {
+				t.Errorf("ShardOfHash(Hash(%q)) is not ShardOf", tc.key)
+			}
+		}
+	}
+	if want := []string{"0:old", "1:old"}; fmt.Sprint(expired) != fmt.Sprint(want) {
+		t.Errorf("expired %q, want %q", expired, want)
+	}
+}
