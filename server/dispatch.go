@@ -431,8 +431,14 @@ func (s *Session) unlock() {
 // the very argument (the same bytes in memory, not a copy) whose shard
 // addLocks locked.
 func (s *Session) lookupKey(key []byte) *keyspace.Entry {
-	if len(key) == len(s.hashedKey) && len(key) > 0 && unsafe.SliceData(key) == unsafe.SliceData(s.hashedKey) {
+	if s.isHashedKey(key) {
 		return s.db.LookupHashed(key, s.keyHash)
 	}
 	return s.db.Lookup(key)
+}
+
+// isHashedKey reports whether key is the very argument whose hash
+// addLocks kept (s.keyHash).
+func (s *Session) isHashedKey(key []byte) bool {
+	return len(key) == len(s.hashedKey) && len(key) > 0 && unsafe.SliceData(key) == unsafe.SliceData(s.hashedKey)
 }

@@ -247,7 +247,11 @@ func (s *Session) lookupType(key []byte, t keyspace.Type) (e *keyspace.Entry, wr
 // place and counts its size itself (FlagSized): it returns the index of
 // key's shard too, for accountWrite.
 func (s *Session) lookupWrite(key []byte, t keyspace.Type) (e *keyspace.Entry, shard int, wrong bool) {
-	e, shard = s.db.LookupShard(key)
+	if s.isHashedKey(key) {
+		e, shard = s.db.LookupHashed(key, s.keyHash), keyspace.ShardOfHash(s.keyHash)
+	} else {
+		e, shard = s.db.LookupShard(key)
+	}
 	if e != nil && e.Type() != t {
 		s.W.Error(errWrongType)
 		return nil, shard, true
