@@ -116,13 +116,13 @@ func hsetCmd(name string, hmset bool) Handler {
 			return
 		}
 		key := s.Args[1]
-		e, shard, wrong := s.lookupWrite(key, keyspace.TypeHash)
+		e, wrong := s.lookupType(key, keyspace.TypeHash)
 		if wrong {
 			return
 		}
 		h := s.hashToWrite(key, entryHash(e))
 		created := h.SetPairs(s.Args[2:], s.srv.ks.HashLimits())
-		s.accountWrite(key, e, shard)
+		s.accountWrite(key, e)
 		s.emitNamed(bHSET, s.Args[1:])
 		if hmset {
 			s.W.OK()
@@ -135,7 +135,7 @@ func hsetCmd(name string, hmset bool) Handler {
 
 func cmdHSetNX(s *Session) {
 	key, field, val := s.Args[1], s.Args[2], s.Args[3]
-	e, shard, wrong := s.lookupWrite(key, keyspace.TypeHash)
+	e, wrong := s.lookupType(key, keyspace.TypeHash)
 	if wrong {
 		return
 	}
@@ -146,7 +146,7 @@ func cmdHSetNX(s *Session) {
 	}
 	h = s.hashToWrite(key, h)
 	h.SetWith(field, val, s.srv.ks.HashLimits())
-	s.accountWrite(key, e, shard)
+	s.accountWrite(key, e)
 	s.emit(bHSET, key, field, val)
 	s.W.Int(1)
 	s.notify(notifyHash, "hset", key)

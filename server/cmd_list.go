@@ -197,7 +197,7 @@ func pushCmd(front, onlyExisting bool) Handler {
 	}
 	return func(s *Session) {
 		key := s.Args[1]
-		e, shard, wrong := s.lookupWrite(key, keyspace.TypeList)
+		e, wrong := s.lookupType(key, keyspace.TypeList)
 		if wrong {
 			return
 		}
@@ -212,7 +212,7 @@ func pushCmd(front, onlyExisting bool) Handler {
 			l = s.newList(key)
 		}
 		l.PushAll(front, s.Args[2:])
-		s.accountWrite(key, e, shard)
+		s.accountWrite(key, e)
 		s.emitNamed(name, s.Args[1:])
 		s.W.Int(int64(l.Len()))
 		// Redis replies first: a subscribed writer gets the reply, then the event.

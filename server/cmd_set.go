@@ -55,7 +55,7 @@ func (s *Session) lookupSet(key []byte) (set *keyspace.Set, wrong bool) {
 
 func cmdSAdd(s *Session) {
 	key := s.Args[1]
-	e, shard, wrong := s.lookupWrite(key, keyspace.TypeSet)
+	e, wrong := s.lookupType(key, keyspace.TypeSet)
 	if wrong {
 		return
 	}
@@ -76,7 +76,7 @@ func cmdSAdd(s *Session) {
 	}
 	added := len(eff) - 2
 	if added > 0 {
-		s.accountWrite(key, e, shard)
+		s.accountWrite(key, e)
 		s.emit(eff...)
 		s.notify(notifySet, "sadd", key)
 	}

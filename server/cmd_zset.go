@@ -604,7 +604,7 @@ func (s *Session) zaddScores(f zaddFlags, scores []float64, first, stride int) {
 	nx, xx, gt, lt, ch, incr := f.nx, f.xx, f.gt, f.lt, f.ch, f.incr
 	pairs := len(scores)
 	key := s.Args[1]
-	e, shard, wrong := s.lookupWrite(key, keyspace.TypeZSet)
+	e, wrong := s.lookupType(key, keyspace.TypeZSet)
 	if wrong {
 		return
 	}
@@ -680,7 +680,7 @@ func (s *Session) zaddScores(f zaddFlags, scores []float64, first, stride int) {
 	if z.Len() == 0 {
 		s.db.Delete(key)
 	} else if added+updated > 0 {
-		s.accountWrite(key, e, shard)
+		s.accountWrite(key, e)
 	}
 	eff.emit(s, bZADD, key)
 	if added+updated > 0 {

@@ -235,7 +235,7 @@ func str(p *atomic.Pointer[string]) string {
 // lookupType returns key's entry when it holds a value of type t, nil when
 // the key is absent; wrong reports (and replies to) a value of another type.
 func (s *Session) lookupType(key []byte, t keyspace.Type) (e *keyspace.Entry, wrong bool) {
-	e = s.db.Lookup(key)
+	e = s.lookupKey(key)
 	if e != nil && e.Type() != t {
 		s.W.Error(errWrongType)
 		return nil, true
@@ -243,32 +243,18 @@ func (s *Session) lookupType(key []byte, t keyspace.Type) (e *keyspace.Entry, wr
 	return e, false
 }
 
-// lookupWrite is lookupType for a command that changes key's value in
-// place and counts its size itself (FlagSized): it returns the index of
-// key's shard too, for accountWrite.
-func (s *Session) lookupWrite(key []byte, t keyspace.Type) (e *keyspace.Entry, shard int, wrong bool) {
-	if s.isHashedKey(key) {
-		e, shard = s.db.LookupHashed(key, s.keyHash), keyspace.ShardOfHash(s.keyHash)
-	} else {
-		e, shard = s.db.LookupShard(key)
-	}
-	if e != nil && e.Type() != t {
-		s.W.Error(errWrongType)
-		return nil, shard, true
-	}
-	return e, shard, false
-}
-
 // accountWrite brings the used memory of key up to date after the running
-// command changed its value in place: e is the entry lookupWrite found in
-// shard, counted without a second lookup, or nil when the command created
-// the key, which is then looked up. The key must still exist.
-func (s *Session) accountWrite(key []byte, e *keyspace.Entry, shard int) {
-	if e == nil {
+// command changed its value in place (FlagSized): e is the entry the
+// command's lookup found, counted in the shard of the hash addLocks kept
+// without a second lookup, or nil when the command created the key, which
+// is then looked up, as is a key whose hash was not kept. The key must
+// still exist.
+func (s *Session) accountWrite(key []byte, e *keyspace.Entry) {
+	if e == nil || !s.isHashedKey(key) {
 		s.db.Account(key)
 		return
 	}
-	s.db.AccountIn(shard, e)
+	s.db.AccountIn(keyspace.ShardOfHash(s.keyHash), e)
 }
 
 // SetBeforeReply makes fn run, on the session's goroutine, each time a

@@ -275,18 +275,6 @@ func (db *DB) LookupNoTouch(key []byte) *Entry {
 	return db.lookupIn(s, key, h)
 }
 
-// LookupShard is Lookup that also returns the index of key's shard,
-// whether or not the key exists, for AccountIn: a write that changes the
-// value in place counts its new size without looking the key up again.
-func (db *DB) LookupShard(key []byte) (*Entry, int) {
-	s, h := db.locate(key)
-	e := db.lookupIn(s, key, h)
-	if e != nil {
-		db.ks.touch(e)
-	}
-	return e, ShardOfHash(h)
-}
-
 // lookupIn is LookupNoTouch of key, of hash h, in its shard s.
 func (db *DB) lookupIn(s *Shard, key []byte, h uint64) *Entry {
 	i := s.t.find(bytesView(key), h)

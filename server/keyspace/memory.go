@@ -192,11 +192,11 @@ func (db *DB) Account(key []byte) int64 {
 	return decodeSize(e.size)
 }
 
-// AccountIn is Account for e, the live entry of a key of shard i as
-// LookupShard returned them: it counts the size of a value a write changed
-// in place without looking the key up again. The size is O(1) to compute
-// for every type (SizeOf). The caller holds shard i's lock and has not
-// deleted the key since the lookup.
+// AccountIn is Account for e, the live entry of a key of shard i (which
+// ShardOfHash names): it counts the size of a value a write changed in
+// place without looking the key up again. The size is O(1) to compute for
+// every type (SizeOf). The caller holds shard i's lock and has not
+// deleted the key since its lookup.
 func (db *DB) AccountIn(i int, e *Entry) { db.account(&db.shards[i], e) }
 
 // Used returns the used memory of shard i. The caller holds its lock.
