@@ -116,7 +116,7 @@ func hsetCmd(name string, hmset bool) Handler {
 			return
 		}
 		key := s.Args[1]
-		e, wrong := s.lookupType(key, keyspace.TypeHash)
+		e, wrong := s.lookupWrite(key, keyspace.TypeHash)
 		if wrong {
 			return
 		}
@@ -135,7 +135,7 @@ func hsetCmd(name string, hmset bool) Handler {
 
 func cmdHSetNX(s *Session) {
 	key, field, val := s.Args[1], s.Args[2], s.Args[3]
-	e, wrong := s.lookupType(key, keyspace.TypeHash)
+	e, wrong := s.lookupWrite(key, keyspace.TypeHash)
 	if wrong {
 		return
 	}

@@ -197,7 +197,7 @@ func pushCmd(front, onlyExisting bool) Handler {
 	}
 	return func(s *Session) {
 		key := s.Args[1]
-		e, wrong := s.lookupType(key, keyspace.TypeList)
+		e, wrong := s.lookupWrite(key, keyspace.TypeList)
 		if wrong {
 			return
 		}

@@ -55,7 +55,7 @@ func (s *Session) lookupSet(key []byte) (set *keyspace.Set, wrong bool) {
 
 func cmdSAdd(s *Session) {
 	key := s.Args[1]
-	e, wrong := s.lookupType(key, keyspace.TypeSet)
+	e, wrong := s.lookupWrite(key, keyspace.TypeSet)
 	if wrong {
 		return
 	}

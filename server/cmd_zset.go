@@ -604,7 +604,7 @@ func (s *Session) zaddScores(f zaddFlags, scores []float64, first, stride int) {
 	nx, xx, gt, lt, ch, incr := f.nx, f.xx, f.gt, f.lt, f.ch, f.incr
 	pairs := len(scores)
 	key := s.Args[1]
-	e, wrong := s.lookupType(key, keyspace.TypeZSet)
+	e, wrong := s.lookupWrite(key, keyspace.TypeZSet)
 	if wrong {
 		return
 	}

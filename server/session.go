@@ -235,7 +235,21 @@ func str(p *atomic.Pointer[string]) string {
 // lookupType returns key's entry when it holds a value of type t, nil when
 // the key is absent; wrong reports (and replies to) a value of another type.
 func (s *Session) lookupType(key []byte, t keyspace.Type) (e *keyspace.Entry, wrong bool) {
-	e = s.lookupKey(key)
+	return s.checkType(s.db.Lookup(key), t)
+}
+
+// lookupWrite is lookupType for the write commands that count their own
+// size (LPUSH, HSET, SADD, ZADD: accountWrite), which find the key
+// through lookupKey without hashing it again. Only the session's own
+// commands may use it: it reads the session's lock state, which a blocked
+// client's command, run by the writer that served it, must not read.
+func (s *Session) lookupWrite(key []byte, t keyspace.Type) (e *keyspace.Entry, wrong bool) {
+	return s.checkType(s.lookupKey(key), t)
+}
+
+// checkType returns e, or nil and wrong after replying the WRONGTYPE
+// error when e holds a value of another type than t.
+func (s *Session) checkType(e *keyspace.Entry, t keyspace.Type) (*keyspace.Entry, bool) {
 	if e != nil && e.Type() != t {
 		s.W.Error(errWrongType)
 		return nil, true
