@@ -3,8 +3,10 @@ package keyspace
 import (
 	"bytes"
 	"fmt"
+	"hash/maphash"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -110,6 +112,25 @@ func TestRangeDeleting(t *testing.T) {
 	checkModel(t, db, map[string]string{})
 	if ks.Used() != 0 {
 		t.Fatalf("used %d with no keys", ks.Used())
+	}
+}
+
+// TestTableSizesFillSizeClasses checks that every table size resize can
+// choose makes a slot array that fills its allocation: append rounds a
+// slice's capacity up to what its allocation holds, so a size that
+// wastes part of its size class (192 slots with their allocation header
+// take the 1792-byte class, room for 223) grows when appended to.
+func TestTableSizesFillSizeClasses(t *testing.T) {
+	var p part
+	last := 0
+	for n := 1; n < 1<<21; n += 1 + n/8 {
+		p.resize(n, maphash.MakeSeed())
+		if size := len(p.slots); size != last {
+			last = size
+			if c := cap(slices.Grow(p.slots[:0:0], size)); c != size {
+				t.Errorf("a table of %d slots allocates room for %d", size, c)
+			}
+		}
 	}
 }
 
