@@ -85,8 +85,7 @@ func (s *Session) hashToWrite(key []byte, h *keyspace.Hash) *keyspace.Hash {
 // members removed>, publishes event of class (then del when key went) and
 // replies with their number: HDEL, SREM and ZREM.
 func (s *Session) removeMembers(name, key []byte, class uint32, event string, remove func([]byte) bool, size func() int) {
-	var buf [8][]byte
-	eff := append(buf[:0], name, key)
+	eff := s.effectArgs(name, key)
 	for _, m := range s.Args[2:] {
 		if remove(m) {
 			eff = append(eff, m)
@@ -98,7 +97,7 @@ func (s *Session) removeMembers(name, key []byte, class uint32, event string, re
 		if emptied {
 			s.db.Delete(key)
 		}
-		s.emit(eff...)
+		s.emitBuilt(eff)
 		s.notify(class, event, key)
 		if emptied {
 			s.notify(notifyGeneric, "del", key)

@@ -66,8 +66,7 @@ func cmdSAdd(s *Session) {
 	} else {
 		set = s.db.AddSet(key, s.Args[2:], limit)
 	}
-	var buf [8][]byte
-	eff := append(buf[:0], bSADD, key)
+	eff := s.effectArgs(bSADD, key)
 	set.Grow(s.Args[2:], limit)
 	for _, m := range s.Args[2:] {
 		if set.Add(m, limit) {
@@ -77,7 +76,7 @@ func cmdSAdd(s *Session) {
 	added := len(eff) - 2
 	if added > 0 {
 		s.accountWrite(key, e)
-		s.emit(eff...)
+		s.emitBuilt(eff)
 		s.notify(notifySet, "sadd", key)
 	}
 	s.W.Int(int64(added))

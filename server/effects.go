@@ -215,6 +215,21 @@ func (s *Session) emitKey(key []byte, args ...[]byte) {
 	s.emitArgs(key, args)
 }
 
+// effectArgs starts the arguments of an effect that keeps only some of
+// the command's (the members SADD added, HDEL removed, …) in the
+// session's effect, whose room is kept from one command to the next, so
+// that building them does not allocate; emitBuilt reports them.
+func (s *Session) effectArgs(name, key []byte) [][]byte {
+	return append(s.eff.Args[:0], name, key)
+}
+
+// emitBuilt reports the effect whose arguments effectArgs started and the
+// caller appended to.
+func (s *Session) emitBuilt(args [][]byte) {
+	s.eff.Args = args
+	s.emitArgs(args[1], nil)
+}
+
 // emitNamed emits the effect name followed by args (the running command's
 // key and arguments), copying them once, into the effect.
 func (s *Session) emitNamed(name []byte, args [][]byte) {
