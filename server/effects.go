@@ -233,8 +233,7 @@ func (s *Session) emitBuilt(args [][]byte) {
 // emitNamed emits the effect name followed by args (the running command's
 // key and arguments), copying them once, into the effect.
 func (s *Session) emitNamed(name []byte, args [][]byte) {
-	s.eff.Args = append(append(s.eff.Args[:0], name), args...)
-	s.emitArgs(args[0], nil)
+	s.emitBuilt(append(append(s.eff.Args[:0], name), args...))
 }
 
 // emitArgs reports the effect on key whose arguments are args, or, when

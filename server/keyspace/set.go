@@ -177,20 +177,10 @@ func (s *Set) Grow(members [][]byte, maxIntset int) {
 		return
 	}
 	is := s.ints()
-	w, n := is.w, is.len()
-	add := 0
-	for _, m := range members {
-		v, ok := resp.ParseInt(m)
-		if !ok {
-			return
-		}
-		if _, found := is.search(v); !found {
-			add++
-			w = max(w, intWidth(v))
-		}
-	}
+	n := is.len()
+	add, w, ok := is.lacks(members)
 	switch {
-	case add == 0 || n+add > min(maxIntset, maxIntsetLen):
+	case !ok || add == 0 || n+add > min(maxIntset, maxIntsetLen):
 	case (n+add)*w <= cap(is.b) && w == is.w:
 	case (n+add)*w <= cap(is.b) && n == 0:
 		// An empty intset with the room (a set kept in its entry has
@@ -208,18 +198,14 @@ func (s *Set) Grow(members [][]byte, maxIntset int) {
 // intsetRoom is the bytes an intset of members takes: 0 unless they are
 // all integers, at most maxIntset of them (a duplicate counts twice).
 func intsetRoom(members [][]byte, maxIntset int) int {
-	if len(members) == 0 || len(members) > min(maxIntset, maxIntsetLen) {
+	if len(members) > min(maxIntset, maxIntsetLen) {
 		return 0
 	}
-	w := 2
-	for _, m := range members {
-		v, ok := resp.ParseInt(m)
-		if !ok {
-			return 0
-		}
-		w = max(w, intWidth(v))
+	add, w, ok := intset{}.lacks(members)
+	if !ok {
+		return 0
 	}
-	return len(members) * w
+	return add * w
 }
 
 // ownInts moves an intset to an allocation of its own (keyed, for an

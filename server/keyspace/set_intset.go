@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"slices"
+
+	"github.com/recached/recached/resp"
 )
 
 // intset is Redis's intset: values of one width (2, 4 or 8 bytes),
@@ -17,6 +19,24 @@ import (
 type intset struct {
 	b []byte
 	w int // bytes per value, 0 while no value was ever added
+}
+
+// lacks returns how many of members (a duplicate counts twice) the
+// intset does not hold, and the width it needs to hold them too; ok is
+// false when one is not an integer, which would convert the set.
+func (is intset) lacks(members [][]byte) (add, w int, ok bool) {
+	w = is.w
+	for _, m := range members {
+		v, ok := resp.ParseInt(m)
+		if !ok {
+			return 0, 0, false
+		}
+		if _, found := is.search(v); !found {
+			add++
+			w = max(w, intWidth(v))
+		}
+	}
+	return add, w, true
 }
 
 // intWidth returns the smallest intset width that holds v.
