@@ -78,6 +78,7 @@ func main() {
 	dataTypes := flag.Bool("datatypes", false, "rows for XADD, XREADGROUP+XACK, GEOADD and GEOSEARCH at pipeline 16, and the stream memory row")
 	streamEntries := flag.Int("streamentries", 1000000, "entries for the stream memory row of -datatypes (0 skips)")
 	loops := flag.Int("loops", 1, "recached event loops")
+	ioThreads := flag.Int("iothreads", 1, "I/O threads of both servers: redis-server's io-threads, recached's event loops (overrides -loops)")
 	aof := flag.String("aof", "", `append-only log policy for both servers ("everysec", "always"); empty: no log`)
 	eval := flag.Bool("eval", false, "rows for EVAL and EVALSHA of a one-INCR script at pipeline 16")
 	evict := flag.Bool("evict", false, "a row for SET at pipeline 16 with maxmemory reached and allkeys-lru evicting")
@@ -153,9 +154,14 @@ func main() {
 	if *aof != "" {
 		persist = []string{"--appendonly", "yes", "--appendfsync", *aof}
 	}
+	redisArgs := []string{"--save", ""}
+	if *ioThreads > 1 {
+		*loops = *ioThreads
+		redisArgs = append(redisArgs, "--io-threads", strconv.Itoa(*ioThreads))
+	}
 	servers := []*server{
 		startServer("recached", *recachedBin, dir, append([]string{"--ws-port", "0", "--save", "", "--loops", strconv.Itoa(*loops)}, persist...)...),
-		startServer("redis", "redis-server", dir, append([]string{"--save", ""}, persist...)...),
+		startServer("redis", "redis-server", dir, append(redisArgs, persist...)...),
 	}
 	if *scrape {
 		servers[1].stop()

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"io"
 	"net"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -51,6 +53,33 @@ func TestParseFlags(t *testing.T) {
 	var out bytes.Buffer
 	if _, err := parseFlags([]string{"--help"}, &out); !errors.Is(err, flag.ErrHelp) || !strings.Contains(out.String(), "requirepass") {
 		t.Errorf("--help: %v %q", err, out.String())
+	}
+}
+
+// TestProcsFollowLoops checks that io-threads or --loops above one gives
+// each event loop a processor, up to the cores, unless --procs is given.
+func TestProcsFollowLoops(t *testing.T) {
+	two := min(2, runtime.NumCPU())
+	tests := []struct {
+		args  []string
+		procs int
+	}{
+		{nil, 1},
+		{[]string{"--loops", "2"}, two},
+		{[]string{"--io-threads", "2"}, two},
+		{[]string{"--io-threads", "64"}, runtime.NumCPU()},
+		{[]string{"--loops", "2", "--procs", "1"}, 1},
+		{[]string{"--procs", "1", "--io-threads", "2"}, 1},
+		{[]string{"--loops", "2", "--procs", "0"}, 0},
+	}
+	for _, tt := range tests {
+		cfg, err := parseFlags(tt.args, io.Discard)
+		if err != nil {
+			t.Fatalf("%q: %v", tt.args, err)
+		}
+		if cfg.Procs != tt.procs {
+			t.Errorf("%q: procs %d, want %d", tt.args, cfg.Procs, tt.procs)
+		}
 	}
 }
 
