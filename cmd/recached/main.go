@@ -106,7 +106,7 @@ func parseFlags(args []string, stderr io.Writer) (server.Config, error) {
 	appendOnly := fs.String("appendonly", "yes", "append-only log: yes or no")
 	fs.StringVar(&cfg.AppendFsync, "appendfsync", cfg.AppendFsync, "log fsync policy: always, everysec or no")
 	fs.IntVar(&cfg.Loops, "loops", cfg.Loops, "event loops serving RESP, as io-threads (1 costs the least CPU per request; 2 serve multi-threaded client loads faster)")
-	fs.IntVar(&cfg.Procs, "procs", cfg.Procs, "GOMAXPROCS: cores the server may use at once (0: all; when not given, one per event loop up to the cores)")
+	fs.IntVar(&cfg.Procs, "procs", cfg.Procs, "GOMAXPROCS: cores the server may use at once (0: all; when not given, one per event loop, the loops held to the cores)")
 	fs.Func("maxmemory", "most memory the dataset may use, in Redis's units (100mb, 2gb; 0: no limit)", func(v string) error {
 		n, err := server.CheckParam("maxmemory", v)
 		cfg.MaxMemory, _ = strconv.ParseUint(n, 10, 64)
@@ -131,10 +131,14 @@ func parseFlags(args []string, stderr io.Writer) (server.Config, error) {
 	// Each event loop needs a processor of its own: with fewer, a loop
 	// whose epoll_wait returns waits until the runtime takes a processor
 	// back from another loop still waiting in its own (20 µs to 10 ms). So
-	// io-threads, or --loops, above one raises GOMAXPROCS to match, up to
-	// the cores, unless --procs is given.
+	// io-threads, or --loops, above one raises GOMAXPROCS to match, and
+	// is held to the cores, unless --procs is given.
 	if !flagGiven(fs, "procs") && cfg.Procs > 0 && cfg.Loops > cfg.Procs {
-		cfg.Procs = min(cfg.Loops, runtime.NumCPU())
+		if n := runtime.NumCPU(); cfg.Loops > n {
+			fmt.Fprintf(stderr, "recached: %d event loops (io-threads) on %d cores: serving with %d, one per core\n", cfg.Loops, n, n)
+			cfg.Loops = n
+		}
+		cfg.Procs = cfg.Loops
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "recached: unexpected argument %q\n", fs.Arg(0))

@@ -57,28 +57,30 @@ func TestParseFlags(t *testing.T) {
 }
 
 // TestProcsFollowLoops checks that io-threads or --loops above one gives
-// each event loop a processor, up to the cores, unless --procs is given.
+// each event loop a processor, the loops held to the cores, unless --procs
+// is given.
 func TestProcsFollowLoops(t *testing.T) {
-	two := min(2, runtime.NumCPU())
+	cores := runtime.NumCPU()
+	two := min(2, cores)
 	tests := []struct {
-		args  []string
-		procs int
+		args         []string
+		loops, procs int
 	}{
-		{nil, 1},
-		{[]string{"--loops", "2"}, two},
-		{[]string{"--io-threads", "2"}, two},
-		{[]string{"--io-threads", "64"}, runtime.NumCPU()},
-		{[]string{"--loops", "2", "--procs", "1"}, 1},
-		{[]string{"--procs", "1", "--io-threads", "2"}, 1},
-		{[]string{"--loops", "2", "--procs", "0"}, 0},
+		{nil, 1, 1},
+		{[]string{"--loops", "2"}, two, two},
+		{[]string{"--io-threads", "2"}, two, two},
+		{[]string{"--io-threads", "128"}, cores, cores},
+		{[]string{"--loops", "2", "--procs", "1"}, 2, 1},
+		{[]string{"--procs", "1", "--io-threads", "2"}, 2, 1},
+		{[]string{"--loops", "2", "--procs", "0"}, 2, 0},
 	}
 	for _, tt := range tests {
 		cfg, err := parseFlags(tt.args, io.Discard)
 		if err != nil {
 			t.Fatalf("%q: %v", tt.args, err)
 		}
-		if cfg.Procs != tt.procs {
-			t.Errorf("%q: procs %d, want %d", tt.args, cfg.Procs, tt.procs)
+		if cfg.Loops != tt.loops || cfg.Procs != tt.procs {
+			t.Errorf("%q: loops %d procs %d, want %d and %d", tt.args, cfg.Loops, cfg.Procs, tt.loops, tt.procs)
 		}
 	}
 }
