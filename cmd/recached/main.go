@@ -106,7 +106,7 @@ func parseFlags(args []string, stderr io.Writer) (server.Config, error) {
 	appendOnly := fs.String("appendonly", "yes", "append-only log: yes or no")
 	fs.StringVar(&cfg.AppendFsync, "appendfsync", cfg.AppendFsync, "log fsync policy: always, everysec or no")
 	fs.IntVar(&cfg.Loops, "loops", cfg.Loops, "event loops serving RESP, as io-threads (1 costs the least CPU per request; 2 serve multi-threaded client loads faster)")
-	fs.IntVar(&cfg.Procs, "procs", cfg.Procs, "GOMAXPROCS: cores the server may use at once (0: all; when not given, one per event loop, the loops held to the cores)")
+	fs.IntVar(&cfg.Procs, "procs", cfg.Procs, "GOMAXPROCS: cores the server may use at once (0: all; when not given, one per event loop up to the cores)")
 	fs.Func("maxmemory", "most memory the dataset may use, in Redis's units (100mb, 2gb; 0: no limit)", func(v string) error {
 		n, err := server.CheckParam("maxmemory", v)
 		cfg.MaxMemory, _ = strconv.ParseUint(n, 10, 64)
@@ -131,14 +131,11 @@ func parseFlags(args []string, stderr io.Writer) (server.Config, error) {
 	// Each event loop needs a processor of its own: with fewer, a loop
 	// whose epoll_wait returns waits until the runtime takes a processor
 	// back from another loop still waiting in its own (20 µs to 10 ms). So
-	// io-threads, or --loops, above one raises GOMAXPROCS to match, and
-	// is held to the cores, unless --procs is given.
+	// io-threads, or --loops, above one raises GOMAXPROCS to match, up to
+	// the cores, unless --procs is given; serve starts no more loops than
+	// there are processors.
 	if !flagGiven(fs, "procs") && cfg.Procs > 0 && cfg.Loops > cfg.Procs {
-		if n := runtime.NumCPU(); cfg.Loops > n {
-			fmt.Fprintf(stderr, "recached: %d event loops (io-threads) on %d cores: serving with %d, one per core\n", cfg.Loops, n, n)
-			cfg.Loops = n
-		}
-		cfg.Procs = cfg.Loops
+		cfg.Procs = min(cfg.Loops, runtime.NumCPU())
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "recached: unexpected argument %q\n", fs.Arg(0))
@@ -169,6 +166,18 @@ func parseFlags(args []string, stderr io.Writer) (server.Config, error) {
 		return cfg, err
 	}
 	return cfg, nil
+}
+
+// loopsFor returns the event loops to serve RESP with when loops are
+// configured (io-threads): no more than the processors, as each loop needs
+// one (parseFlags). The configured value stays what CONFIG GET and CONFIG
+// REWRITE show.
+func loopsFor(loops int) int {
+	if n := runtime.GOMAXPROCS(0); loops > n {
+		log.Printf("recached: io-threads %d with %d processors: serving with %d event loops, one per processor", loops, n, n)
+		return n
+	}
+	return max(loops, 1)
 }
 
 // flagGiven reports whether the flag name was set on the command line.
@@ -297,7 +306,7 @@ func serve(cfg server.Config) error {
 	} else {
 		wsDone <- nil
 	}
-	err := tcp.ListenAndServe(ctx, srv, addr, cfg.Loops)
+	err := tcp.ListenAndServe(ctx, srv, addr, loopsFor(cfg.Loops))
 	cancel()
 	if werr := <-wsDone; werr != nil && err == nil {
 		err = werr

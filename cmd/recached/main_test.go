@@ -57,8 +57,8 @@ func TestParseFlags(t *testing.T) {
 }
 
 // TestProcsFollowLoops checks that io-threads or --loops above one gives
-// each event loop a processor, the loops held to the cores, unless --procs
-// is given.
+// each event loop a processor, up to the cores, unless --procs is given;
+// the configured loops stay as given.
 func TestProcsFollowLoops(t *testing.T) {
 	cores := runtime.NumCPU()
 	two := min(2, cores)
@@ -67,9 +67,9 @@ func TestProcsFollowLoops(t *testing.T) {
 		loops, procs int
 	}{
 		{nil, 1, 1},
-		{[]string{"--loops", "2"}, two, two},
-		{[]string{"--io-threads", "2"}, two, two},
-		{[]string{"--io-threads", "128"}, cores, cores},
+		{[]string{"--loops", "2"}, 2, two},
+		{[]string{"--io-threads", "2"}, 2, two},
+		{[]string{"--io-threads", "128"}, 128, cores},
 		{[]string{"--loops", "2", "--procs", "1"}, 2, 1},
 		{[]string{"--procs", "1", "--io-threads", "2"}, 2, 1},
 		{[]string{"--loops", "2", "--procs", "0"}, 2, 0},
@@ -81,6 +81,12 @@ func TestProcsFollowLoops(t *testing.T) {
 		}
 		if cfg.Loops != tt.loops || cfg.Procs != tt.procs {
 			t.Errorf("%q: loops %d procs %d, want %d and %d", tt.args, cfg.Loops, cfg.Procs, tt.loops, tt.procs)
+		}
+	}
+	procs := runtime.GOMAXPROCS(0)
+	for _, c := range []struct{ loops, want int }{{0, 1}, {1, 1}, {procs, procs}, {procs + 3, procs}} {
+		if got := loopsFor(c.loops); got != c.want {
+			t.Errorf("loopsFor(%d) with %d processors: %d, want %d", c.loops, procs, got, c.want)
 		}
 	}
 }
