@@ -705,6 +705,10 @@ func (srv *Server) infoSections() []infoSection {
 	secs := []infoSection{
 		{"server", func(srv *Server) [][2]string {
 			cfg := srv.Config()
+			loops := cfg.Loops
+			if n := srv.servedLoops(); n > 0 {
+				loops = n
+			}
 			up := int64(time.Since(srv.start) / time.Second)
 			exe, _ := os.Executable()
 			return [][2]string{
@@ -716,7 +720,7 @@ func (srv *Server) infoSections() []infoSection {
 				{"uptime_in_seconds", strconv.FormatInt(up, 10)}, {"uptime_in_days", strconv.FormatInt(up/86400, 10)},
 				{"hz", strconv.FormatInt(srv.live.hz.Load(), 10)}, {"configured_hz", strconv.FormatInt(srv.live.hz.Load(), 10)}, {"lru_clock", strconv.FormatUint(uint64(srv.ks.Clock()), 10)},
 				{"executable", exe}, {"config_file", cfg.ConfigFile}, {"io_threads_active", "0"},
-				{"recached_go_version", runtime.Version()}, {"recached_event_loops", strconv.Itoa(cfg.Loops)},
+				{"recached_go_version", runtime.Version()}, {"recached_event_loops", strconv.Itoa(loops)},
 			}
 		}},
 		{"clients", func(srv *Server) [][2]string {

@@ -319,6 +319,19 @@ func (srv *Server) SetRelistener(r Relistener) {
 	srv.cfgMu.Unlock()
 }
 
+// servedLoops is the number of event loops the RESP listener serves with,
+// which may be fewer than io-threads asks (no more loops than processors);
+// 0 when there is no listener or it does not say.
+func (srv *Server) servedLoops() int {
+	srv.cfgMu.RLock()
+	r := srv.live.relistener
+	srv.cfgMu.RUnlock()
+	if l, ok := r.(interface{ Loops() int }); ok {
+		return l.Loops()
+	}
+	return 0
+}
+
 // relisten moves the RESP listener when a CONFIG SET changed port or bind
 // from prev; under cfgMu. When it cannot, it returns the parameter to name
 // and Redis's text (config.c's applyPort and applyBind); "" when it could.

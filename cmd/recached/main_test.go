@@ -91,6 +91,24 @@ func TestProcsFollowLoops(t *testing.T) {
 	}
 }
 
+// TestLoopsHeldToProcessors runs the binary with one processor and
+// io-threads 2: it serves with one event loop, as INFO says, while CONFIG
+// GET keeps the configured two.
+func TestLoopsHeldToProcessors(t *testing.T) {
+	bin := build(t)
+	t.Setenv("GOMAXPROCS", "1")
+	_, addr := startBinary(t, bin, "--realtime-port", "0", "--io-threads", "2")
+	c := servertest.Dial(t, addr)
+	info, err := c.Do("INFO", "server")
+	if err != nil || !strings.Contains(string(info), "recached_event_loops:1\r\n") {
+		t.Errorf("INFO server: want recached_event_loops:1 in %q (%v)", info, err)
+	}
+	got, err := c.Do("CONFIG", "GET", "io-threads")
+	if want := "*2\r\n$10\r\nio-threads\r\n$1\r\n2\r\n"; err != nil || string(got) != want {
+		t.Errorf("CONFIG GET io-threads: %q (%v), want %q", got, err, want)
+	}
+}
+
 // build compiles the binary once per test run.
 func build(t *testing.T) string {
 	t.Helper()

@@ -150,6 +150,10 @@ func (l *Listener) Serve() error {
 	return err
 }
 
+// Loops is the number of event loops the listener serves with (INFO's
+// recached_event_loops).
+func (l *Listener) Loops() int { return l.loops }
+
 // Ready is closed once the listener accepts connections.
 func (l *Listener) Ready() <-chan struct{} { return l.ready }
 
