@@ -306,15 +306,18 @@ func (c *conn) takePushes() {
 // writePushes runs on the event loop: it writes every queued push at once,
 // then reports what the connection still holds to the engine, which drops
 // subscribers past the pub/sub and the sync output limits. The log is
-// committed first, so that no push leaves before the write that caused it
-// is in the log (a push is queued after the log's effect hook has run).
+// committed after the pushes are taken and before they are written, so
+// that no push leaves before the write that caused it is in the log (a
+// push is queued after the log's effect hook has run). Committing before
+// taking them would let a push queued meanwhile by another goroutine (the
+// expiry cron during an appendfsync always fsync) leave unlogged.
 func (c *conn) writePushes(gc gnet.Conn, err error) error {
-	c.srv.Commit()
 	c.pushMu.Lock()
 	b := c.pushBuf
 	c.pushBuf, c.pushSpare = c.pushSpare, nil
 	c.pushSched = false
 	c.pushMu.Unlock()
+	c.srv.Commit()
 	if len(b) == 0 {
 		c.pushMu.Lock()
 		c.pushSpare = b

@@ -457,10 +457,6 @@ func (c *conn) writeLoop() {
 		case <-c.done:
 			return
 		}
-		// Commit the log before frames that may hold pushes leave: a push
-		// is queued once the log's effect hook has run, so after Commit
-		// the log has the write behind every push of the batch.
-		c.l.srv.Commit()
 		c.mu.Lock()
 		batch := c.out
 		c.out = spare[:0]
@@ -471,6 +467,12 @@ func (c *conn) writeLoop() {
 		}
 		closing := c.closing && len(c.held) == 0
 		c.mu.Unlock()
+		// Commit the log once the batch is taken, before frames that may
+		// hold pushes leave: a push is queued once the log's effect hook
+		// has run, so the log then has the write behind every push of the
+		// batch. Committing before taking it would let a push queued
+		// meanwhile (during an appendfsync always fsync) leave unlogged.
+		c.l.srv.Commit()
 		if len(pong) > 0 {
 			if !c.write(pong) {
 				return
