@@ -2,6 +2,8 @@ package servertest
 
 import (
 	"sync"
+	"testing"
+	"time"
 
 	"github.com/recached/recached/server"
 )
@@ -85,4 +87,25 @@ func (p *CommitProbe) Committed(key string) bool {
 	defer p.mu.Unlock()
 	n, ok := p.seq[key]
 	return ok && n <= p.committed
+}
+
+// WriteDuringCommit sets k1 from one session of srv, so that a push for it
+// is queued to the subscribers of k*, and has the next Commit (the one
+// before that push's round) set k2 from another, as the expiry cron may
+// while the log fsyncs. The Commits after that one are held for 300 ms:
+// the push for k2 must wait for one of them, and arrives after k1's.
+func (p *CommitProbe) WriteDuringCommit(tb testing.TB, srv *server.Server) {
+	tb.Helper()
+	var ws [2]*server.Session
+	for i := range ws {
+		s, err := srv.NewSession(nil, false)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		ws[i] = s
+	}
+	p.During(func() { ws[1].Exec([][]byte{[]byte("SET"), []byte("k2"), []byte("v")}) })
+	ws[0].Exec([][]byte{[]byte("SET"), []byte("k1"), []byte("v")})
+	time.AfterFunc(300*time.Millisecond, p.Release)
+	tb.Cleanup(p.Release) // before the server stops
 }

@@ -3,7 +3,6 @@ package tcp_test
 import (
 	"bytes"
 	"testing"
-	"time"
 
 	"github.com/recached/recached/server"
 	"github.com/recached/recached/server/servertest"
@@ -23,20 +22,7 @@ func TestPushesWaitForTheirCommit(t *testing.T) {
 	if got := servertest.MustDo(t, sub, "SYNC", "k*"); got != "+OK\r\n" {
 		t.Fatalf("SYNC: %q", got)
 	}
-	w1, err := env.Srv.NewSession(nil, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w2, err := env.Srv.NewSession(nil, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	probe.During(func() { w2.Exec([][]byte{[]byte("SET"), []byte("k2"), []byte("v")}) })
-	w1.Exec([][]byte{[]byte("SET"), []byte("k1"), []byte("v")})
-	// The push for k2 must wait for a Commit after the held one: it comes
-	// only once the probe lets the Commits go on.
-	time.AfterFunc(300*time.Millisecond, probe.Release)
-	t.Cleanup(probe.Release) // before the server stops
+	probe.WriteDuringCommit(t, env.Srv)
 	for _, key := range []string{"k1", "k2"} {
 		rep, err := sub.Read()
 		if err != nil {

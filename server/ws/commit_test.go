@@ -29,20 +29,7 @@ func TestPushesWaitForTheirCommit(t *testing.T) {
 	defer c.Close()
 	sub := &client{t: t, c: c}
 	sub.expect("+OK\r\n", "SYNC", "k*")
-	w1, err := env.Srv.NewSession(nil, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w2, err := env.Srv.NewSession(nil, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	probe.During(func() { w2.Exec([][]byte{[]byte("SET"), []byte("k2"), []byte("v")}) })
-	w1.Exec([][]byte{[]byte("SET"), []byte("k1"), []byte("v")})
-	// The push for k2 must wait for a Commit after the held one: it comes
-	// only once the probe lets the Commits go on.
-	time.AfterFunc(300*time.Millisecond, probe.Release)
-	t.Cleanup(probe.Release) // before the server stops
+	probe.WriteDuringCommit(t, env.Srv)
 	for _, key := range []string{"k1", "k2"} {
 		frame := sub.read()
 		if !strings.Contains(frame, "$2\r\n"+key+"\r\n") {
