@@ -38,6 +38,15 @@ func NewCommitProbe(srv *server.Server) *CommitProbe {
 	return p
 }
 
+// StartWithCommitProbe runs recached in-process (StartServers) with a
+// CommitProbe in place of its log's commit.
+func StartWithCommitProbe(tb testing.TB) (Servers, *CommitProbe) {
+	tb.Helper()
+	var p *CommitProbe
+	env := StartServers(tb, server.Config{}, func(srv *server.Server) { p = NewCommitProbe(srv) })
+	return env, p
+}
+
 // commit reaches every effect numbered when it starts, as the log's group
 // commit does; the function given to During runs in between, as a write on
 // another goroutine may while the log writes and fsyncs.

@@ -4,19 +4,14 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/recached/recached/server"
 	"github.com/recached/recached/server/servertest"
 )
 
-// TestPushesWaitForTheirCommit: a push leaves only once a Commit has
-// reached the write behind it, also a write made by another goroutine
-// while the Commit before a round of pushes runs (the expiry cron during an
-// appendfsync always fsync): its push waits for the next Commit.
+// TestPushesWaitForTheirCommit: on the RESP port, a push leaves only once
+// a Commit has reached its write, also a write another goroutine made while
+// the Commit before the push's round ran (WriteDuringCommit).
 func TestPushesWaitForTheirCommit(t *testing.T) {
-	var probe *servertest.CommitProbe
-	env := servertest.StartServers(t, server.Config{}, func(srv *server.Server) {
-		probe = servertest.NewCommitProbe(srv)
-	})
+	env, probe := servertest.StartWithCommitProbe(t)
 	sub := servertest.Dial(t, env.RESP)
 	servertest.MustDo(t, sub, "HELLO", "3")
 	if got := servertest.MustDo(t, sub, "SYNC", "k*"); got != "+OK\r\n" {

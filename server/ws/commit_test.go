@@ -7,19 +7,14 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/recached/recached/server"
 	"github.com/recached/recached/server/servertest"
 )
 
-// TestPushesWaitForTheirCommit: a push frame leaves only once a Commit has
-// reached the write behind it, also a write made by another goroutine
-// while the Commit before a batch of frames runs (the expiry cron during an
-// appendfsync always fsync): its push waits for the next batch's Commit.
+// TestPushesWaitForTheirCommit: on the WebSocket port, a push frame leaves
+// only once a Commit has reached its write, also a write another goroutine
+// made while the Commit before the frame's batch ran (WriteDuringCommit).
 func TestPushesWaitForTheirCommit(t *testing.T) {
-	var probe *servertest.CommitProbe
-	env := servertest.StartServers(t, server.Config{}, func(srv *server.Server) {
-		probe = servertest.NewCommitProbe(srv)
-	})
+	env, probe := servertest.StartWithCommitProbe(t)
 	d := websocket.Dialer{HandshakeTimeout: 5 * time.Second}
 	c, resp, err := d.Dial("ws://"+env.WS+"/", nil)
 	if err != nil {
