@@ -120,8 +120,8 @@ func (t *part) remove(i int, seed maphash.Seed) {
 
 // resize rehashes the table into the smallest size of the sequence 8,
 // 12, 16, 24, 32, … (fitSize) that holds n entries at most 11/20 full (an
-// empty table has no slots): a table of size 2^k grown when full is then
-// about 8/15 full, one of size 3*2^k 2/5 full. (A bound of 5/8 would step
+// empty table has no slots): a table of size 2^k grown at 41/50 full is
+// then about 8/15 full, one of size 3*2^k 2/5 full. (A bound of 5/8 would step
 // through every size, growing by 1.41 on average and keeping 11 to 17
 // bytes a key, but moves 2.9 entries per key inserted where this moves
 // 1.25: a million new keys took 2.6 times the rehash time.) Growing at

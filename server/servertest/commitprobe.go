@@ -19,76 +19,52 @@ type CommitProbe struct {
 	appended  int
 	committed int
 	seq       map[string]int // a key's last effect
-	during    func()
-	// hold, made by During, keeps the Commits after that one waiting
-	// until Release closes it; gate is hold once that Commit has run.
-	hold, gate chan struct{}
-}
-
-// NewCommitProbe installs a probe on srv, which must not serve yet.
-func NewCommitProbe(srv *server.Server) *CommitProbe {
-	p := &CommitProbe{seq: make(map[string]int)}
-	srv.AddHookFirst(func(e *server.Effect) {
-		p.mu.Lock()
-		p.appended++
-		p.seq[string(e.Key)] = p.appended
-		p.mu.Unlock()
-	})
-	srv.SetCommit(p.commit)
-	return p
+	// write runs inside the next Commit (WriteDuringCommit); once it
+	// has, held is set and the later Commits wait until gate is closed.
+	write   func()
+	held    bool
+	gate    chan struct{}
+	release sync.Once
 }
 
 // StartWithCommitProbe runs recached in-process (StartServers) with a
 // CommitProbe in place of its log's commit.
 func StartWithCommitProbe(tb testing.TB) (Servers, *CommitProbe) {
 	tb.Helper()
-	var p *CommitProbe
-	env := StartServers(tb, server.Config{}, func(srv *server.Server) { p = NewCommitProbe(srv) })
+	p := &CommitProbe{seq: make(map[string]int), gate: make(chan struct{})}
+	env := StartServers(tb, server.Config{}, func(srv *server.Server) {
+		srv.AddHookFirst(func(e *server.Effect) {
+			p.mu.Lock()
+			p.appended++
+			p.seq[string(e.Key)] = p.appended
+			p.mu.Unlock()
+		})
+		srv.SetCommit(p.commit)
+	})
 	return env, p
 }
 
 // commit reaches every effect numbered when it starts, as the log's group
-// commit does; the function given to During runs in between, as a write on
-// another goroutine may while the log writes and fsyncs.
+// commit does; the write of WriteDuringCommit runs in between, as a write
+// on another goroutine may while the log writes and fsyncs.
 func (p *CommitProbe) commit() {
 	p.mu.Lock()
-	target, f, gate := p.appended, p.during, p.gate
-	p.during = nil
-	if f != nil {
-		p.gate = p.hold
-	}
+	target, write, held := p.appended, p.write, p.held
+	p.write = nil
+	p.held = held || write != nil
 	p.mu.Unlock()
-	if f != nil {
-		f()
-	} else if gate != nil {
-		<-gate
+	if write != nil {
+		write()
+	} else if held {
+		<-p.gate
 	}
 	p.mu.Lock()
 	p.committed = max(p.committed, target)
 	p.mu.Unlock()
 }
 
-// During has the next Commit run f after it read what it commits; the
-// Commits after that one wait until Release, so that a push sent without
-// one of them is caught with its write not committed.
-func (p *CommitProbe) During(f func()) {
-	p.mu.Lock()
-	p.during = f
-	p.hold = make(chan struct{})
-	p.mu.Unlock()
-}
-
-// Release lets the Commits that During held go on; calling it again does
-// nothing.
-func (p *CommitProbe) Release() {
-	p.mu.Lock()
-	h := p.hold
-	p.hold = nil
-	p.mu.Unlock()
-	if h != nil {
-		close(h)
-	}
-}
+// open lets the held Commits go on; calling it again does nothing.
+func (p *CommitProbe) open() { p.release.Do(func() { close(p.gate) }) }
 
 // Committed reports whether a Commit has reached key's last effect.
 func (p *CommitProbe) Committed(key string) bool {
@@ -113,8 +89,10 @@ func (p *CommitProbe) WriteDuringCommit(tb testing.TB, srv *server.Server) {
 		}
 		ws[i] = s
 	}
-	p.During(func() { ws[1].Exec([][]byte{[]byte("SET"), []byte("k2"), []byte("v")}) })
+	p.mu.Lock()
+	p.write = func() { ws[1].Exec([][]byte{[]byte("SET"), []byte("k2"), []byte("v")}) }
+	p.mu.Unlock()
 	ws[0].Exec([][]byte{[]byte("SET"), []byte("k1"), []byte("v")})
-	time.AfterFunc(300*time.Millisecond, p.Release)
-	tb.Cleanup(p.Release) // before the server stops
+	time.AfterFunc(300*time.Millisecond, p.open)
+	tb.Cleanup(p.open) // before the server stops
 }
