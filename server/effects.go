@@ -218,9 +218,13 @@ func (s *Session) emitKey(key []byte, args ...[]byte) {
 // effectArgs starts the arguments of an effect that keeps only some of
 // the command's (the members SADD added, HDEL removed, …) in the
 // session's effect, whose room is kept from one command to the next, so
-// that building them does not allocate; emitBuilt reports them.
+// that building them does not allocate; emitBuilt reports them. The room
+// is kept even when the command changes nothing and emits no effect (SADD
+// of a member already there), so that such a command allocates only once
+// per session.
 func (s *Session) effectArgs(name, key []byte) [][]byte {
-	return append(s.eff.Args[:0], name, key)
+	s.eff.Args = append(s.eff.Args[:0], name, key)
+	return s.eff.Args
 }
 
 // emitBuilt reports the effect whose arguments effectArgs started and the

@@ -66,6 +66,45 @@ func TestHotPathAllocs(t *testing.T) {
 	}
 }
 
+// TestRepeatedWritesDoNotAllocate runs the commands redis-benchmark's
+// default tests repeat on one key from many connections, each on a second
+// session after a first one made the key, as the connections of a run
+// take turns: a write that finds the work done (SADD of a member already
+// there, ZADD of the same score, …) must not allocate on a session that
+// has emitted no effect of its own.
+func TestRepeatedWritesDoNotAllocate(t *testing.T) {
+	srv := New(DefaultConfig())
+	for _, args := range [][]string{
+		{"SET", "key:__rand_int__", "xxx"},
+		{"GET", "key:__rand_int__"},
+		{"INCR", "counter:__rand_int__"},
+		{"SADD", "myset", "element:__rand_int__"},
+		{"HSET", "myhash", "element:__rand_int__", "xxx"},
+		{"ZADD", "myzset", "0", "element:__rand_int__"},
+		{"SREM", "myset", "absent"},
+		{"HDEL", "myhash", "absent"},
+		{"ZREM", "myzset", "absent"},
+	} {
+		first, err := srv.NewSession(nil, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		second, err := srv.NewSession(nil, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := toArgs(args...)
+		first.Exec(in)
+		n := testing.AllocsPerRun(1000, func() {
+			second.W.B = second.W.B[:0]
+			second.Exec(in)
+		})
+		if n != 0 {
+			t.Errorf("%q on a second session allocates %.1f times per command", args, n)
+		}
+	}
+}
+
 // The rows redis-benchmark's -t lpush,hset,sadd run: one key each, as
 // redis-benchmark without -r names them (ZADD's is in cmd_zset_test.go).
 func BenchmarkExecLPush(b *testing.B) { benchExec(b, nil, "LPUSH", "mylist", "xxx") }
