@@ -242,7 +242,10 @@ func (p *Parser) ParseFrame(b []byte) ([][]byte, error) {
 // SplitArgs splits an inline command line as redis-cli and Redis do
 // (sdssplitargs): spaces separate arguments, "double quotes" understand
 // \n \r \t \b \a \\ \" and \xHH escapes, 'single quotes' only \'. A closing
-// quote must be followed by a space or the end. It appends to dst.
+// quote must be followed by a space or the end. It appends to dst. An
+// argument without quotes is a slice of line (capacity clipped, as the
+// multibulk arguments are of the read buffer), so that an inline request
+// of plain words allocates nothing; one with quotes is a copy.
 func SplitArgs(dst [][]byte, line []byte) ([][]byte, bool) {
 	i := 0
 	for {
@@ -253,6 +256,7 @@ func SplitArgs(dst [][]byte, line []byte) ([][]byte, bool) {
 			return dst, true
 		}
 		var cur []byte
+		start, plain := i, true // plain: cur is still line[start:i]
 		inq, insq := false, false
 		done := false
 		for !done {
@@ -313,17 +317,28 @@ func SplitArgs(dst [][]byte, line []byte) ([][]byte, bool) {
 				switch c := line[i]; c {
 				case ' ', '\n', '\r', '\t':
 					done = true
-				case '"':
-					inq = true
-				case '\'':
-					insq = true
+				case '"', '\'':
+					if plain {
+						cur, plain = append(cur, line[start:i]...), false
+					}
+					inq, insq = c == '"', c == '\''
 				default:
-					cur = append(cur, c)
+					if !plain {
+						cur = append(cur, c)
+					}
 				}
 			}
 			if i < len(line) {
 				i++
 			}
+		}
+		if plain {
+			// Ended by the end of the line, or by the space i passed.
+			end := i
+			if done {
+				end--
+			}
+			cur = line[start:end:end]
 		}
 		if cur == nil {
 			cur = []byte{}

@@ -47,6 +47,68 @@ func TestParseComplete(t *testing.T) {
 	}
 }
 
+func TestSplitArgs(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string // nil: unbalanced quotes
+	}{
+		{"", []string{}},
+		{"  \t ", []string{}},
+		{"get k", []string{"get", "k"}},
+		{"  get\tk  ", []string{"get", "k"}},
+		{"a\vb \vc", []string{"a\vb", "c"}},
+		{`set k "a b"`, []string{"set", "k", "a b"}},
+		{`foo"bar baz" q`, []string{"foobar baz", "q"}},
+		{`x'y z'`, []string{"xy z"}},
+		{`"" ''`, []string{"", ""}},
+		{`"\x41\x4a\n\z"`, []string{"AJ\nz"}},
+		{`'it\'s' "q\"q"`, []string{"it's", `q"q`}},
+		{`"a"b`, nil},
+		{`'a'b`, nil},
+		{`"open`, nil},
+		{`'open`, nil},
+	}
+	for _, tt := range tests {
+		got, ok := SplitArgs(nil, []byte(tt.in))
+		if ok != (tt.want != nil) {
+			t.Errorf("%q: ok %v", tt.in, ok)
+			continue
+		}
+		if ok && strings.Join(args(got), "|") != strings.Join(tt.want, "|") || len(got) != len(tt.want) {
+			t.Errorf("%q: got %q, want %q", tt.in, args(got), tt.want)
+		}
+	}
+}
+
+// TestInlineArgsAliasLine checks that plain inline arguments are slices of
+// the request, read without allocating, whose appends cannot write into the
+// request (as multibulk arguments), and that quoted ones are copies.
+func TestInlineArgsAliasLine(t *testing.T) {
+	in := []byte("SET key:1 value \"a b\"\r\nGET key:1\r\n")
+	orig := string(in)
+	var p Parser
+	if _, err := p.Parse(in); err != nil {
+		t.Fatal(err)
+	}
+	if &p.Args[1][0] != &in[4] {
+		t.Errorf("key:1 is not a slice of the request")
+	}
+	for i := range p.Args {
+		p.Args[i] = append(p.Args[i], 'Z')
+	}
+	if string(in) != orig {
+		t.Errorf("appending to the arguments wrote into the request: %q", in)
+	}
+	get := []byte("GET key:000000000001\r\n")
+	if n := testing.AllocsPerRun(100, func() {
+		if _, err := p.Parse(get); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("a plain inline request allocates %.1f times", n)
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"*1\r\n$-2\r\n", "Protocol error: invalid bulk length"},
@@ -167,6 +229,18 @@ func zero() float64 { return 0 }
 
 func BenchmarkParseSet(b *testing.B) {
 	in := []byte("*3\r\n$3\r\nSET\r\n$16\r\nkey:000000000042\r\n$16\r\nvalue:0000000042\r\n")
+	var p Parser
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := p.Parse(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkParseInline(b *testing.B) {
+	in := []byte("SET key:000000000042 value:0000000042\r\n")
 	var p Parser
 	b.SetBytes(int64(len(in)))
 	b.ReportAllocs()
