@@ -305,44 +305,68 @@ func cmdHIncrBy(s *Session) {
 }
 
 func cmdHIncrByFloat(s *Session) {
-	by, ok := parseLongDouble(s.Args[3])
-	if !ok {
-		s.W.Error(errNotFloat)
-		return
-	}
-	if by.IsInf() {
-		s.W.Error(errIncrNaN)
-		return
+	if _, plain := parseLDFast(s.Args[3]); !plain {
+		// The increment is checked before the key, as Redis does.
+		by, ok := parseLongDouble(s.Args[3])
+		if !ok {
+			s.W.Error(errNotFloat)
+			return
+		}
+		if by.IsInf() {
+			s.W.Error(errIncrNaN)
+			return
+		}
 	}
 	key, field := s.Args[1], s.Args[2]
 	h, wrong := s.lookupHash(key)
 	if wrong {
 		return
 	}
-	cur := new(big.Float).SetPrec(longDouble)
+	var cur []byte
+	hasCur := false
 	if h != nil {
-		if v, ok := h.Get(field); ok {
-			if cur, ok = parseLongDouble(v); !ok {
-				s.W.Error(errHashNotFloat)
-				return
-			}
+		cur, hasCur = h.Get(field)
+	}
+	v, ok := s.incrFloat(hasCur, cur, s.Args[3])
+	if !ok {
+		if v, ok = hincrByFloatBig(s, hasCur, cur); !ok {
+			return
 		}
 	}
-	if cur.IsInf() {
-		s.W.Error(errNaN)
-		return
-	}
-	sum, ok := addLongDouble(cur, by)
-	if !ok {
-		s.W.Error(errNaN)
-		return
-	}
 	h = s.hashToWrite(key, h)
-	v := []byte(formatLongDouble(sum))
 	h.SetWith(field, v, s.srv.ks.HashLimits())
 	s.emit(bHSET, key, field, v)
 	s.W.Bulk(v)
 	s.notify(notifyHash, "hincrbyfloat", key)
+}
+
+// hincrByFloatBig computes HINCRBYFLOAT with big.Float, for any value of
+// the field (hasCur false: none) and an increment already checked; it
+// replies with the error and returns false for a value that is not a
+// number or a sum that is not finite.
+func hincrByFloatBig(s *Session, hasCur bool, v []byte) ([]byte, bool) {
+	by, ok := parseLongDouble(s.Args[3])
+	if !ok || by.IsInf() {
+		s.W.Error(errNotFloat)
+		return nil, false
+	}
+	cur := new(big.Float).SetPrec(longDouble)
+	if hasCur {
+		if cur, ok = parseLongDouble(v); !ok {
+			s.W.Error(errHashNotFloat)
+			return nil, false
+		}
+	}
+	if cur.IsInf() {
+		s.W.Error(errNaN)
+		return nil, false
+	}
+	sum, ok := addLongDouble(cur, by)
+	if !ok {
+		s.W.Error(errNaN)
+		return nil, false
+	}
+	return []byte(formatLongDouble(sum)), true
 }
 
 // parseRandCount parses the count of HRANDFIELD, SRANDMEMBER and

@@ -545,30 +545,16 @@ func cmdIncrByFloat(s *Session) {
 	if wrong {
 		return
 	}
-	cur := new(big.Float).SetPrec(longDouble)
+	var cur []byte
 	if e != nil {
-		v, ok := parseLongDouble(e.Str)
-		if !ok {
-			s.W.Error(errNotFloat)
+		cur = e.Str
+	}
+	v, ok := s.incrFloat(e != nil, cur, s.Args[2])
+	if !ok {
+		if v, ok = incrByFloatBig(s, e); !ok {
 			return
 		}
-		cur = v
 	}
-	by, ok := parseLongDouble(s.Args[2])
-	if !ok {
-		s.W.Error(errNotFloat)
-		return
-	}
-	if cur.IsInf() || by.IsInf() {
-		s.W.Error(errNaN)
-		return
-	}
-	sum, ok := addLongDouble(cur, by)
-	if !ok {
-		s.W.Error(errNaN)
-		return
-	}
-	v := []byte(formatLongDouble(sum))
 	if e == nil {
 		e = s.db.SetString(key, v, false)
 	} else {
@@ -578,6 +564,46 @@ func cmdIncrByFloat(s *Session) {
 	s.emit(bSET, key, v, bKEEPTTL)
 	s.notify(notifyString, "incrbyfloat", key)
 	s.W.Bulk(v)
+}
+
+// incrFloat returns the text of cur+by (hasCur false: of by) as
+// INCRBYFLOAT computes it, in the session's scratch space, when
+// incrFloatFast can compute it.
+func (s *Session) incrFloat(hasCur bool, cur, by []byte) ([]byte, bool) {
+	start := len(s.scratch)
+	var ok bool
+	s.scratch, ok = incrFloatFast(s.scratch, hasCur, cur, by)
+	return s.scratch[start:len(s.scratch):len(s.scratch)], ok
+}
+
+// incrByFloatBig computes INCRBYFLOAT with big.Float, for any input; it
+// replies with the error and returns false for a value or increment that
+// is not a number or a sum that is not finite.
+func incrByFloatBig(s *Session, e *keyspace.Entry) ([]byte, bool) {
+	cur := new(big.Float).SetPrec(longDouble)
+	if e != nil {
+		v, ok := parseLongDouble(e.Str)
+		if !ok {
+			s.W.Error(errNotFloat)
+			return nil, false
+		}
+		cur = v
+	}
+	by, ok := parseLongDouble(s.Args[2])
+	if !ok {
+		s.W.Error(errNotFloat)
+		return nil, false
+	}
+	if cur.IsInf() || by.IsInf() {
+		s.W.Error(errNaN)
+		return nil, false
+	}
+	sum, ok := addLongDouble(cur, by)
+	if !ok {
+		s.W.Error(errNaN)
+		return nil, false
+	}
+	return []byte(formatLongDouble(sum)), true
 }
 
 func cmdGetRange(s *Session) {

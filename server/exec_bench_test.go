@@ -114,3 +114,7 @@ func BenchmarkExecHSet(b *testing.B) {
 }
 
 func BenchmarkExecSAdd(b *testing.B) { benchExec(b, nil, "SADD", "myset", "element:__rand_int__") }
+
+func BenchmarkExecIncrByFloat(b *testing.B) { benchExec(b, nil, "INCRBYFLOAT", "f", "1.5") }
+
+func BenchmarkExecHIncrByFloat(b *testing.B) { benchExec(b, nil, "HINCRBYFLOAT", "h", "f", "0.1") }
