@@ -227,26 +227,22 @@ func TestWriterShapes(t *testing.T) {
 
 func zero() float64 { return 0 }
 
-func BenchmarkParseSet(b *testing.B) {
-	in := []byte("*3\r\n$3\r\nSET\r\n$16\r\nkey:000000000042\r\n$16\r\nvalue:0000000042\r\n")
-	var p Parser
-	b.SetBytes(int64(len(in)))
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		if _, err := p.Parse(in); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkParseInline(b *testing.B) {
-	in := []byte("SET key:000000000042 value:0000000042\r\n")
-	var p Parser
-	b.SetBytes(int64(len(in)))
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		if _, err := p.Parse(in); err != nil {
-			b.Fatal(err)
-		}
+// BenchmarkParse parses one SET as a multibulk request and inline.
+func BenchmarkParse(b *testing.B) {
+	for _, bm := range []struct{ name, in string }{
+		{"Set", "*3\r\n$3\r\nSET\r\n$16\r\nkey:000000000042\r\n$16\r\nvalue:0000000042\r\n"},
+		{"Inline", "SET key:000000000042 value:0000000042\r\n"},
+	} {
+		b.Run(bm.name, func(b *testing.B) {
+			in := []byte(bm.in)
+			var p Parser
+			b.SetBytes(int64(len(in)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := p.Parse(in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
