@@ -7,13 +7,14 @@ import (
 
 // INCRBYFLOAT and HINCRBYFLOAT add in C's long double (x86-64: a 64-bit
 // mantissa) and print the sum with "%.17Lf". The big.Float path in
-// cmd_string.go does that for every input; the functions here do it for
-// the inputs counters hold (decimals whose first 19 significant digits
-// decide them, exponents within ±19, sums below 2^63) with 64- and
-// 128-bit integer arithmetic, without allocating, and give up on anything
-// else, which then takes the big.Float path. Both round the same way at every step: the
-// parse and the sum to the nearest long double, ties to even, and the
-// printed digits to the nearest, ties to even, as glibc's printf does.
+// cmd_string.go does that for every input. The functions here do it for
+// the inputs counters hold (decimals whose first 38 significant digits
+// decide them, exponents within ±19, sums below 2^63) with 64-, 128- and
+// 256-bit integer arithmetic, without allocating, and give up on anything
+// else, which then takes the big.Float path. Both round alike at every
+// step: the parse and the sum to the nearest long double, ties to even,
+// and the printed digits to the nearest, ties to even, as glibc's printf
+// does.
 
 // ld is a finite long double: (-1)^neg × m × 2^exp, with m's top bit set
 // (m == 0: zero).
@@ -52,7 +53,7 @@ func incrFloatFast(dst []byte, hasCur bool, cur, by []byte) ([]byte, bool) {
 }
 
 // parseLDFast parses [+-]digits[.digits][(e|E)[+-]digits] into the
-// nearest long double when the first 19 significant digits, times a power
+// nearest long double when the first 38 significant digits, times a power
 // of ten within ±19, decide it: digits past them only matter when they
 // could move the value across a rounding boundary, which it then leaves
 // to the slow path.
