@@ -207,11 +207,8 @@ func addLD(a, b ld) (ld, bool) {
 	if diff > 62 {
 		return ld{}, false
 	}
-	// a.m << diff and b.m, both exact in 128 bits.
+	// a.m << diff and b.m, both exact in 128 bits (a shift by 64 is 0).
 	ahi, alo := a.m>>(64-diff), a.m<<diff
-	if diff == 0 {
-		ahi = 0
-	}
 	var hi, lo uint64
 	neg := a.neg
 	if a.neg == b.neg {
@@ -236,8 +233,8 @@ func addLD(a, b ld) (ld, bool) {
 // removed, "-0" as "0"; false when x is too large or too small for it.
 func appendLD(dst []byte, x ld) ([]byte, bool) {
 	if x.m == 0 || x.exp > -1 || x.exp < -120 {
-		// Magnitudes from 2^63 and below 2^-57, whose digits the slow
-		// path prints.
+		// Zero, and magnitudes from 2^63 and below 2^-57, whose digits
+		// the slow path prints.
 		return dst, false
 	}
 	f := uint(-x.exp)
