@@ -52,6 +52,9 @@ func TestTimeoutClosesIdleClients(t *testing.T) {
 	if err := blocked.Send(servertest.Encode("BLPOP", "list", "0")); err != nil {
 		t.Fatal(err)
 	}
+	// Blocked before timeout applies: one whose BLPOP the server has not
+	// run yet is an idle client, rightly closed (seen under -race in CI).
+	waitBlocked(t, admin, 1)
 	if got := servertest.MustDo(t, idle, "PING"); got != "+PONG\r\n" {
 		t.Fatalf("PING: %q", got)
 	}
