@@ -2,7 +2,6 @@ package server
 
 import (
 	"math"
-	"math/big"
 	"math/rand/v2"
 	"strconv"
 
@@ -327,46 +326,23 @@ func cmdHIncrByFloat(s *Session) {
 	if h != nil {
 		cur, hasCur = h.Get(field)
 	}
-	v, ok := s.incrFloat(hasCur, cur, s.Args[3])
-	if !ok {
-		if v, ok = hincrByFloatBig(s, hasCur, cur); !ok {
-			return
-		}
+	v, fail := s.incrFloat(hasCur, cur, s.Args[3])
+	switch fail {
+	case incrFloatBadValue:
+		s.W.Error(errHashNotFloat)
+		return
+	case incrFloatBadIncrement: // checked above
+		s.W.Error(errNotFloat)
+		return
+	case incrFloatNotFinite:
+		s.W.Error(errNaN)
+		return
 	}
 	h = s.hashToWrite(key, h)
 	h.SetWith(field, v, s.srv.ks.HashLimits())
 	s.emit(bHSET, key, field, v)
 	s.W.Bulk(v)
 	s.notify(notifyHash, "hincrbyfloat", key)
-}
-
-// hincrByFloatBig computes HINCRBYFLOAT with big.Float, for any value of
-// the field (hasCur false: none) and an increment already checked; it
-// replies with the error and returns false for a value that is not a
-// number or a sum that is not finite.
-func hincrByFloatBig(s *Session, hasCur bool, v []byte) ([]byte, bool) {
-	by, ok := parseLongDouble(s.Args[3])
-	if !ok || by.IsInf() {
-		s.W.Error(errNotFloat)
-		return nil, false
-	}
-	cur := new(big.Float).SetPrec(longDouble)
-	if hasCur {
-		if cur, ok = parseLongDouble(v); !ok {
-			s.W.Error(errHashNotFloat)
-			return nil, false
-		}
-	}
-	if cur.IsInf() {
-		s.W.Error(errNaN)
-		return nil, false
-	}
-	sum, ok := addLongDouble(cur, by)
-	if !ok {
-		s.W.Error(errNaN)
-		return nil, false
-	}
-	return []byte(formatLongDouble(sum)), true
 }
 
 // parseRandCount parses the count of HRANDFIELD, SRANDMEMBER and

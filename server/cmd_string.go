@@ -549,11 +549,14 @@ func cmdIncrByFloat(s *Session) {
 	if e != nil {
 		cur = e.Str
 	}
-	v, ok := s.incrFloat(e != nil, cur, s.Args[2])
-	if !ok {
-		if v, ok = incrByFloatBig(s, e); !ok {
-			return
-		}
+	v, fail := s.incrFloat(e != nil, cur, s.Args[2])
+	switch fail {
+	case incrFloatBadValue, incrFloatBadIncrement:
+		s.W.Error(errNotFloat)
+		return
+	case incrFloatNotFinite:
+		s.W.Error(errNaN)
+		return
 	}
 	if e == nil {
 		e = s.db.SetString(key, v, false)
@@ -566,44 +569,50 @@ func cmdIncrByFloat(s *Session) {
 	s.W.Bulk(v)
 }
 
+// incrFloatFail says why incrFloat gave no sum.
+type incrFloatFail int
+
+const (
+	incrFloatOK           incrFloatFail = iota
+	incrFloatBadValue                   // the value is not a number
+	incrFloatBadIncrement               // the increment is not a number
+	incrFloatNotFinite                  // an operand or the sum is infinite
+)
+
 // incrFloat returns the text of cur+by (hasCur false: of by) as
-// INCRBYFLOAT computes it, in the session's scratch space, when
-// incrFloatFast can compute it.
-func (s *Session) incrFloat(hasCur bool, cur, by []byte) ([]byte, bool) {
+// INCRBYFLOAT and HINCRBYFLOAT compute it: with integer arithmetic in the
+// session's scratch space when incrFloatFast can, with big.Float
+// otherwise; or why there is none.
+func (s *Session) incrFloat(hasCur bool, cur, by []byte) ([]byte, incrFloatFail) {
 	start := len(s.scratch)
 	var ok bool
-	s.scratch, ok = incrFloatFast(s.scratch, hasCur, cur, by)
-	return s.scratch[start:len(s.scratch):len(s.scratch)], ok
+	if s.scratch, ok = incrFloatFast(s.scratch, hasCur, cur, by); ok {
+		return s.scratch[start:len(s.scratch):len(s.scratch)], incrFloatOK
+	}
+	return incrFloatBig(hasCur, cur, by)
 }
 
-// incrByFloatBig computes INCRBYFLOAT with big.Float, for any input; it
-// replies with the error and returns false for a value or increment that
-// is not a number or a sum that is not finite.
-func incrByFloatBig(s *Session, e *keyspace.Entry) ([]byte, bool) {
-	cur := new(big.Float).SetPrec(longDouble)
-	if e != nil {
-		v, ok := parseLongDouble(e.Str)
-		if !ok {
-			s.W.Error(errNotFloat)
-			return nil, false
+// incrFloatBig is incrFloat with big.Float, for any input.
+func incrFloatBig(hasCur bool, cur, by []byte) ([]byte, incrFloatFail) {
+	a := new(big.Float).SetPrec(longDouble)
+	if hasCur {
+		var ok bool
+		if a, ok = parseLongDouble(cur); !ok {
+			return nil, incrFloatBadValue
 		}
-		cur = v
 	}
-	by, ok := parseLongDouble(s.Args[2])
+	b, ok := parseLongDouble(by)
 	if !ok {
-		s.W.Error(errNotFloat)
-		return nil, false
+		return nil, incrFloatBadIncrement
 	}
-	if cur.IsInf() || by.IsInf() {
-		s.W.Error(errNaN)
-		return nil, false
+	if a.IsInf() || b.IsInf() {
+		return nil, incrFloatNotFinite
 	}
-	sum, ok := addLongDouble(cur, by)
+	sum, ok := addLongDouble(a, b)
 	if !ok {
-		s.W.Error(errNaN)
-		return nil, false
+		return nil, incrFloatNotFinite
 	}
-	return []byte(formatLongDouble(sum)), true
+	return []byte(formatLongDouble(sum)), incrFloatOK
 }
 
 func cmdGetRange(s *Session) {

@@ -303,12 +303,16 @@ func (s *Session) NoteInput() { s.lastActive.Store(int64(s.srv.ks.Clock())) }
 // idle client's query buffer by it.
 func (s *Session) IdleSeconds() int64 { return int64(s.srv.ks.Clock()) - s.lastActive.Load() }
 
-// Relistener is the RESP transport's side of CONFIG SET port and bind: it
-// opens listening sockets on the new addresses, then closes the old ones,
-// keeping the connections they accepted; when a new socket cannot be
-// opened it keeps the old ones and returns the error.
+// Relistener is the RESP transport's side of CONFIG SET port and bind, and
+// of INFO's recached_event_loops.
 type Relistener interface {
+	// Relisten opens listening sockets on the new addresses, then closes
+	// the old ones, keeping the connections they accepted; when a new
+	// socket cannot be opened it keeps the old ones and returns the error.
 	Relisten(bind []string, port int) error
+	// Loops is the number of event loops the listener serves with, which
+	// may be fewer than io-threads asks (no more loops than processors).
+	Loops() int
 }
 
 // SetRelistener makes r the transport that CONFIG SET port and bind move
@@ -319,17 +323,16 @@ func (srv *Server) SetRelistener(r Relistener) {
 	srv.cfgMu.Unlock()
 }
 
-// servedLoops is the number of event loops the RESP listener serves with,
-// which may be fewer than io-threads asks (no more loops than processors);
-// 0 when there is no listener or it does not say.
+// servedLoops is the number of event loops the RESP listener serves with
+// (Relistener.Loops); 0 when there is no listener.
 func (srv *Server) servedLoops() int {
 	srv.cfgMu.RLock()
 	r := srv.live.relistener
 	srv.cfgMu.RUnlock()
-	if l, ok := r.(interface{ Loops() int }); ok {
-		return l.Loops()
+	if r == nil {
+		return 0
 	}
-	return 0
+	return r.Loops()
 }
 
 // relisten moves the RESP listener when a CONFIG SET changed port or bind

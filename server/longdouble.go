@@ -232,9 +232,9 @@ func addLD(a, b ld) (ld, bool) {
 // appendLD appends x as "%.17Lf" prints it, trailing zeros and point
 // removed, "-0" as "0"; false when x is too large or too small for it.
 func appendLD(dst []byte, x ld) ([]byte, bool) {
-	if x.m == 0 || x.exp > -1 || x.exp < -120 {
-		// Zero, and magnitudes from 2^63 and below 2^-57, whose digits
-		// the slow path prints.
+	if x.exp > -1 || x.exp < -120 {
+		// Magnitudes from 2^63 (and zero, whose exp is 0) and below
+		// 2^-57, whose digits the slow path prints.
 		return dst, false
 	}
 	f := uint(-x.exp)
