@@ -31,8 +31,7 @@ import (
 // bus.
 
 // BusMessage is one publication as non-RESP subscribers see it. It is never
-// modified after the publish; receivers and the history share it and may
-// keep it.
+// modified after the publish; receivers share it and may keep it.
 type BusMessage struct {
 	// Channel is the channel published to.
 	Channel []byte
@@ -224,7 +223,8 @@ func (srv *Server) BusPublish(channel []byte, meta RealtimeMeta) (int, *BusMessa
 	}
 	// send stamps the time and renders the payload in the channel's order.
 	bm := &BusMessage{Channel: append([]byte(nil), channel...), Realtime: m}
-	return srv.pubsub.send(nil, bm, bm.Channel, nil, srv.pubsub.hist.records(m.Data)), bm
+	record := srv.pubsub.hist.records(bm.Channel, len(m.Name)+len(m.Data))
+	return srv.pubsub.send(nil, bm, bm.Channel, nil, record, false), bm
 }
 
 // appendRealtimeJSON appends the RESP payload of a Blackevin Publish
@@ -302,16 +302,19 @@ func (r *pubsubRegistry) hasBus() bool {
 
 // deliverBus hands a publication on the plain channel ch to the matching
 // bus subscriptions and returns the count. bm is the message, or nil to
-// build it from ch and payload at the first matching subscription (a
-// keyspace notification, which is then marked so). The caller holds r.mu
-// (read) and the channel's order lock.
-func (r *pubsubRegistry) deliverBus(bm *BusMessage, ch, payload []byte) int {
+// build it from ch and payload at the first matching subscription, with
+// time t (stamped then when zero) and marked a notification when
+// notification is set. The caller holds r.mu (read) and st's lock, st
+// being ch's stripe.
+func (r *pubsubRegistry) deliverBus(st *historyStripe, bm *BusMessage, ch, payload []byte, t time.Time, notification bool) int {
 	n := 0
 	get := func() *BusMessage {
 		if bm == nil {
 			bm = newBusMessage(ch, payload)
-			bm.Time = r.hist.stripe(ch).stamp(r.hist.now())
-			bm.Notification = true
+			if t.IsZero() {
+				t = st.stamp(r.hist.now())
+			}
+			bm.Time, bm.Notification = t, notification
 		}
 		return bm
 	}

@@ -440,9 +440,11 @@ func TestRewindBoundary(t *testing.T) {
 
 // BenchmarkPublish is RESP PUBLISH through the engine (no transport) to a
 // channel with no subscriber, one RESP subscriber, and one bus subscriber,
-// and with no subscriber and the history off.
+// with no subscriber and the history off, and to a million distinct
+// channels in turn (each new until b.N passes a million), which the
+// history records.
 func BenchmarkPublish(b *testing.B) {
-	for _, kind := range []string{"nosub", "respsub", "bussub", "nohistory"} {
+	for _, kind := range []string{"nosub", "respsub", "bussub", "nohistory", "distinct"} {
 		b.Run(kind, func(b *testing.B) {
 			cfg := server.DefaultConfig()
 			if kind == "nohistory" {
@@ -467,6 +469,9 @@ func BenchmarkPublish(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
+				if kind == "distinct" {
+					in[1] = strconv.AppendInt(in[1][:len("chan:")], int64(i%1000000), 10)
+				}
 				pub.W.B = pub.W.B[:0]
 				pub.Exec(in)
 			}

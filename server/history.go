@@ -1,7 +1,7 @@
 package server
 
 import (
-	"encoding/json"
+	"hash/maphash"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -17,10 +17,9 @@ import (
 // What is recorded: every publication on a plain channel made by RESP
 // PUBLISH (TCP, the bridge, Amaquet COMMAND, scripts) or BusPublish, as the
 // one bus says "every channel published to", up to HistoryMaxPayload bytes
-// of payload. Not recorded: keyspace
-// notifications, which would cost a copy and a log record on every write
-// (a client that wants the state reads the keys), and shard channels
-// (SPUBLISH), which stay RESP-only.
+// of payload. Not recorded: keyspace notifications, which would cost a
+// copy and a log record on every write (a client that wants the state
+// reads the keys), and shard channels (SPUBLISH), which stay RESP-only.
 //
 // The history lives in stripes chosen by a hash of the channel name. A
 // stripe's lock is also the channel's order lock: a publication holds it
@@ -28,12 +27,15 @@ import (
 // are serialized and every subscriber sees one order. Within a stripe the
 // channels form a list by last publication, oldest first, which the
 // periodic prune walks from the front, dropping channels whose last
-// publication is older than the TTL, with bounded work per tick.
+// publication is older than the TTL, with bounded work per tick. A
+// channel's messages are encoded in one byte slice (history_ring.go), and
+// the stripe's tables hold no other pointer, so that a million channels
+// publish without a message object each and cost the collector little.
 //
 // Each recorded message also goes to the append-only log (snapshot log
 // record kind 3) under the stripe lock, so the log's order per channel is
-// the history's; a save copies the history with every stripe locked at the
-// snapshot's instant (snapshot record kind 4).
+// the history's; a save takes views of every ring with every stripe locked
+// at the snapshot's instant (snapshot record kind 4).
 
 // HistoryLimit is how many messages of each channel the history keeps, the
 // most a rewind returns.
@@ -41,7 +43,8 @@ const HistoryLimit = 100
 
 // HistoryMaxPayload is the largest payload the history records (a
 // Blackevin frame's limit, 64 KiB): a bigger RESP PUBLISH is delivered but
-// not recorded, so that a hundred huge messages cannot pin gigabytes.
+// not recorded, so that a hundred huge messages cannot pin gigabytes. A
+// channel name over it is not recorded either.
 const HistoryMaxPayload = 64 << 10
 
 // DefaultHistoryTTL is how long a channel's history is kept after its last
@@ -52,17 +55,21 @@ const (
 	historyStripes = 256
 	// historyPruneBudget bounds the channels one prune call drops.
 	historyPruneBudget = 1024
+	// noChan ends a list of a stripe's channels.
+	noChan = -1
 )
 
 // history is the channel history of one server.
 type history struct {
 	// ttl is how long a channel is kept after its last publication, in
 	// ns; zero or less turns recording off.
-	ttl     atomic.Int64
+	ttl atomic.Int64
+	// seed hashes channel names to stripes and index entries.
+	seed    maphash.Seed
 	stripes [historyStripes]historyStripe
 	// logf, when set (the append-only log is on), records one message in
 	// the log. It is called under the message's stripe lock.
-	logf func(*BusMessage)
+	logf func(snapshot.History)
 	// The publication clock: the wall clock read through the monotonic
 	// one, which costs a fraction of time.Now. offset (unix ns minus the
 	// monotonic ns since base) is refreshed at every prune, so the clock
@@ -71,32 +78,42 @@ type history struct {
 	offset atomic.Int64
 }
 
-// historyStripe holds the histories of the channels hashing to it.
+// historyStripe holds the histories of the channels hashing to it, with
+// no pointer but each channel's ring for the garbage collector to follow.
 type historyStripe struct {
 	mu    sync.Mutex
-	chans map[string]*chanHistory
+	index ringIndex
+	// pages hold the channels' entries, numbered across them in order;
+	// pages of fixed size grow the stripe without copying it.
+	pages [][]chanRing
+	// free is the first unused entry, chained by next.
+	free  int32
+	count int // channels with a history
+	// viewed is set while a save holds views of the rings (copyLocked):
+	// they may then not be compacted in place.
+	viewed bool
 	// last is the latest time stamped on a publication of the stripe.
 	last time.Time
-	// oldest and newest end the list of chans by last publication.
-	oldest, newest *chanHistory
+	// oldest and newest end the list of channels by last publication.
+	oldest, newest int32
 }
 
-// chanHistory is one channel's ring of messages.
-type chanHistory struct {
-	name string
-	msgs []*BusMessage // a ring once full: head is the oldest
-	head int
-	last int64 // unix ns of the newest message
-	prev *chanHistory
-	next *chanHistory
+// ringPageBits sets the entries per page of a stripe (256: 16 KiB).
+const ringPageBits = 8
+
+// at returns entry i.
+func (st *historyStripe) at(i int32) *chanRing {
+	return &st.pages[i>>ringPageBits][i&(1<<ringPageBits-1)]
 }
 
 func (h *history) init(ttl time.Duration) {
 	h.ttl.Store(int64(ttl))
+	h.seed = maphash.MakeSeed()
 	h.base = time.Now()
 	h.syncClock()
 	for i := range h.stripes {
-		h.stripes[i].chans = make(map[string]*chanHistory)
+		st := &h.stripes[i]
+		st.free, st.oldest, st.newest = noChan, noChan, noChan
 	}
 }
 
@@ -110,58 +127,79 @@ func (h *history) now() time.Time {
 	return time.Unix(0, h.offset.Load()+int64(time.Since(h.base)))
 }
 
-// stripe returns the stripe of channel ch.
-func (h *history) stripe(ch []byte) *historyStripe { return &h.stripes[stripeIndex(ch)] }
+// hash returns the hash of channel ch, which picks its stripe and its
+// index entry.
+func (h *history) hash(ch []byte) uint64 { return maphash.Bytes(h.seed, ch) }
 
-// stripeOf is stripe for a channel name held as a string.
-func (h *history) stripeOf(ch string) *historyStripe { return &h.stripes[stripeIndex(ch)] }
-
-// stripeIndex hashes a channel name (FNV-1a) to its stripe.
-func stripeIndex[T string | []byte](ch T) uint32 {
-	x := uint32(2166136261)
-	for i := 0; i < len(ch); i++ {
-		x = (x ^ uint32(ch[i])) * 16777619
-	}
-	return x % historyStripes
-}
+// stripe returns the stripe of the channel whose name hashes to hc.
+func (h *history) stripe(hc uint64) *historyStripe { return &h.stripes[hc%historyStripes] }
 
 // enabled reports whether publications are recorded.
 func (h *history) enabled() bool { return h.ttl.Load() > 0 }
 
-// records reports whether a publication of payload is recorded.
-func (h *history) records(payload []byte) bool {
-	return len(payload) <= HistoryMaxPayload && h.enabled()
+// records reports whether a publication on ch of n bytes (a RESP payload,
+// or a realtime message's name and data) is recorded.
+func (h *history) records(ch []byte, n int) bool {
+	return n <= HistoryMaxPayload && len(ch) <= HistoryMaxPayload && h.enabled()
 }
 
-// recordLocked appends bm to its channel's history and to the log. The
-// caller holds st's lock, st being bm's stripe.
-func (h *history) recordLocked(st *historyStripe, bm *BusMessage) {
-	st.add(bm)
+// recordLocked appends r to its channel's history and to the log. The
+// caller holds st's lock, st being the stripe of r.Channel, whose hash is
+// hc.
+func (h *history) recordLocked(st *historyStripe, hc uint64, r *snapshot.History) {
+	st.add(hc, r)
 	if h.logf != nil {
-		h.logf(bm)
+		h.logf(*r)
 	}
 }
 
-// add appends bm to its channel's ring, making the channel the newest.
-// The caller holds st.mu.
-func (st *historyStripe) add(bm *BusMessage) {
-	c := st.chans[string(bm.Channel)]
+// find returns the entry of channel ch, whose hash is hc, or noChan. The
+// caller holds st.mu.
+func (st *historyStripe) find(hc uint64, ch []byte) int32 {
+	return st.index.find(tagOf(hc), func(i int32) bool { return string(st.at(i).name()) == string(ch) })
+}
+
+// add appends r to its channel's ring, making the channel the newest. The
+// caller holds st.mu.
+func (st *historyStripe) add(hc uint64, r *snapshot.History) {
+	i := st.find(hc, r.Channel)
 	switch {
-	case c == nil:
-		c = &chanHistory{name: string(bm.Channel)}
-		st.chans[c.name] = c
-		st.pushNewest(c)
-	case c != st.newest:
-		st.unlink(c)
-		st.pushNewest(c)
+	case i == noChan:
+		i = st.alloc()
+		n := int32(len(r.Channel))
+		*st.at(i) = chanRing{nameLen: n, start: n}
+		st.index.insert(tagOf(hc), i)
+		st.count++
+		st.pushNewest(i)
+	case i != st.newest:
+		st.unlink(i)
+		st.pushNewest(i)
 	}
-	if len(c.msgs) < HistoryLimit {
-		c.msgs = append(c.msgs, bm)
-	} else {
-		c.msgs[c.head] = bm
-		c.head = (c.head + 1) % HistoryLimit
+	st.at(i).add(r, !st.viewed)
+}
+
+// alloc returns an unused entry.
+func (st *historyStripe) alloc() int32 {
+	if i := st.free; i != noChan {
+		st.free = st.at(i).next
+		return i
 	}
-	c.last = bm.Time.UnixNano()
+	n := len(st.pages)
+	if n == 0 || len(st.pages[n-1]) == cap(st.pages[n-1]) {
+		st.pages = append(st.pages, make([]chanRing, 0, 1<<ringPageBits))
+		n++
+	}
+	st.pages[n-1] = append(st.pages[n-1], chanRing{})
+	return int32((n-1)<<ringPageBits + len(st.pages[n-1]) - 1)
+}
+
+// drop forgets channel i, whose name hashes to hc. The caller holds st.mu.
+func (st *historyStripe) drop(i int32, hc uint64) {
+	st.unlink(i)
+	st.index.remove(tagOf(hc), i)
+	*st.at(i) = chanRing{next: st.free}
+	st.free = i
+	st.count--
 }
 
 // stamp returns the time of a publication accepted at now: now, or the
@@ -175,51 +213,53 @@ func (st *historyStripe) stamp(now time.Time) time.Time {
 	return now
 }
 
-func (st *historyStripe) unlink(c *chanHistory) {
-	if c.prev != nil {
-		c.prev.next = c.next
+func (st *historyStripe) unlink(i int32) {
+	c := st.at(i)
+	if c.prev != noChan {
+		st.at(c.prev).next = c.next
 	} else {
 		st.oldest = c.next
 	}
-	if c.next != nil {
-		c.next.prev = c.prev
+	if c.next != noChan {
+		st.at(c.next).prev = c.prev
 	} else {
 		st.newest = c.prev
 	}
-	c.prev, c.next = nil, nil
+	c.prev, c.next = noChan, noChan
 }
 
-func (st *historyStripe) pushNewest(c *chanHistory) {
-	c.prev = st.newest
-	if st.newest != nil {
-		st.newest.next = c
+func (st *historyStripe) pushNewest(i int32) {
+	c := st.at(i)
+	c.prev, c.next = st.newest, noChan
+	if st.newest != noChan {
+		st.at(st.newest).next = i
 	} else {
-		st.oldest = c
+		st.oldest = i
 	}
-	st.newest = c
+	st.newest = i
 }
 
-// ordered returns the channel's messages oldest first.
-func (c *chanHistory) ordered(dst []*BusMessage) []*BusMessage {
-	dst = append(dst, c.msgs[c.head:]...)
-	return append(dst, c.msgs[:c.head]...)
-}
-
-// last returns a copy of the last min(n, HistoryLimit) messages of
-// channel, oldest first, or nil.
+// last returns the last min(n, HistoryLimit) messages of channel, oldest
+// first, each the caller's to keep, or nil.
 func (h *history) last(channel string, n int) []*BusMessage {
-	st := h.stripeOf(channel)
+	ch := []byte(channel)
+	hc := h.hash(ch)
+	st := h.stripe(hc)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	c := st.chans[channel]
-	if c == nil || n <= 0 {
+	i := st.find(hc, ch)
+	if i == noChan || n <= 0 {
 		return nil
 	}
-	all := c.ordered(make([]*BusMessage, 0, len(c.msgs)))
-	if n < len(all) {
-		all = all[len(all)-n:]
-	}
-	return all
+	c := st.at(i)
+	skip := int(c.n) - n
+	out := make([]*BusMessage, 0, min(n, int(c.n)))
+	eachRecord(c.name(), c.records(), func(r *snapshot.History) {
+		if skip--; skip < 0 {
+			out = append(out, busMessageOf(r))
+		}
+	})
+	return out
 }
 
 // prune drops the channels whose last publication is older than the TTL
@@ -236,9 +276,8 @@ func (h *history) prune(now time.Time) int {
 	for i := range h.stripes {
 		st := &h.stripes[i]
 		st.mu.Lock()
-		for c := st.oldest; c != nil && c.last <= cut && dropped < historyPruneBudget; c = st.oldest {
-			st.unlink(c)
-			delete(st.chans, c.name)
+		for c := st.oldest; c != noChan && st.at(c).last <= cut && dropped < historyPruneBudget; c = st.oldest {
+			st.drop(c, h.hash(st.at(c).name()))
 			dropped++
 		}
 		st.mu.Unlock()
@@ -251,12 +290,16 @@ func (h *history) prune(now time.Time) int {
 
 // restore appends a message read back from the snapshot or the log,
 // without logging it again. Loading calls it before serving.
-func (h *history) restore(bm *BusMessage) {
-	st := h.stripe(bm.Channel)
+func (h *history) restore(r *snapshot.History) {
+	if !h.records(r.Channel, 0) {
+		return
+	}
+	hc := h.hash(r.Channel)
+	st := h.stripe(hc)
 	st.mu.Lock()
-	st.add(bm)
+	st.add(hc, r)
 	// New publications are stamped no earlier than what was restored.
-	st.stamp(bm.Time)
+	st.stamp(time.Unix(0, r.Time))
 	st.mu.Unlock()
 }
 
@@ -266,14 +309,13 @@ func (h *history) sortRestored() {
 	for i := range h.stripes {
 		st := &h.stripes[i]
 		st.mu.Lock()
-		list := make([]*chanHistory, 0, len(st.chans))
-		for _, c := range st.chans {
+		list := make([]int32, 0, st.count)
+		for c := st.oldest; c != noChan; c = st.at(c).next {
 			list = append(list, c)
 		}
-		sort.Slice(list, func(a, b int) bool { return list[a].last < list[b].last })
-		st.oldest, st.newest = nil, nil
+		sort.SliceStable(list, func(a, b int) bool { return st.at(list[a]).last < st.at(list[b]).last })
+		st.oldest, st.newest = noChan, noChan
 		for _, c := range list {
-			c.prev, c.next = nil, nil
 			st.pushNewest(c)
 		}
 		st.mu.Unlock()
@@ -294,16 +336,35 @@ func (h *history) unlockAll() {
 	}
 }
 
-// copyLocked returns every channel's messages, each channel's oldest
-// first. The caller holds every stripe (lockAll).
-func (h *history) copyLocked() [][]*BusMessage {
-	var out [][]*BusMessage
+// ringView is one channel's history as a save sees it: views of its ring,
+// which stay valid after the lock is released (history_ring.go).
+type ringView struct {
+	name, records []byte
+}
+
+// copyLocked returns every channel's history. The caller holds every
+// stripe (lockAll), and calls releaseViews once done with the views.
+func (h *history) copyLocked() []ringView {
+	var out []ringView
 	for i := range h.stripes {
-		for _, c := range h.stripes[i].chans {
-			out = append(out, c.ordered(make([]*BusMessage, 0, len(c.msgs))))
+		st := &h.stripes[i]
+		st.viewed = true
+		for c := st.oldest; c != noChan; c = st.at(c).next {
+			out = append(out, ringView{st.at(c).name(), st.at(c).records()})
 		}
 	}
 	return out
+}
+
+// releaseViews lets the rings be compacted in place again once the views
+// copyLocked returned are no longer read.
+func (h *history) releaseViews() {
+	for i := range h.stripes {
+		st := &h.stripes[i]
+		st.mu.Lock()
+		st.viewed = false
+		st.mu.Unlock()
+	}
 }
 
 // channels returns the number of channels with a history.
@@ -312,7 +373,7 @@ func (h *history) channels() int {
 	for i := range h.stripes {
 		st := &h.stripes[i]
 		st.mu.Lock()
-		n += len(st.chans)
+		n += st.count
 		st.mu.Unlock()
 	}
 	return n
@@ -326,44 +387,18 @@ func (h *history) loaded(now time.Time) {
 	}
 }
 
-// historyRecord is bm as the snapshot and the log keep it.
-func historyRecord(bm *BusMessage) snapshot.History {
-	r := snapshot.History{Channel: bm.Channel, Time: bm.Time.UnixNano(), Payload: bm.Payload}
-	if m := bm.Realtime; m != nil {
-		r.Realtime = true
-		r.ConnectionID, r.Name, r.HasName, r.Data = m.ConnectionID, m.Name, m.HasName, m.Data
-	}
-	return r
-}
-
-// busMessageOf rebuilds a recorded message, copying what r's reader may
-// reuse.
-func busMessageOf(r snapshot.History) *BusMessage {
-	bm := newBusMessage(r.Channel, r.Payload)
-	bm.Time = time.Unix(0, r.Time)
-	if r.Realtime {
-		m := &RealtimeMeta{Name: r.Name, HasName: r.HasName, ConnectionID: r.ConnectionID}
-		if r.Data != nil {
-			m.Data = append(json.RawMessage{}, r.Data...)
-		}
-		bm.Realtime = m
-	}
-	return bm
-}
-
 // logHistory appends one recorded message to the append-only log; it is
 // the history's logf while the log is on.
-func (p *persister) logHistory(bm *BusMessage) {
+func (p *persister) logHistory(r snapshot.History) {
 	l := p.log.Load()
 	if l == nil {
 		return
 	}
-	r := historyRecord(bm)
 	l.AppendHistory(&r)
 }
 
 // restoreHistory puts a message read back from the snapshot or the log in
 // its channel's history.
 func (p *persister) restoreHistory(r snapshot.History) {
-	p.srv.pubsub.hist.restore(busMessageOf(r))
+	p.srv.pubsub.hist.restore(&r)
 }

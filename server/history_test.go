@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -211,8 +212,79 @@ func TestOldDataDirLoads(t *testing.T) {
 }
 
 // timedMessage is a message on channel accepted at t.
-func timedMessage(channel string, t time.Time) *BusMessage {
-	bm := newBusMessage([]byte(channel), []byte("x"))
-	bm.Time = t
-	return bm
+func timedMessage(channel string, t time.Time) *snapshot.History {
+	return &snapshot.History{Channel: []byte(channel), Payload: []byte("x"), Time: t.UnixNano()}
+}
+
+// TestHistorySaveWhilePublishing: saves taken while publishers fill the
+// rings (moving them, dropping their oldest messages) write every channel
+// as a run of consecutive messages, and a restart from the last save and
+// the log loads the last HistoryLimit of them. Under
+// -race it also checks that no ring is moved while a save reads it.
+func TestHistorySaveWhilePublishing(t *testing.T) {
+	dir := t.TempDir()
+	cfg := DefaultConfig()
+	cfg.Dir, cfg.Save = dir, ""
+	srv := New(cfg)
+	if err := srv.OpenPersistence(); err != nil {
+		t.Fatal(err)
+	}
+	const publishers, channels, each = 4, 20, 20 * (HistoryLimit + 50)
+	done := make(chan struct{})
+	for p := 0; p < publishers; p++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			s, err := srv.NewSession(nil, false)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for i := 0; i < each; i++ {
+				// Payloads of varied size make the rings move.
+				ch := fmt.Sprintf("c:%d:%d", p, i%channels)
+				run(s, "PUBLISH", ch, fmt.Sprintf("%06d:%s", i, strings.Repeat("x", i%7*300)))
+			}
+		}()
+	}
+	saver, err := srv.NewSession(nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for finished := 0; finished < publishers; {
+		select {
+		case <-done:
+			finished++
+		default:
+			if rep := pexec(saver, "SAVE"); rep != "+OK\r\n" {
+				t.Fatalf("SAVE: %q", rep)
+			}
+		}
+	}
+	if rep := pexec(saver, "SAVE"); rep != "+OK\r\n" {
+		t.Fatalf("SAVE: %q", rep)
+	}
+	srv.persist.shutdown.Store(shutdownNoSave)
+	if err := srv.ClosePersistence(); err != nil {
+		t.Fatal(err)
+	}
+	again := New(cfg)
+	if err := again.OpenPersistence(); err != nil {
+		t.Fatal(err)
+	}
+	defer again.ClosePersistence()
+	for p := 0; p < publishers; p++ {
+		for c := 0; c < channels; c++ {
+			h := historyOf(again, fmt.Sprintf("c:%d:%d", p, c), HistoryLimit)
+			if len(h) != HistoryLimit {
+				t.Fatalf("c:%d:%d: %d messages, want %d", p, c, len(h), HistoryLimit)
+			}
+			for i, m := range h {
+				n := c + (i+50)*channels
+				want := fmt.Sprintf("%06d:", n)
+				if !strings.HasPrefix(string(m.Payload), want) || len(m.Payload) != len(want)+n%7*300 {
+					t.Fatalf("c:%d:%d message %d: %.20q, want %s…", p, c, i, m.Payload, want)
+				}
+			}
+		}
+	}
 }

@@ -826,6 +826,7 @@ func (p *persister) saveLocked(kind int32, enable bool) (err error) {
 	}
 	hist := srv.pubsub.hist.copyLocked()
 	srv.pubsub.hist.unlockAll()
+	defer srv.pubsub.hist.releaseViews()
 	p.snap.Store(st)
 	dirty := srv.dirty.Load()
 	for _, m := range srv.dedup.Marks() {
@@ -869,13 +870,12 @@ func (p *persister) saveLocked(kind int32, enable bool) (err error) {
 			err = w.Function(lib.code)
 		}
 	}
-	for _, msgs := range hist {
-		for _, bm := range msgs {
+	for _, v := range hist {
+		eachRecord(v.name, v.records, func(r *snapshot.History) {
 			if err == nil {
-				r := historyRecord(bm)
-				err = w.History(&r)
+				err = w.History(r)
 			}
-		}
+		})
 	}
 	if err != nil {
 		w.Abort()

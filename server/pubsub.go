@@ -327,42 +327,45 @@ func (r *pubsubRegistry) publish(pub *Session, shard bool, ch, payload []byte) i
 	if shard {
 		return r.publishShard(pub, ch, payload)
 	}
-	var bm *BusMessage
-	if r.hist.records(payload) {
-		bm = newBusMessage(ch, payload)
-		return r.send(pub, bm, bm.Channel, bm.Payload, true)
-	}
-	return r.send(pub, nil, ch, payload, false)
+	return r.send(pub, nil, ch, payload, r.hist.records(ch, len(payload)), false)
 }
 
 // notify publishes a keyspace notification: like publish on a plain
 // channel, but never recorded in the history, and its bus message (marked
 // Notification) is made only when a bus subscription matches.
 func (r *pubsubRegistry) notify(pub *Session, ch, payload []byte) int {
-	return r.send(pub, nil, ch, payload, false)
+	return r.send(pub, nil, ch, payload, false, true)
 }
 
 // send is the one delivery pass of a plain channel: under the registry's
-// read lock and the channel's order lock it stamps bm with the time (and
-// renders a realtime message's payload, then delivered instead of
-// payload), records it when record is set, then delivers to the channel's
-// sessions, the matching patterns' sessions and the bus subscriptions. bm
-// may be nil when record is not set and no bus message exists yet.
-func (r *pubsubRegistry) send(pub *Session, bm *BusMessage, ch, payload []byte, record bool) int {
+// read lock and the channel's order lock it stamps the time (and renders
+// a realtime message's payload, then delivered instead of payload),
+// records the publication when record is set, then delivers to the
+// channel's sessions, the matching patterns' sessions and the bus
+// subscriptions. bm is BusPublish's message, nil for a RESP publication or
+// a notification (which notification tells apart), whose bus message is
+// made only when a bus subscription matches.
+func (r *pubsubRegistry) send(pub *Session, bm *BusMessage, ch, payload []byte, record, notification bool) int {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	st := r.hist.stripe(ch)
+	hc := r.hist.hash(ch)
+	st := r.hist.stripe(hc)
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	var t time.Time
+	if bm != nil || record {
+		t = st.stamp(r.hist.now())
+	}
 	if bm != nil {
-		bm.Time = st.stamp(r.hist.now())
+		bm.Time = t
 		if bm.Realtime != nil {
-			bm.Payload = appendRealtimeJSON(nil, bm.Realtime, bm.Time.UnixMilli())
+			bm.Payload = appendRealtimeJSON(nil, bm.Realtime, t.UnixMilli())
 		}
 		payload = bm.Payload
 	}
 	if record {
-		r.hist.recordLocked(st, bm)
+		rec := historyRecord(ch, payload, t, bm)
+		r.hist.recordLocked(st, hc, &rec)
 	}
 	n := 0
 	if subs := r.channels[string(ch)]; len(subs) > 0 {
@@ -388,7 +391,7 @@ func (r *pubsubRegistry) send(pub *Session, bm *BusMessage, ch, payload []byte, 
 		}
 	}
 	if r.hasBus() {
-		n += r.deliverBus(bm, ch, payload)
+		n += r.deliverBus(st, bm, ch, payload, t, notification)
 	}
 	return n
 }
