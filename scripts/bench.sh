@@ -10,12 +10,13 @@ go build -o bin/recached ./cmd/recached
 go build -o bin/redisbench ./bench/redisbench
 go build -o bin/pubsubbench ./bench/pubsub
 
-echo "== redis-benchmark: strings and collections at pipeline 1 and 16 (the CPU rows of issue 20), then RPOP, LRANGE, streams, HyperLogLog, GEO, the float increments and PUBLISH (to one channel, then to random ones of a million, which the channel history keeps) at pipeline 16; pub/sub fan-out; the memory table (strings, hash, set, zset, list, stream)"
+echo "== redis-benchmark: strings and collections at pipeline 1 and 16 (the CPU rows of issue 20), then RPOP, LRANGE, streams, HyperLogLog, GEO, the float increments and PUBLISH (to one channel, then to random ones of a million, which the channel history keeps) at pipeline 16; pub/sub fan-out; the memory table (strings, hash, set, zset, list, stream, and a million channels in the history)"
 ./bin/redisbench -recached bin/recached -rounds "$ROUNDS" \
 	-tests ping_mbulk,set,get,incr,mset,lpush,hset,sadd,zadd \
 	-more rpop,lrange_100 \
 	-datatypes \
 	-memtypes \
+	-memchannels 1000000 \
 	-evict \
 	-eval \
 	-cmd "pfadd|PFADD hll e:__rand_int__" -cmd "pfadd new key|PFADD hll:__rand_int__ __rand_int__" \

@@ -74,7 +74,8 @@ func main() {
 	extraTests := flag.String("more", "", "further tests at pipeline 16 (e.g. lpush,rpop,sadd,hset,zadd,lrange_100)")
 	memKeys := flag.Int("memkeys", 1000000, "keys for the strings memory row (0 skips)")
 	memTypes := flag.Bool("memtypes", false, "memory rows for 100 000 hashes, sets, sorted sets and lists of 10 elements")
-	memOnly := flag.String("memonly", "", "run only these comma-separated memory rows (strings,hash,set,zset,list,stream)")
+	memOnly := flag.String("memonly", "", "run only these comma-separated memory rows (strings,hash,set,zset,list,stream,channels)")
+	memChannels := flag.Int("memchannels", 0, "channels for a memory row of one PUBLISH to each, which recached keeps in its channel history and redis-server does not (0 skips)")
 	dataTypes := flag.Bool("datatypes", false, "rows for XADD, XREADGROUP+XACK, GEOADD and GEOSEARCH at pipeline 16, and the stream memory row")
 	streamEntries := flag.Int("streamentries", 1000000, "entries for the stream memory row of -datatypes (0 skips)")
 	loops := flag.Int("loops", 1, "recached event loops")
@@ -214,7 +215,7 @@ func main() {
 	if !*dataTypes {
 		*streamEntries = 0
 	}
-	memoryTable(*recachedBin, dir, memRows(*memKeys, *memTypes, *streamEntries, *memOnly), *rounds)
+	memoryTable(*recachedBin, dir, memRows(*memKeys, *memTypes, *streamEntries, *memChannels, *memOnly), *rounds)
 }
 
 // scrapeEverySecond fetches url every second, as a Prometheus server

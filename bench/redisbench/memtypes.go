@@ -19,14 +19,14 @@ type memRow struct {
 	keys  int    // keys the load leaves (DBSIZE checks it)
 	cmds  int    // commands the load sends
 	cmd   func(i int) []string
-	key   string // a key whose OBJECT ENCODING the table shows
+	key   string // a key whose OBJECT ENCODING the table shows, if any
 }
 
 // memRows are the rows of the memory table: the strings row when
-// strings > 0, with -memtypes the four collection rows, and with
-// -datatypes the stream row when streamEntries > 0; only those whose name
-// is in only when only is not empty.
-func memRows(strs int, types bool, streamEntries int, only string) []memRow {
+// strings > 0, with -memtypes the four collection rows, with -datatypes
+// the stream row when streamEntries > 0, and the channels row when
+// channels > 0; only those whose name is in only when only is not empty.
+func memRows(strs int, types bool, streamEntries, channels int, only string) []memRow {
 	var rows []memRow
 	if strs > 0 {
 		// 11-byte keys, 16-byte values.
@@ -78,6 +78,15 @@ func memRows(strs int, types bool, streamEntries int, only string) []memRow {
 			keys: 1, cmds: streamEntries, key: "bench:mem",
 			cmd: func(i int) []string {
 				return []string{"XADD", "bench:mem", "*", "sensor", strconv.Itoa(i % 1000), "value", "v:" + strconv.Itoa(i), "unit", "celsius"}
+			}})
+	}
+	if channels > 0 {
+		// What the channel history (SPEC section 9) costs: redis-server
+		// keeps nothing of a publication nobody receives.
+		rows = append(rows, memRow{name: "channels", label: fmt.Sprintf("%d channels, 1 PUBLISH each", channels),
+			cmds: channels,
+			cmd: func(i int) []string {
+				return []string{"PUBLISH", fmt.Sprintf("ch:%09d", i), "hello"}
 			}})
 	}
 	if only == "" {
@@ -160,11 +169,13 @@ func measureRow(recachedBin, dir string, row memRow, redisFirst bool) memSample 
 		if v, err := cn.do("DBSIZE"); err != nil || v.str != strconv.Itoa(row.keys) {
 			log.Fatalf("memory row %s on %s: DBSIZE %q, want %d (%v)", row.name, s.name, v.str, row.keys, err)
 		}
-		v, err := cn.do("OBJECT", "ENCODING", row.key)
-		if err != nil {
-			log.Fatalf("memory row %s on %s: %v", row.name, s.name, err)
+		if row.key != "" {
+			v, err := cn.do("OBJECT", "ENCODING", row.key)
+			if err != nil {
+				log.Fatalf("memory row %s on %s: %v", row.name, s.name, err)
+			}
+			enc[s.name] = v.str
 		}
-		enc[s.name] = v.str
 		cn.c.Close()
 	}
 	time.Sleep(3 * time.Second)
