@@ -159,8 +159,8 @@ func TestHistoryRestart(t *testing.T) {
 	}
 }
 
-// TestHistoryMaxPayload: a payload over HistoryMaxPayload is delivered but
-// not recorded.
+// TestHistoryMaxPayload: a payload, or a channel name, over
+// HistoryMaxPayload is delivered but not recorded.
 func TestHistoryMaxPayload(t *testing.T) {
 	_, ss := newPubSubSessions(2, false)
 	sub, pub := ss[0], ss[1]
@@ -173,6 +173,20 @@ func TestHistoryMaxPayload(t *testing.T) {
 	h := historyOf(pub.srv, "big", 100)
 	if len(h) != 1 || len(h[0].Payload) != HistoryMaxPayload {
 		t.Fatalf("history holds %d messages", len(h))
+	}
+	for _, n := range []int{HistoryMaxPayload, HistoryMaxPayload + 1} {
+		ch := strings.Repeat("c", n)
+		run(sub, "SUBSCRIBE", ch)
+		if got := run(pub, "PUBLISH", ch, "m"); got != ":1\r\n" {
+			t.Fatalf("PUBLISH on a channel of %d bytes: %q", n, got)
+		}
+		want := 0
+		if n <= HistoryMaxPayload {
+			want = 1
+		}
+		if h := historyOf(pub.srv, ch, 100); len(h) != want {
+			t.Fatalf("channel of %d bytes: history holds %d messages, want %d", n, len(h), want)
+		}
 	}
 }
 
