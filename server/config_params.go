@@ -528,6 +528,16 @@ func (p *configParam) parseNumber(v string) (string, error) {
 	return strconv.FormatInt(n, 10), nil
 }
 
+// ParseMemory reads a byte count as redis.conf writes one ("256mb"), for
+// flags that take one.
+func ParseMemory(v string) (uint64, error) {
+	n, ok := parseMemory(v)
+	if !ok {
+		return 0, fmt.Errorf("not a byte count: %q", v)
+	}
+	return n, nil
+}
+
 // parseMemory reads a byte count as Redis's memtoull: digits and an
 // optional unit (b, k, kb, m, mb, g, gb, any case); no sign.
 func parseMemory(v string) (uint64, bool) {

@@ -51,6 +51,17 @@ const HistoryMaxPayload = 64 << 10
 // publication unless the configuration says otherwise.
 const DefaultHistoryTTL = 24 * time.Hour
 
+// DefaultHistoryMaxMemory is the memory the history may hold unless the
+// configuration says otherwise. A Redis user publishing to ever new
+// channels, whose publications redis-server forgets at once, must not see
+// the process grow without end: past it, the channels published to least
+// recently lose their history first.
+const DefaultHistoryMaxMemory = 256 << 20
+
+// ringOverhead is what the history counts for a channel besides its ring:
+// its entry and its share of the index.
+const ringOverhead = 72
+
 const (
 	historyStripes = 256
 	// historyPruneBudget bounds the channels one prune call drops.
@@ -64,6 +75,11 @@ type history struct {
 	// ttl is how long a channel is kept after its last publication, in
 	// ns; zero or less turns recording off.
 	ttl atomic.Int64
+	// maxBytes is the memory the history may hold (0: no bound), and
+	// bytes what it holds: the rings' capacity and ringOverhead per
+	// channel, summed over the stripes.
+	maxBytes int64
+	bytes    atomic.Int64
 	// seed hashes channel names to stripes and index entries.
 	seed    maphash.Seed
 	stripes [historyStripes]historyStripe
@@ -88,7 +104,8 @@ type historyStripe struct {
 	pages [][]chanRing
 	// free is the first unused entry, chained by next.
 	free  int32
-	count int // channels with a history
+	count int   // channels with a history
+	bytes int64 // what they hold, as history.bytes counts it
 	// viewed is set while a save holds views of the rings (copyLocked):
 	// they may then not be compacted in place.
 	viewed bool
@@ -106,8 +123,9 @@ func (st *historyStripe) at(i int32) *chanRing {
 	return &st.pages[i>>ringPageBits][i&(1<<ringPageBits-1)]
 }
 
-func (h *history) init(ttl time.Duration) {
+func (h *history) init(ttl time.Duration, maxBytes int64) {
 	h.ttl.Store(int64(ttl))
+	h.maxBytes = maxBytes
 	h.seed = maphash.MakeSeed()
 	h.base = time.Now()
 	h.syncClock()
@@ -147,10 +165,41 @@ func (h *history) records(ch []byte, n int) bool {
 // caller holds st's lock, st being the stripe of r.Channel, whose hash is
 // hc.
 func (h *history) recordLocked(st *historyStripe, hc uint64, r *snapshot.History) {
-	st.add(hc, r)
+	h.addLocked(st, hc, r)
 	if h.logf != nil {
 		h.logf(*r)
 	}
+}
+
+// addLocked appends r to its channel's history and, when that grew the
+// history past its memory, trims st. The caller holds st.mu.
+func (h *history) addLocked(st *historyStripe, hc uint64, r *snapshot.History) {
+	i, grew := st.add(hc, r)
+	if grew != 0 {
+		st.bytes += grew
+		if h.bytes.Add(grew) > h.maxBytes && h.maxBytes > 0 {
+			h.trimLocked(st, i)
+		}
+	}
+}
+
+// trimLocked drops st's channels published to least recently, but keep,
+// while the history holds more than its memory and st more than its
+// share of it. The caller holds st.mu.
+func (h *history) trimLocked(st *historyStripe, keep int32) {
+	share := h.maxBytes / historyStripes
+	for h.maxBytes > 0 && h.bytes.Load() > h.maxBytes && st.bytes > share && st.oldest != noChan && st.oldest != keep {
+		h.dropLocked(st, st.oldest)
+	}
+}
+
+// dropLocked forgets channel i of st. The caller holds st.mu.
+func (h *history) dropLocked(st *historyStripe, i int32) {
+	c := st.at(i)
+	cost := int64(cap(c.ring)) + ringOverhead
+	st.drop(i, h.hash(c.name()))
+	st.bytes -= cost
+	h.bytes.Add(-cost)
 }
 
 // find returns the entry of channel ch, whose hash is hc, or noChan. The
@@ -159,10 +208,12 @@ func (st *historyStripe) find(hc uint64, ch []byte) int32 {
 	return st.index.find(tagOf(hc), func(i int32) bool { return string(st.at(i).name()) == string(ch) })
 }
 
-// add appends r to its channel's ring, making the channel the newest. The
-// caller holds st.mu.
-func (st *historyStripe) add(hc uint64, r *snapshot.History) {
+// add appends r to its channel's ring, making the channel the newest, and
+// returns the channel's entry and by how many bytes the stripe grew as
+// history.bytes counts them. The caller holds st.mu.
+func (st *historyStripe) add(hc uint64, r *snapshot.History) (int32, int64) {
 	i := st.find(hc, r.Channel)
+	var grew int64
 	switch {
 	case i == noChan:
 		i = st.alloc()
@@ -171,11 +222,15 @@ func (st *historyStripe) add(hc uint64, r *snapshot.History) {
 		st.index.insert(tagOf(hc), i)
 		st.count++
 		st.pushNewest(i)
+		grew = ringOverhead
 	case i != st.newest:
 		st.unlink(i)
 		st.pushNewest(i)
 	}
-	st.at(i).add(r, !st.viewed)
+	c := st.at(i)
+	before := cap(c.ring)
+	c.add(r, !st.viewed)
+	return i, grew + int64(cap(c.ring)-before)
 }
 
 // alloc returns an unused entry.
@@ -264,7 +319,8 @@ func (h *history) last(channel string, n int) []*BusMessage {
 
 // prune drops the channels whose last publication is older than the TTL
 // as of now, at most historyPruneBudget of them, and returns how many it
-// dropped. The server's periodic task calls it.
+// dropped; it also trims every stripe it visits while the history holds
+// more than its memory. The server's periodic task calls it.
 func (h *history) prune(now time.Time) int {
 	h.syncClock()
 	ttl := h.ttl.Load()
@@ -277,9 +333,10 @@ func (h *history) prune(now time.Time) int {
 		st := &h.stripes[i]
 		st.mu.Lock()
 		for c := st.oldest; c != noChan && st.at(c).last <= cut && dropped < historyPruneBudget; c = st.oldest {
-			st.drop(c, h.hash(st.at(c).name()))
+			h.dropLocked(st, c)
 			dropped++
 		}
+		h.trimLocked(st, noChan)
 		st.mu.Unlock()
 		if dropped >= historyPruneBudget {
 			break
@@ -297,7 +354,7 @@ func (h *history) restore(r *snapshot.History) {
 	hc := h.hash(r.Channel)
 	st := h.stripe(hc)
 	st.mu.Lock()
-	st.add(hc, r)
+	h.addLocked(st, hc, r)
 	// New publications are stamped no earlier than what was restored.
 	st.stamp(time.Unix(0, r.Time))
 	st.mu.Unlock()
@@ -365,6 +422,17 @@ func (h *history) releaseViews() {
 		st.viewed = false
 		st.mu.Unlock()
 	}
+}
+
+// HistoryMemory returns the memory the channel history holds, which
+// maxmemory does not count (it is no key): the Go memory limit that
+// follows maxmemory leaves room for it.
+func (srv *Server) HistoryMemory() uint64 { return uint64(max(srv.pubsub.hist.bytes.Load(), 0)) }
+
+// size returns the number of channels with a history and the memory it
+// holds.
+func (h *history) size() (channels int, bytes int64) {
+	return h.channels(), h.bytes.Load()
 }
 
 // channels returns the number of channels with a history.

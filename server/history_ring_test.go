@@ -160,7 +160,7 @@ func TestRingIndex(t *testing.T) {
 // kept apart, and dropping any of them keeps the others.
 func TestHistoryStripeSharedHash(t *testing.T) {
 	var h history
-	h.init(time.Hour)
+	h.init(time.Hour, 0)
 	st := &h.stripes[0]
 	const hc = 42
 	names := []string{"a", "b", "c", "d", "e"}

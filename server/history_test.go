@@ -302,3 +302,85 @@ func TestHistorySaveWhilePublishing(t *testing.T) {
 		}
 	}
 }
+
+// historyBytes recounts what the history holds, to check its running
+// count.
+func historyBytes(h *history) (int64, int) {
+	var b int64
+	n := 0
+	for i := range h.stripes {
+		st := &h.stripes[i]
+		st.mu.Lock()
+		for c := st.oldest; c != noChan; c = st.at(c).next {
+			b += int64(cap(st.at(c).ring)) + ringOverhead
+			n++
+		}
+		st.mu.Unlock()
+	}
+	return b, n
+}
+
+// TestHistoryMaxMemory: past RealtimeHistoryMaxMemory the channels
+// published to least recently lose their history, publication by
+// publication and at the periodic prune; the running count of bytes is
+// exact; INFO reports both; 0 bounds nothing.
+func TestHistoryMaxMemory(t *testing.T) {
+	const max = 256 << 10
+	for _, bound := range []int64{max, 0} {
+		cfg := DefaultConfig()
+		cfg.RealtimeHistoryMaxMemory = bound
+		srv := New(cfg)
+		s, err := srv.NewSession(nil, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := &srv.pubsub.hist
+		const n = 20000
+		payload := strings.Repeat("p", 100)
+		for i := 0; i < n; i++ {
+			run(s, "PUBLISH", fmt.Sprintf("ch:%d", i), payload)
+			if i%997 == 0 {
+				if b, _ := historyBytes(h); b != h.bytes.Load() {
+					t.Fatalf("after %d: counted %d bytes, hold %d", i, h.bytes.Load(), b)
+				}
+			}
+		}
+		// Publications trim their own stripes: the history stays within
+		// its bound but for a channel or so per stripe.
+		if b := h.bytes.Load(); bound > 0 && b > bound+historyStripes*256 {
+			t.Fatalf("before the prune: history holds %d bytes, bound %d", b, bound)
+		}
+		h.prune(time.Now())
+		b, kept := historyBytes(h)
+		if b != h.bytes.Load() || kept != h.channels() {
+			t.Fatalf("bound %d: counted %d bytes and %d channels, hold %d and %d", bound, h.bytes.Load(), h.channels(), b, kept)
+		}
+		if bound == 0 {
+			if kept != n {
+				t.Fatalf("no bound: %d of %d channels kept", kept, n)
+			}
+			continue
+		}
+		if b > bound {
+			t.Fatalf("history holds %d bytes, bound %d", b, bound)
+		}
+		if b < bound/2 {
+			t.Fatalf("only %d channels kept in %d bytes", kept, b)
+		}
+		// The newest channels keep their history, the oldest lost it.
+		if len(historyOf(srv, fmt.Sprintf("ch:%d", n-1), 1)) != 1 || len(historyOf(srv, "ch:0", 1)) != 0 {
+			t.Fatal("the history did not drop the channels published to least recently")
+		}
+		info := run(s, "INFO", "stats")
+		if !strings.Contains(info, fmt.Sprintf("recached_history_channels:%d\r\n", kept)) || !strings.Contains(info, fmt.Sprintf("recached_history_bytes:%d\r\n", b)) {
+			t.Fatalf("INFO stats does not report the history: %q", info)
+		}
+		// Dropping every channel leaves nothing counted.
+		h.prune(time.Now().Add(48 * time.Hour))
+		for h.prune(time.Now().Add(48*time.Hour)) > 0 {
+		}
+		if h.bytes.Load() != 0 || h.channels() != 0 {
+			t.Fatalf("after dropping all: %d bytes, %d channels", h.bytes.Load(), h.channels())
+		}
+	}
+}

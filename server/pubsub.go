@@ -90,7 +90,7 @@ func (srv *Server) initPubSub() {
 	srv.pubsub.patterns = make(map[string]*patternSubs)
 	srv.pubsub.busChannels = make(map[string][]*BusSub)
 	srv.pubsub.busPatterns = make(map[string]*busPattern)
-	srv.pubsub.hist.init(srv.cfg.RealtimeHistoryTTL)
+	srv.pubsub.hist.init(srv.cfg.RealtimeHistoryTTL, srv.cfg.RealtimeHistoryMaxMemory)
 	srv.resetHooks = append(srv.resetHooks, func(s *Session) { srv.pubsub.dropSession(s) })
 }
 

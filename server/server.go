@@ -69,6 +69,10 @@ type Config struct {
 	// HistoryLimit messages, for rewind) is kept after its last
 	// publication; zero or less records no history.
 	RealtimeHistoryTTL time.Duration
+	// RealtimeHistoryMaxMemory bounds the memory of the channel history
+	// (DefaultHistoryMaxMemory by default; 0: no bound). Past it, the
+	// channels published to least recently lose their history first.
+	RealtimeHistoryMaxMemory int64
 	// RealtimePort is the Blackevin realtime port (SPEC section 9,
 	// server/realtime; 0 disables it) and RealtimeMaxConnsPerKey the
 	// connections one API key may hold there.
@@ -106,9 +110,10 @@ func DefaultConfig() Config {
 		AmaquetReadTimeout:   10 * time.Second,
 		AmaquetIdleTimeout:   300 * time.Second,
 
-		RealtimeHistoryTTL:     DefaultHistoryTTL,
-		RealtimePort:           6381,
-		RealtimeMaxConnsPerKey: 10000,
+		RealtimeHistoryTTL:       DefaultHistoryTTL,
+		RealtimeHistoryMaxMemory: DefaultHistoryMaxMemory,
+		RealtimePort:             6381,
+		RealtimeMaxConnsPerKey:   10000,
 	}
 }
 

@@ -32,8 +32,11 @@ func debugSetGC() { debug.SetGCPercent(50) }
 // back when that room comes again on its own; it stays between the start
 // size plus maxmemory and that plus an eighth of maxmemory, which keeps
 // the process within 1.2x maxmemory of its empty size (TestEvictionRSS).
+// Both bounds also leave room for what extra reports: the memory of the
+// channel history, which maxmemory does not count.
 type memLimiter struct {
-	base uint64 // the runtime's Sys at start
+	base  uint64        // the runtime's Sys at start
+	extra func() uint64 // memory held outside maxmemory
 
 	mu       sync.Mutex
 	maxmem   uint64 // 0: no limit
@@ -42,15 +45,15 @@ type memLimiter struct {
 }
 
 // goMemoryLimit returns the hook that makes the memory limit follow
-// maxmemory. maxmemory 0 lifts the limit; a GOMEMLIMIT set in the
-// environment wins.
-func goMemoryLimit() func(limit uint64) {
+// maxmemory, with room for extra. maxmemory 0 lifts the limit; a
+// GOMEMLIMIT set in the environment wins.
+func goMemoryLimit(extra func() uint64) func(limit uint64) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return func(uint64) {}
 	}
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	l := &memLimiter{base: m.Sys}
+	l := &memLimiter{base: m.Sys, extra: extra}
 	return l.set
 }
 
@@ -67,7 +70,7 @@ func (l *memLimiter) set(maxmem uint64) {
 		debug.SetMemoryLimit(l.limit)
 		return
 	}
-	l.limit = int64(l.base + maxmem)
+	l.limit = int64(l.base + maxmem + l.extra())
 	debug.SetMemoryLimit(l.limit)
 	if !l.watching {
 		l.watching = true
@@ -88,7 +91,7 @@ func (l *memLimiter) watch() {
 			l.mu.Unlock()
 			return
 		}
-		floor := int64(l.base + l.maxmem)
+		floor := int64(l.base + l.maxmem + l.extra())
 		if next := nextLimit(l.limit, floor, floor+int64(l.maxmem/8), s[0].Value.Uint64(), s[1].Value.Uint64()); next != l.limit {
 			l.limit = next
 			debug.SetMemoryLimit(next)

@@ -98,6 +98,14 @@ func parseFlags(args []string, stderr io.Writer) (server.Config, error) {
 	fs.IntVar(&cfg.RealtimePort, "realtime-port", cfg.RealtimePort, "Blackevin realtime protocol port (0 disables)")
 	fs.IntVar(&cfg.RealtimeMaxConnsPerKey, "realtime-max-conns-per-key", cfg.RealtimeMaxConnsPerKey, "realtime connections one API key may hold")
 	fs.DurationVar(&cfg.RealtimeHistoryTTL, "realtime-history-ttl", cfg.RealtimeHistoryTTL, "how long a channel's last 100 messages are kept for rewind after its last publish (0: no history)")
+	fs.Func("realtime-history-max-memory", "memory the channel history may hold, as redis.conf writes it (default 256mb; 0: no bound); past it the channels published to least recently lose their history first", func(v string) error {
+		n, err := server.ParseMemory(v)
+		if err != nil {
+			return err
+		}
+		cfg.RealtimeHistoryMaxMemory = int64(min(n, 1<<62))
+		return nil
+	})
 	fs.StringVar(&cfg.RequirePass, "requirepass", os.Getenv("RECACHED_PASSWORD"), "password clients must AUTH with (env RECACHED_PASSWORD)")
 	fs.StringVar(&cfg.TokenSecret, "token-secret", os.Getenv("RECACHED_TOKEN_SECRET"), "HMAC secret for scope tokens (env RECACHED_TOKEN_SECRET)")
 	fs.IntVar(&cfg.MaxClients, "maxclients", cfg.MaxClients, "maximum number of connected clients")
@@ -233,7 +241,7 @@ func serve(cfg server.Config) error {
 		runtime.GOMAXPROCS(cfg.Procs)
 	}
 	srv := server.New(cfg)
-	srv.SetMemoryLimitHook(goMemoryLimit())
+	srv.SetMemoryLimitHook(goMemoryLimit(srv.HistoryMemory))
 	if err := srv.LoadAPIKeys(); err != nil {
 		return err
 	}

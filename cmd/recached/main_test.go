@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recached/recached/server"
 	"github.com/recached/recached/server/servertest"
 	"github.com/recached/recached/server/tcp"
 )
@@ -209,4 +210,31 @@ func TestBinaryLifecycle(t *testing.T) {
 			t.Fatalf("exit code %d", code)
 		}
 	})
+}
+
+// TestHistoryMaxMemoryFlag: --realtime-history-max-memory takes a byte
+// count as redis.conf writes one, 0 for no bound, and refuses anything
+// else.
+func TestHistoryMaxMemoryFlag(t *testing.T) {
+	tests := []struct {
+		args []string
+		want int64
+		ok   bool
+	}{
+		{nil, server.DefaultHistoryMaxMemory, true},
+		{[]string{"--realtime-history-max-memory", "64mb"}, 64 << 20, true},
+		{[]string{"--realtime-history-max-memory", "1000"}, 1000, true},
+		{[]string{"--realtime-history-max-memory", "0"}, 0, true},
+		{[]string{"--realtime-history-max-memory", "-1"}, 0, false},
+		{[]string{"--realtime-history-max-memory", "lots"}, 0, false},
+	}
+	for _, tt := range tests {
+		cfg, err := parseFlags(tt.args, io.Discard)
+		if (err == nil) != tt.ok {
+			t.Fatalf("%q: error %v, want ok %v", tt.args, err, tt.ok)
+		}
+		if tt.ok && cfg.RealtimeHistoryMaxMemory != tt.want {
+			t.Errorf("%q: %d, want %d", tt.args, cfg.RealtimeHistoryMaxMemory, tt.want)
+		}
+	}
 }
