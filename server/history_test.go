@@ -20,6 +20,34 @@ func historyOf(srv *Server, channel string, n int) []*BusMessage {
 	return out
 }
 
+// persistentServer starts an engine with persistence in a new directory
+// and returns it with its configuration.
+func persistentServer(t *testing.T) (*Server, Config) {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Dir, cfg.Save = t.TempDir(), ""
+	srv := New(cfg)
+	if err := srv.OpenPersistence(); err != nil {
+		t.Fatal(err)
+	}
+	return srv, cfg
+}
+
+// reopen closes srv's persistence and returns a server with cfg started
+// from what srv left in its directory, closed when the test ends.
+func reopen(t *testing.T, srv *Server, cfg Config) *Server {
+	t.Helper()
+	if err := srv.ClosePersistence(); err != nil {
+		t.Fatal(err)
+	}
+	again := New(cfg)
+	if err := again.OpenPersistence(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { again.ClosePersistence() })
+	return again
+}
+
 // TestHistoryRing: a channel keeps its last HistoryLimit messages, oldest
 // first; a rewind returns the last min(n, HistoryLimit); shard channels
 // and a disabled history record nothing.
@@ -92,13 +120,7 @@ func TestHistoryPrune(t *testing.T) {
 func TestHistoryRestart(t *testing.T) {
 	for _, mode := range []string{"snapshot", "log"} {
 		t.Run(mode, func(t *testing.T) {
-			dir := t.TempDir()
-			cfg := DefaultConfig()
-			cfg.Dir, cfg.Save = dir, ""
-			srv := New(cfg)
-			if err := srv.OpenPersistence(); err != nil {
-				t.Fatal(err)
-			}
+			srv, cfg := persistentServer(t)
 			s, err := srv.NewSession(nil, false)
 			if err != nil {
 				t.Fatal(err)
@@ -113,14 +135,7 @@ func TestHistoryRestart(t *testing.T) {
 				srv.Commit()
 				srv.persist.shutdown.Store(shutdownNoSave)
 			}
-			if err := srv.ClosePersistence(); err != nil {
-				t.Fatal(err)
-			}
-			again := New(cfg)
-			if err := again.OpenPersistence(); err != nil {
-				t.Fatal(err)
-			}
-			defer again.ClosePersistence()
+			again := reopen(t, srv, cfg)
 			got := historyOf(again, "c", 100)
 			if len(got) != 3 {
 				t.Fatalf("%d messages after the restart, want 3", len(got))
@@ -137,23 +152,10 @@ func TestHistoryRestart(t *testing.T) {
 		})
 	}
 	// A shorter TTL at the next start drops what is older.
-	dir := t.TempDir()
-	cfg := DefaultConfig()
-	cfg.Dir, cfg.Save = dir, ""
-	srv := New(cfg)
-	if err := srv.OpenPersistence(); err != nil {
-		t.Fatal(err)
-	}
+	srv, cfg := persistentServer(t)
 	srv.BusPublish([]byte("c"), RealtimeMeta{ConnectionID: "x"})
-	if err := srv.ClosePersistence(); err != nil {
-		t.Fatal(err)
-	}
 	cfg.RealtimeHistoryTTL = time.Nanosecond
-	again := New(cfg)
-	if err := again.OpenPersistence(); err != nil {
-		t.Fatal(err)
-	}
-	defer again.ClosePersistence()
+	again := reopen(t, srv, cfg)
 	if got := historyOf(again, "c", 100); len(got) != 0 {
 		t.Fatalf("%d messages past the TTL loaded", len(got))
 	}
@@ -236,13 +238,7 @@ func timedMessage(channel string, t time.Time) *snapshot.History {
 // the log loads the last HistoryLimit of them. Under
 // -race it also checks that no ring is moved while a save reads it.
 func TestHistorySaveWhilePublishing(t *testing.T) {
-	dir := t.TempDir()
-	cfg := DefaultConfig()
-	cfg.Dir, cfg.Save = dir, ""
-	srv := New(cfg)
-	if err := srv.OpenPersistence(); err != nil {
-		t.Fatal(err)
-	}
+	srv, cfg := persistentServer(t)
 	const publishers, channels, each = 4, 20, 20 * (HistoryLimit + 50)
 	done := make(chan struct{})
 	for p := 0; p < publishers; p++ {
@@ -278,14 +274,7 @@ func TestHistorySaveWhilePublishing(t *testing.T) {
 		t.Fatalf("SAVE: %q", rep)
 	}
 	srv.persist.shutdown.Store(shutdownNoSave)
-	if err := srv.ClosePersistence(); err != nil {
-		t.Fatal(err)
-	}
-	again := New(cfg)
-	if err := again.OpenPersistence(); err != nil {
-		t.Fatal(err)
-	}
-	defer again.ClosePersistence()
+	again := reopen(t, srv, cfg)
 	for p := 0; p < publishers; p++ {
 		for c := 0; c < channels; c++ {
 			h := historyOf(again, fmt.Sprintf("c:%d:%d", p, c), HistoryLimit)
