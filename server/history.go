@@ -115,7 +115,7 @@ type historyStripe struct {
 	oldest, newest int32
 }
 
-// ringPageBits sets the entries per page of a stripe (256: 16 KiB).
+// ringPageBits sets the entries per page of a stripe (256, 14 KiB).
 const ringPageBits = 8
 
 // at returns entry i.
