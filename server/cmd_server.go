@@ -738,7 +738,6 @@ func (srv *Server) infoSections() []infoSection {
 		{"persistence", func(srv *Server) [][2]string { return srv.persist.info() }},
 		{"stats", func(srv *Server) [][2]string {
 			pubsubChannels, pubsubPatterns, _ := srv.pubsub.stats()
-			histChannels, histBytes := srv.pubsub.hist.size()
 			inst := srv.instantaneousInfo()
 			_, trackKeys, trackItems, trackPrefixes := srv.trackingInfo()
 			return [][2]string{
@@ -758,7 +757,8 @@ func (srv *Server) infoSections() []infoSection {
 				{"keyspace_hits", strconv.FormatInt(srv.keyHits.Load(), 10)},
 				{"keyspace_misses", strconv.FormatInt(srv.keyMisses.Load(), 10)},
 				{"pubsub_channels", strconv.Itoa(pubsubChannels)}, {"pubsub_patterns", strconv.Itoa(pubsubPatterns)},
-				{"recached_history_channels", strconv.Itoa(histChannels)}, {"recached_history_bytes", strconv.FormatInt(histBytes, 10)},
+				{"recached_history_channels", strconv.Itoa(srv.pubsub.hist.channels())},
+				{"recached_history_bytes", strconv.FormatUint(srv.HistoryMemory(), 10)},
 				{"migrate_cached_sockets", strconv.Itoa(srv.migrate.Len())},
 				{"tracking_total_keys", strconv.Itoa(trackKeys)}, {"tracking_total_items", strconv.Itoa(trackItems)},
 				{"tracking_total_prefixes", strconv.Itoa(trackPrefixes)},

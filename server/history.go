@@ -103,9 +103,9 @@ type historyStripe struct {
 	// pages of fixed size grow the stripe without copying it.
 	pages [][]chanRing
 	// free is the first unused entry, chained by next.
-	free  int32
-	count int   // channels with a history
-	bytes int64 // what they hold, as history.bytes counts it
+	free int32
+	// bytes is what the stripe's channels hold, as history.bytes counts.
+	bytes int64
 	// viewed is set while a save holds views of the rings (copyLocked):
 	// they may then not be compacted in place.
 	viewed bool
@@ -175,11 +175,8 @@ func (h *history) recordLocked(st *historyStripe, hc uint64, r *snapshot.History
 // history past its memory, trims st. The caller holds st.mu.
 func (h *history) addLocked(st *historyStripe, hc uint64, r *snapshot.History) {
 	i, grew := st.add(hc, r)
-	if grew != 0 {
-		st.bytes += grew
-		if h.bytes.Add(grew) > h.maxBytes && h.maxBytes > 0 {
-			h.trimLocked(st, i)
-		}
+	if grew != 0 && h.bytes.Add(grew) > h.maxBytes && h.maxBytes > 0 {
+		h.trimLocked(st, i)
 	}
 }
 
@@ -195,11 +192,7 @@ func (h *history) trimLocked(st *historyStripe, keep int32) {
 
 // dropLocked forgets channel i of st. The caller holds st.mu.
 func (h *history) dropLocked(st *historyStripe, i int32) {
-	c := st.at(i)
-	cost := int64(cap(c.ring)) + ringOverhead
-	st.drop(i, h.hash(c.name()))
-	st.bytes -= cost
-	h.bytes.Add(-cost)
+	h.bytes.Add(-st.drop(i, h.hash(st.at(i).name())))
 }
 
 // find returns the entry of channel ch, whose hash is hc, or noChan. The
@@ -209,8 +202,8 @@ func (st *historyStripe) find(hc uint64, ch []byte) int32 {
 }
 
 // add appends r to its channel's ring, making the channel the newest, and
-// returns the channel's entry and by how many bytes the stripe grew as
-// history.bytes counts them. The caller holds st.mu.
+// returns the channel's entry and by how many bytes the stripe grew. The
+// caller holds st.mu.
 func (st *historyStripe) add(hc uint64, r *snapshot.History) (int32, int64) {
 	i := st.find(hc, r.Channel)
 	var grew int64
@@ -220,7 +213,6 @@ func (st *historyStripe) add(hc uint64, r *snapshot.History) (int32, int64) {
 		n := int32(len(r.Channel))
 		*st.at(i) = chanRing{nameLen: n, start: n}
 		st.index.insert(tagOf(hc), i)
-		st.count++
 		st.pushNewest(i)
 		grew = ringOverhead
 	case i != st.newest:
@@ -230,7 +222,9 @@ func (st *historyStripe) add(hc uint64, r *snapshot.History) (int32, int64) {
 	c := st.at(i)
 	before := cap(c.ring)
 	c.add(r, !st.viewed)
-	return i, grew + int64(cap(c.ring)-before)
+	grew += int64(cap(c.ring) - before)
+	st.bytes += grew
+	return i, grew
 }
 
 // alloc returns an unused entry.
@@ -248,13 +242,16 @@ func (st *historyStripe) alloc() int32 {
 	return int32((n-1)<<ringPageBits + len(st.pages[n-1]) - 1)
 }
 
-// drop forgets channel i, whose name hashes to hc. The caller holds st.mu.
-func (st *historyStripe) drop(i int32, hc uint64) {
+// drop forgets channel i, whose name hashes to hc, and returns the bytes
+// the stripe gave back. The caller holds st.mu.
+func (st *historyStripe) drop(i int32, hc uint64) int64 {
+	cost := int64(cap(st.at(i).ring)) + ringOverhead
 	st.unlink(i)
 	st.index.remove(tagOf(hc), i)
 	*st.at(i) = chanRing{next: st.free}
 	st.free = i
-	st.count--
+	st.bytes -= cost
+	return cost
 }
 
 // stamp returns the time of a publication accepted at now: now, or the
@@ -366,7 +363,7 @@ func (h *history) sortRestored() {
 	for i := range h.stripes {
 		st := &h.stripes[i]
 		st.mu.Lock()
-		list := make([]int32, 0, st.count)
+		list := make([]int32, 0, st.index.used)
 		for c := st.oldest; c != noChan; c = st.at(c).next {
 			list = append(list, c)
 		}
@@ -429,19 +426,13 @@ func (h *history) releaseViews() {
 // follows maxmemory leaves room for it.
 func (srv *Server) HistoryMemory() uint64 { return uint64(max(srv.pubsub.hist.bytes.Load(), 0)) }
 
-// size returns the number of channels with a history and the memory it
-// holds.
-func (h *history) size() (channels int, bytes int64) {
-	return h.channels(), h.bytes.Load()
-}
-
 // channels returns the number of channels with a history.
 func (h *history) channels() int {
 	n := 0
 	for i := range h.stripes {
 		st := &h.stripes[i]
 		st.mu.Lock()
-		n += st.count
+		n += st.index.used
 		st.mu.Unlock()
 	}
 	return n

@@ -8,7 +8,7 @@ package server
 // misses on a large history; and it holds no pointer.
 type ringIndex struct {
 	slots []indexSlot
-	used  int
+	used  int // slots taken: one per channel
 }
 
 // indexSlot is one slot; entry is the channel's entry plus one, zero for

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -171,8 +172,8 @@ func TestHistoryStripeSharedHash(t *testing.T) {
 	}
 	check := func(left []string) {
 		t.Helper()
-		if st.count != len(left) {
-			t.Fatalf("%d channels, want %d", st.count, len(left))
+		if st.index.used != len(left) {
+			t.Fatalf("%d channels, want %d", st.index.used, len(left))
 		}
 		for _, n := range left {
 			i := st.find(hc, []byte(n))
@@ -188,7 +189,7 @@ func TestHistoryStripeSharedHash(t *testing.T) {
 	check(names)
 	for _, gone := range []string{"c", "a", "e"} {
 		st.drop(st.find(hc, []byte(gone)), hc)
-		names = slicesDelete(names, gone)
+		names = slices.DeleteFunc(names, func(n string) bool { return n == gone })
 		check(names)
 		if st.find(hc, []byte(gone)) != noChan {
 			t.Fatalf("%q still found", gone)
@@ -199,16 +200,6 @@ func TestHistoryStripeSharedHash(t *testing.T) {
 	if n := len(st.pages[0]); n != 5 {
 		t.Fatalf("%d entries, want 5 (freed ones reused)", n)
 	}
-}
-
-func slicesDelete(s []string, v string) []string {
-	var out []string
-	for _, x := range s {
-		if x != v {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // TestPublishSteadyNoAlloc: PUBLISH to a channel with a full history

@@ -20,32 +20,15 @@ func historyOf(srv *Server, channel string, n int) []*BusMessage {
 	return out
 }
 
-// persistentServer starts an engine with persistence in a new directory
-// and returns it with its configuration.
-func persistentServer(t *testing.T) (*Server, Config) {
-	t.Helper()
-	cfg := DefaultConfig()
-	cfg.Dir, cfg.Save = t.TempDir(), ""
-	srv := New(cfg)
-	if err := srv.OpenPersistence(); err != nil {
-		t.Fatal(err)
-	}
-	return srv, cfg
-}
-
-// reopen closes srv's persistence and returns a server with cfg started
-// from what srv left in its directory, closed when the test ends.
-func reopen(t *testing.T, srv *Server, cfg Config) *Server {
+// reopen closes srv's persistence and starts another engine from what it
+// left in its directory (openPersist), with mod applied to its
+// configuration.
+func reopen(t *testing.T, srv *Server, mod func(*Config)) *Server {
 	t.Helper()
 	if err := srv.ClosePersistence(); err != nil {
 		t.Fatal(err)
 	}
-	again := New(cfg)
-	if err := again.OpenPersistence(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { again.ClosePersistence() })
-	return again
+	return openPersist(t, srv.Config().Dir, mod)
 }
 
 // TestHistoryRing: a channel keeps its last HistoryLimit messages, oldest
@@ -120,7 +103,7 @@ func TestHistoryPrune(t *testing.T) {
 func TestHistoryRestart(t *testing.T) {
 	for _, mode := range []string{"snapshot", "log"} {
 		t.Run(mode, func(t *testing.T) {
-			srv, cfg := persistentServer(t)
+			srv := openPersist(t, t.TempDir(), nil)
 			s, err := srv.NewSession(nil, false)
 			if err != nil {
 				t.Fatal(err)
@@ -135,7 +118,7 @@ func TestHistoryRestart(t *testing.T) {
 				srv.Commit()
 				srv.persist.shutdown.Store(shutdownNoSave)
 			}
-			again := reopen(t, srv, cfg)
+			again := reopen(t, srv, nil)
 			got := historyOf(again, "c", 100)
 			if len(got) != 3 {
 				t.Fatalf("%d messages after the restart, want 3", len(got))
@@ -152,10 +135,9 @@ func TestHistoryRestart(t *testing.T) {
 		})
 	}
 	// A shorter TTL at the next start drops what is older.
-	srv, cfg := persistentServer(t)
+	srv := openPersist(t, t.TempDir(), nil)
 	srv.BusPublish([]byte("c"), RealtimeMeta{ConnectionID: "x"})
-	cfg.RealtimeHistoryTTL = time.Nanosecond
-	again := reopen(t, srv, cfg)
+	again := reopen(t, srv, func(c *Config) { c.RealtimeHistoryTTL = time.Nanosecond })
 	if got := historyOf(again, "c", 100); len(got) != 0 {
 		t.Fatalf("%d messages past the TTL loaded", len(got))
 	}
@@ -238,7 +220,7 @@ func timedMessage(channel string, t time.Time) *snapshot.History {
 // the log loads the last HistoryLimit of them. Under
 // -race it also checks that no ring is moved while a save reads it.
 func TestHistorySaveWhilePublishing(t *testing.T) {
-	srv, cfg := persistentServer(t)
+	srv := openPersist(t, t.TempDir(), nil)
 	const publishers, channels, each = 4, 20, 20 * (HistoryLimit + 50)
 	done := make(chan struct{})
 	for p := 0; p < publishers; p++ {
@@ -274,7 +256,7 @@ func TestHistorySaveWhilePublishing(t *testing.T) {
 		t.Fatalf("SAVE: %q", rep)
 	}
 	srv.persist.shutdown.Store(shutdownNoSave)
-	again := reopen(t, srv, cfg)
+	again := reopen(t, srv, nil)
 	for p := 0; p < publishers; p++ {
 		for c := 0; c < channels; c++ {
 			h := historyOf(again, fmt.Sprintf("c:%d:%d", p, c), HistoryLimit)
