@@ -929,7 +929,7 @@ func quickLua(b []byte) lua.LValue {
 		if !ok {
 			return nil
 		}
-		return lua.LNumber(n)
+		return luaInteger(n)
 	case '$':
 		i := bytes.IndexByte(b, '\r')
 		n, ok := resp.ParseInt(b[1:i])
@@ -940,6 +940,26 @@ func quickLua(b []byte) lua.LValue {
 	}
 	return nil
 }
+
+// luaInteger returns the Lua number n. The integers most replies are
+// (0, 1, small counts and lengths) come boxed already: an LNumber made
+// into an LValue is otherwise an allocation, on every redis.call that
+// answers one.
+func luaInteger(n int64) lua.LValue {
+	if n >= -1 && n < int64(len(smallLuaInts))-1 {
+		return smallLuaInts[n+1]
+	}
+	return lua.LNumber(n)
+}
+
+// smallLuaInts holds the boxed numbers -1 to 1022, made once and only
+// read after.
+var smallLuaInts = func() (t [1024]lua.LValue) {
+	for i := range t {
+		t[i] = lua.LNumber(i - 1)
+	}
+	return t
+}()
 
 // mentionsSelect reports whether a script's code names SELECT, in any
 // case: such a script locks every database (LOCKS.md).
@@ -1039,7 +1059,7 @@ func (st *luaState) toLua(v resp.Value) lua.LValue {
 	L := st.L
 	switch v.Kind {
 	case ':':
-		return lua.LNumber(v.Int)
+		return luaInteger(v.Int)
 	case '$':
 		if v.Null {
 			return lua.LFalse

@@ -59,6 +59,8 @@ func benchScriptPipeline(b *testing.B, args ...string) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	s, _ := blockSession(b, New(DefaultConfig()))
 	s.Exec(toArgs("SCRIPT", "LOAD", benchIncrScript))
+	s.Exec(toArgs("SCRIPT", "LOAD", benchExistsScript))
+	s.Exec(toArgs("SET", "e", "v"))
 	in := toArgs(args...)
 	p := &repeatPipeline{args: in}
 	s.SetPipeline(p)
@@ -85,3 +87,12 @@ func processCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkEvalSHAPipelinedExists is a script whose redis.call answers a
+// small integer (1, the key e exists), as most calls do (EXISTS, SADD,
+// HSET, DEL, EXPIRE …).
+func BenchmarkEvalSHAPipelinedExists(b *testing.B) {
+	benchScriptPipeline(b, "EVALSHA", sha1hex(benchExistsScript), "1", "e")
+}
+
+const benchExistsScript = "return redis.call('exists',KEYS[1])"

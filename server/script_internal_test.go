@@ -1,10 +1,13 @@
 package server
 
 import (
+	"math"
+	"strconv"
 	"strings"
 	"testing"
 
 	recsync "github.com/recached/recached/sync"
+	lua "github.com/yuin/gopher-lua"
 )
 
 // TestScriptEffects checks that a script's writes reach the effect
@@ -204,5 +207,26 @@ func TestScriptHugeUnpack(t *testing.T) {
 	}
 	if r := run(s, "FCALL", "small", "0"); r != ":1\r\n" {
 		t.Errorf("FCALL after: %q", r)
+	}
+}
+
+// TestLuaInteger checks that an integer reply reaches Lua as its number,
+// on both sides of the boxed small integers, and that a small one costs
+// no allocation.
+func TestLuaInteger(t *testing.T) {
+	for _, n := range []int64{math.MinInt64, -1000, -2, -1, 0, 1, 7, 1021, 1022, 1023, 1 << 40, math.MaxInt64} {
+		if v := luaInteger(n); v != lua.LNumber(n) {
+			t.Errorf("luaInteger(%d) = %v", n, v)
+		}
+		line := ":" + strconv.FormatInt(n, 10) + "\r\n"
+		if v := quickLua([]byte(line)); v != lua.LNumber(n) {
+			t.Errorf("quickLua(%q) = %v", line, v)
+		}
+	}
+	for _, line := range []string{":-1\r\n", ":0\r\n", ":1\r\n", ":1022\r\n"} {
+		b := []byte(line)
+		if a := testing.AllocsPerRun(100, func() { quickLua(b) }); a != 0 {
+			t.Errorf("quickLua(%q): %v allocations", line, a)
+		}
 	}
 }
