@@ -634,7 +634,11 @@ func (c *conn) send(b []byte) bool {
 }
 
 // shutdown ends the connection: the writer sends what is queued, the
-// subscriptions go, waiting requests end, the sessions close.
+// subscriptions go, waiting requests end, the sessions close. The
+// listener's in-flight count gets the waiting requests back only once
+// their sessions are closed: a client that finds room again finds their
+// waits gone too (INFO's blocked_clients), as Redis ends a client's wait
+// as it frees the client.
 func (c *conn) shutdown() {
 	c.mu.Lock()
 	c.closed = true
@@ -648,7 +652,6 @@ func (c *conn) shutdown() {
 	}
 	slots := c.slots
 	c.mu.Unlock()
-	c.l.inflight.Add(-parked)
 	for _, sub := range subs {
 		sub.remove()
 	}
@@ -663,4 +666,5 @@ func (c *conn) shutdown() {
 	for _, sl := range slots {
 		c.srv.CloseSession(sl.s)
 	}
+	c.l.inflight.Add(-parked)
 }
