@@ -205,12 +205,8 @@ func TestHistoryStripeSharedHash(t *testing.T) {
 // TestPublishSteadyNoAlloc: PUBLISH to a channel with a full history
 // allocates nothing: the message goes into the channel's ring.
 func TestPublishSteadyNoAlloc(t *testing.T) {
-	srv := New(DefaultConfig())
-	s, err := srv.NewSession(nil, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := [][]byte{[]byte("PUBLISH"), []byte("news"), []byte("payload:0000000001")}
+	s := plainSession(t)
+	in := toArgs("PUBLISH", "news", "payload:0000000001")
 	for i := 0; i < 3*HistoryLimit; i++ {
 		s.Exec(in)
 	}

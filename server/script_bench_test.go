@@ -7,7 +7,10 @@ import (
 	"time"
 )
 
-const benchIncrScript = "return redis.call('incr',KEYS[1])"
+const (
+	benchIncrScript   = "return redis.call('incr',KEYS[1])"
+	benchExistsScript = "return redis.call('exists',KEYS[1])"
+)
 
 // BenchmarkEvalIncr is redis-benchmark's EVAL row in process: the body is
 // hashed and found in the script cache on every call.
@@ -94,5 +97,3 @@ func processCPU() time.Duration {
 func BenchmarkEvalSHAPipelinedExists(b *testing.B) {
 	benchScriptPipeline(b, "EVALSHA", sha1hex(benchExistsScript), "1", "e")
 }
-
-const benchExistsScript = "return redis.call('exists',KEYS[1])"
